@@ -1,0 +1,1 @@
+"""Workers, counters and the sampler. Never imports textual or rich."""

@@ -1,0 +1,112 @@
+"""The counter block: one 128-byte slot per end, in memory shared with children.
+
+The block is an anonymous MAP_SHARED mapping made before any worker starts,
+so forked ends in processes mode write the same pages the monitor reads.
+"""
+
+from __future__ import annotations
+
+import errno
+import mmap
+import struct
+from dataclasses import dataclass
+
+SLOT_SIZE = 128
+NOPS = 6
+# rounds, errors, tid, state, last_errno, stop, bad_value, ops[6], failed_op
+_LAYOUT = struct.Struct("<QQiiiiq6Qi")
+_STOP_OFFSET = 8 + 8 + 4 + 4 + 4
+_ROUNDS = struct.Struct("<Q")
+_STOP = struct.Struct("<i")
+
+STATES = {0: "starting", 1: "running", 2: "done", 3: "failed", 4: "removed externally"}
+
+
+@dataclass(frozen=True)
+class SlotReading:
+    rounds: int
+    errors: int
+    tid: int
+    state: str
+    last_errno: int
+    bad_value: int
+    ops: tuple[int, ...]
+    failed_op: int
+
+
+class CounterBlock:
+    """Fixed-capacity slots with a free list; slots are zeroed on reuse."""
+
+    def __init__(self, capacity: int = 4096) -> None:
+        self.capacity = capacity
+        self.buf = mmap.mmap(-1, capacity * SLOT_SIZE)
+        self._free = list(range(capacity - 1, -1, -1))
+
+    def allocate(self) -> int:
+        if not self._free:
+            raise RuntimeError(f"counter block full ({self.capacity} ends)")
+        slot = self._free.pop()
+        off = slot * SLOT_SIZE
+        self.buf[off : off + SLOT_SIZE] = bytes(SLOT_SIZE)
+        return slot
+
+    def release(self, slot: int) -> None:
+        self._free.append(slot)
+
+    def read(self, slot: int) -> SlotReading:
+        r = _LAYOUT.unpack_from(self.buf, slot * SLOT_SIZE)
+        return SlotReading(
+            rounds=r[0],
+            errors=r[1],
+            tid=r[2],
+            state=STATES.get(r[3], "unknown"),
+            last_errno=r[4],
+            bad_value=r[6],
+            ops=tuple(r[7:13]),
+            failed_op=r[13],
+        )
+
+    def rounds(self, slot: int) -> int:
+        return _ROUNDS.unpack_from(self.buf, slot * SLOT_SIZE)[0]
+
+    def request_stop(self, slot: int) -> None:
+        _STOP.pack_into(self.buf, slot * SLOT_SIZE + _STOP_OFFSET, 1)
+
+    def stop_requested(self, slot: int) -> bool:
+        return _STOP.unpack_from(self.buf, slot * SLOT_SIZE + _STOP_OFFSET)[0] != 0
+
+    def close(self) -> None:
+        self.buf.close()
+
+
+class SlotWriter:
+    """What a pure-Python end uses to publish its progress (the fallback engine)."""
+
+    _HEAD = struct.Struct("<QQii")
+    _STATE = struct.Struct("<ii")
+
+    def __init__(self, block: CounterBlock, slot: int) -> None:
+        self.buf = block.buf
+        self.off = slot * SLOT_SIZE
+        self.block = block
+        self.slot = slot
+
+    def start(self, tid: int) -> None:
+        _LAYOUT.pack_into(self.buf, self.off, 0, 0, tid, 1, 0, 0, 0, *([0] * NOPS), 0)
+
+    def rounds(self, n: int) -> None:
+        _ROUNDS.pack_into(self.buf, self.off, n)
+
+    def error(self, count: int, bad_value: int) -> None:
+        struct.pack_into("<Q", self.buf, self.off + 8, count)
+        struct.pack_into("<q", self.buf, self.off + 32, bad_value)
+
+    def finish(self, err: int) -> None:
+        stop = self.stopped()
+        state = 2
+        if err and not stop:
+            state = 4 if err in (errno.EIDRM, errno.EINVAL) else 3
+        self._STATE.pack_into(self.buf, self.off + 20, state, err)
+
+    def stopped(self) -> bool:
+        return self.block.stop_requested(self.slot)

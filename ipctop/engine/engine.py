@@ -1,0 +1,375 @@
+"""The engine: pairs started, added, removed and stopped while others run."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+from ..errors import UsageError
+from .counters import CounterBlock, SlotWriter
+from .forker import Forker
+from .objects import _native
+from .placement import MODES, check_placement, oversubscribed, place
+from .workloads import WORKLOADS, PairResources, Workload, make_workload
+
+ENGINES = ("auto", "native", "python")
+ROLES = ("A", "B")
+JOIN_TIMEOUT = 2.0
+
+
+def resolve_engine(requested: str = "auto") -> str:
+    """'native' when the C extension is importable, else 'python'."""
+    requested = os.environ.get("IPCTOP_ENGINE", requested) if requested == "auto" else requested
+    if requested not in ENGINES:
+        raise UsageError(f"--engine must be one of {', '.join(ENGINES)}, not {requested!r}")
+    if requested == "auto":
+        return "native" if _native is not None else "python"
+    if requested == "native" and _native is None:
+        raise UsageError("the native engine was not built on this install; use --engine python")
+    return requested
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    workload: str = "sysv-msg"
+    placement: str = "same"
+    mode: str = "threads"
+    cpus: tuple[int, ...] = (0,)
+    engine: str = "auto"
+
+
+@dataclass
+class End:
+    pair: int
+    role: str
+    slot: int
+    bound_cpu: int | None
+    pid: int  # the process holding it: ours in threads mode, the child's in processes mode
+    thread: threading.Thread | None = None
+    child: bool = False
+    tid: int = 0
+
+
+@dataclass
+class Pair:
+    index: int
+    ends: tuple[End, End]
+    res: PairResources
+    state: str = "running"  # or "failed: why"
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def active(self) -> bool:
+        return self.state == "running"
+
+
+class Engine:
+    """Owns the workers, their objects and the counter block.
+
+    Threads mode runs each end in a Python thread that enters the native loop
+    with the GIL released; processes mode forks a C-only child per end.
+    """
+
+    def __init__(self, config: EngineConfig) -> None:
+        if config.workload not in WORKLOADS:
+            raise UsageError(
+                f"unknown workload {config.workload!r}; choose from {', '.join(WORKLOADS)}"
+            )
+        if config.mode not in MODES:
+            raise UsageError(f"--mode must be one of {', '.join(MODES)}, not {config.mode!r}")
+        if not config.cpus:
+            raise UsageError("no CPUs to run on")
+        check_placement(config.placement, list(config.cpus))
+        self.config = config
+        self.kind = resolve_engine(config.engine)
+        self.workload: Workload = make_workload(config.workload)
+        self.workload.check(config.placement, self.kind)
+        self.cpus = list(config.cpus)
+        self.counters = CounterBlock()
+        self.pairs: list[Pair] = []
+        self.events: deque[str] = deque(maxlen=200)
+        self._forker: Forker | None = None
+        self._lock = threading.RLock()
+        self._opened = False
+        self._closed = False
+
+    # -- lifecycle -------------------------------------------------------------
+    def start(self, pairs: int = 0) -> None:
+        with self._lock:
+            if not self._opened:
+                if self.config.mode == "processes":
+                    self._forker = Forker()
+                self.workload.open(self.kind)
+                self._opened = True
+            for _ in range(pairs):
+                self.add_pair()
+
+    def stop(self) -> None:
+        """Stop every pair, remove every object; safe to call twice."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._stop_pairs(self.pairs)
+            self.pairs.clear()
+            self.workload.close()
+            if self._forker is not None:
+                self._forker.close()
+
+    def __enter__(self) -> Engine:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- live control ----------------------------------------------------------
+    def add_pair(self, cpu: int | None = None) -> Pair:
+        with self._lock:
+            if not self._opened:
+                self.start()
+            if self._closed:
+                raise RuntimeError("engine stopped")
+            if cpu is not None and cpu not in self.cpus:
+                raise UsageError(f"CPU {cpu} is not one of this run's CPUs {self.cpus}")
+            index = len(self.pairs)
+            cpu_a, cpu_b = place(self.config.placement, self.cpus, index, cpu)
+            res = self.workload.create_pair(index, self.kind)
+            ends: list[End] = []
+            try:
+                for role, bound in zip(ROLES, (cpu_a, cpu_b)):
+                    end = End(index, role, self.counters.allocate(), bound, os.getpid())
+                    ends.append(end)
+                pair = Pair(index, (ends[0], ends[1]), res)
+                for r, end in enumerate(ends):
+                    self._launch(pair, end, r)
+                self._await_start(pair)
+            except BaseException:
+                # Roll back a pair that failed halfway: nothing of it may survive.
+                half = Pair(index, tuple(ends) if len(ends) == 2 else (), res)  # type: ignore[arg-type]
+                self._stop_pairs([half])
+                raise
+            self.pairs.append(pair)
+            return pair
+
+    def remove_pair(self) -> Pair | None:
+        """Stop and remove the last pair; the others keep running."""
+        with self._lock:
+            if not self.pairs:
+                return None
+            pair = self.pairs.pop()
+            self._stop_pairs([pair])
+            return pair
+
+    # -- views -----------------------------------------------------------------
+    @property
+    def active_pairs(self) -> int:
+        return sum(1 for p in self.pairs if p.active)
+
+    @property
+    def oversubscribed(self) -> bool:
+        return oversubscribed(self.active_pairs, self.cpus)
+
+    def ends(self) -> list[End]:
+        with self._lock:
+            return [e for p in self.pairs for e in p.ends]
+
+    def describe(self) -> str:
+        c = self.config
+        text = f"{c.workload} · {c.placement} · {c.mode} · engine {self.kind}"
+        if self.kind == "python" and self.workload.python_note:
+            text += f" ({self.workload.python_note})"
+        return text
+
+    def poll(self) -> list[str]:
+        """Reap finished ends; a pair whose end died is failed, the others go on."""
+        new: list[str] = []
+        with self._lock:
+            for pair in self.pairs:
+                if not pair.active:
+                    continue
+                why = self._death(pair)
+                if why:
+                    pair.state = f"failed: {why}"
+                    self._stop_pairs([pair], release=False)
+                    msg = f"pair {pair.index} failed: {why}; the other pairs go on"
+                    new.append(msg)
+                    self.events.append(msg)
+        return new
+
+    # -- internals -------------------------------------------------------------
+    def _launch(self, pair: Pair, end: End, role: int) -> None:
+        args = pair.res.args[role]
+        if self.config.mode == "processes":
+            assert self._forker is not None
+            if self.kind == "native":
+                pid = self._forker.call(
+                    _native.fork_end,
+                    self.counters.buf,
+                    end.slot,
+                    self.workload.name,
+                    role,
+                    -1 if end.bound_cpu is None else end.bound_cpu,
+                    args,
+                    pair.res.shm,
+                )
+            else:
+                pid = self._forker.call(self._fork_python, pair, end, role)
+            end.pid, end.tid, end.child = pid, pid, True
+            return
+        target = self._run_native if self.kind == "native" else self._run_python
+        end.thread = threading.Thread(
+            target=target,
+            args=(pair, end, role),
+            name=f"ipctop-pair{pair.index}{end.role}",
+            daemon=True,
+        )
+        end.thread.start()
+
+    def _run_native(self, pair: Pair, end: End, role: int) -> None:
+        try:
+            _native.run_end(
+                self.counters.buf,
+                end.slot,
+                self.workload.name,
+                role,
+                -1 if end.bound_cpu is None else end.bound_cpu,
+                pair.res.args[role],
+                pair.res.shm,
+            )
+        except Exception as exc:  # reported by poll(): the slot never reached "running"
+            self.events.append(f"pair {pair.index} {end.role}: {exc}")
+
+    def _run_python(self, pair: Pair, end: End, role: int) -> None:
+        writer = SlotWriter(self.counters, end.slot)
+        writer.start(threading.get_native_id())
+        err = 0
+        try:
+            if end.bound_cpu is not None:
+                os.sched_setaffinity(0, {end.bound_cpu})
+            err = self.workload.python_loop(pair.res, role, writer)
+        except OSError as exc:
+            err = exc.errno or 5
+        finally:
+            writer.finish(err)
+
+    def _fork_python(self, pair: Pair, end: End, role: int) -> int:
+        pid = os.fork()
+        if pid:
+            return pid
+        code = 1
+        try:
+            _die_with_parent()
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGHUP, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            writer = SlotWriter(self.counters, end.slot)
+            writer.start(os.getpid())
+            if end.bound_cpu is not None:
+                os.sched_setaffinity(0, {end.bound_cpu})
+            err = self.workload.python_loop(pair.res, role, writer)
+            writer.finish(err)
+            code = 0 if err == 0 else 1
+        finally:
+            os._exit(code)
+
+    def _await_start(self, pair: Pair, timeout: float = 5.0) -> None:
+        deadline = time.monotonic() + timeout
+        for end in pair.ends:
+            while True:
+                r = self.counters.read(end.slot)
+                if r.tid and r.state != "starting":
+                    end.tid = r.tid
+                    break
+                if r.state in ("failed", "removed externally") or time.monotonic() > deadline:
+                    why = os.strerror(r.last_errno) if r.last_errno else "did not start"
+                    raise RuntimeError(f"pair {pair.index} {end.role}: {why}")
+                time.sleep(0.001)
+
+    def _death(self, pair: Pair) -> str | None:
+        for end in pair.ends:
+            r = self.counters.read(end.slot)
+            if r.state == "removed externally":
+                return (
+                    f"{end.role}: its object was removed externally ({os.strerror(r.last_errno)})"
+                )
+            if r.state == "failed":
+                return f"{end.role}: {os.strerror(r.last_errno)}"
+            if end.child:
+                try:
+                    done, status = os.waitpid(end.pid, os.WNOHANG)
+                except ChildProcessError:
+                    done, status = end.pid, 0
+                if done:
+                    end.child = False  # reaped
+                    return f"{end.role} (pid {end.pid}) died: {_status_text(status)}"
+            elif end.thread is not None and not end.thread.is_alive():
+                return f"{end.role} thread ended"
+        return None
+
+    def _stop_pairs(self, pairs: list[Pair], release: bool = True) -> None:
+        """The originals' way: stop flag, then IPC_RMID so blocked ends see EIDRM."""
+        for pair in pairs:
+            for end in pair.ends:
+                self.counters.request_stop(end.slot)
+        for pair in pairs:
+            try:
+                self.workload.wake(pair.res, pair.index)
+            except Exception as exc:  # the join below bounds the wait; say why it may be slow
+                self.events.append(f"pair {pair.index}: wake-up failed: {exc}")
+        deadline = time.monotonic() + JOIN_TIMEOUT
+        for pair in pairs:
+            for end in pair.ends:
+                self._join(end, deadline)
+        for pair in pairs:
+            try:
+                self.workload.destroy_pair(pair.res, pair.index)
+            finally:
+                if release:
+                    for end in pair.ends:
+                        self.counters.release(end.slot)
+
+    def _join(self, end: End, deadline: float) -> None:
+        if end.thread is not None:
+            end.thread.join(max(0.0, deadline - time.monotonic()))
+            if end.thread.is_alive():
+                self.events.append(f"pair {end.pair} {end.role}: thread did not stop in time")
+            return
+        if not end.child:
+            return
+        while time.monotonic() < deadline:
+            try:
+                done, _ = os.waitpid(end.pid, os.WNOHANG)
+            except ChildProcessError:
+                done = end.pid
+            if done:
+                end.child = False
+                return
+            time.sleep(0.002)
+        try:
+            os.kill(end.pid, signal.SIGKILL)
+            os.waitpid(end.pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass  # it exited between the last poll and the kill: already gone
+        end.child = False
+        self.events.append(f"pair {end.pair} {end.role}: killed after {JOIN_TIMEOUT:.0f} s")
+
+
+def _status_text(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        return f"killed by {signal.Signals(os.WTERMSIG(status)).name}"
+    return f"exit status {os.waitstatus_to_exitcode(status)}"
+
+
+def _die_with_parent() -> None:
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    parent = os.getppid()
+    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:
+        os._exit(127)

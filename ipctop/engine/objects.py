@@ -1,0 +1,145 @@
+"""Creating and removing ipctop's SysV objects.
+
+Every object is created with IPC_CREAT|IPC_EXCL, mode 0600 and a key that
+starts with KEY_PREFIX followed by random bits: nobody else can attach to it,
+ipctop never attaches to anything it did not create, and `ipctop clean` can
+recognise ipctop's leftovers by key.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ResourceError, UnsupportedError
+
+KEY_PREFIX = 0x1C000000
+KEY_MASK = 0xFF000000
+MODE = 0o600
+
+try:
+    from .. import _native
+except ImportError:  # no compiler at install time: the Python engine still works
+    _native = None
+
+LIMIT_HINTS = {
+    "msg": "message queues (kernel.msgmni)",
+    "sem": "semaphore sets or semaphores (kernel.sem: semmni/semmns)",
+}
+
+
+def new_key() -> int:
+    return KEY_PREFIX | (secrets.randbits(24) or 1)
+
+
+def is_ipctop_key(key: int) -> bool:
+    return (key & KEY_MASK) == KEY_PREFIX
+
+
+@dataclass
+class SysvObject:
+    """One created object. `id` is reset to -1 once removed: ids are recycled."""
+
+    kind: str  # "msg" or "sem"
+    id: int
+    key: int
+    handle: Any = None  # the sysv_ipc object on the Python engine
+
+    def remove(self) -> bool:
+        """IPC_RMID; False when it was already gone (EINVAL/EIDRM count as done)."""
+        if self.id < 0:
+            return False
+        ident, self.id = self.id, -1
+        if self.handle is not None:
+            import sysv_ipc
+
+            try:
+                self.handle.remove()
+            except sysv_ipc.ExistentialError:
+                return False
+            return True
+        if _native is not None:
+            return _native.rmid(self.kind, ident)
+        raise RuntimeError("no way to remove an object without sysv_ipc or the native module")
+
+
+def _create(kind: str, make: Any) -> tuple[int, int, Any]:
+    for _ in range(64):
+        key = new_key()
+        try:
+            return key, *make(key)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise _translate(kind, exc) from exc
+    raise ResourceError(f"no free {kind} key with ipctop's prefix after 64 tries")
+
+
+def _translate(kind: str, exc: OSError) -> Exception:
+    if exc.errno == errno.ENOSPC:
+        return ResourceError(
+            f"no more {LIMIT_HINTS[kind]}: {os.strerror(exc.errno)}; raise the sysctl or remove pairs"
+        )
+    if exc.errno == errno.ENOSYS:
+        return UnsupportedError("this kernel has no SysV IPC (ENOSYS)")
+    if exc.errno in (errno.EINVAL,) and kind == "sem":
+        return ResourceError(
+            "semaphore array larger than kernel.sem semmsl allows; raise kernel.sem"
+        )
+    return exc
+
+
+def create_queue(python: bool = False) -> SysvObject:
+    if python or _native is None:
+        import sysv_ipc
+
+        def make(key: int) -> tuple[int, Any]:
+            try:
+                q = sysv_ipc.MessageQueue(key, sysv_ipc.IPC_CREX, mode=MODE)
+            except sysv_ipc.ExistentialError as exc:
+                raise FileExistsError(str(exc)) from exc
+            except sysv_ipc.Error as exc:
+                raise _as_oserror(exc) from exc
+            return q.id, q
+
+        key, ident, handle = _create("msg", make)
+        return SysvObject("msg", ident, key, handle)
+    key, ident = _create("msg", lambda k: (_native.msg_create(k, MODE),))
+    return SysvObject("msg", ident, key)
+
+
+def create_sem_array(values: list[int]) -> SysvObject:
+    """A real array of len(values) semaphores (native only: sysv_ipc makes sets of one)."""
+    if _native is None:
+        raise UnsupportedError("semaphore arrays need the native engine")
+    key, ident = _create("sem", lambda k: (_native.sem_create(k, MODE, values),))
+    return SysvObject("sem", ident, key)
+
+
+def create_single_sem(value: int) -> SysvObject:
+    """A set of one semaphore through sysv_ipc (the Python engine)."""
+    import sysv_ipc
+
+    def make(key: int) -> tuple[int, Any]:
+        try:
+            s = sysv_ipc.Semaphore(key, sysv_ipc.IPC_CREX, mode=MODE, initial_value=value)
+        except sysv_ipc.ExistentialError as exc:
+            raise FileExistsError(str(exc)) from exc
+        except sysv_ipc.Error as exc:
+            raise _as_oserror(exc) from exc
+        return s.id, s
+
+    key, ident, handle = _create("sem", make)
+    return SysvObject("sem", ident, key, handle)
+
+
+def _as_oserror(exc: Exception) -> OSError:
+    text = str(exc).lower()
+    if "no space" in text or "limit" in text:
+        return OSError(errno.ENOSPC, str(exc))
+    if "not implemented" in text or "function not" in text:
+        return OSError(errno.ENOSYS, str(exc))
+    return OSError(errno.EIO, str(exc))

@@ -1,0 +1,98 @@
+"""The immutable sample every consumer reads: TUI, sweep, records, verdicts.
+
+A Sample is what the sampler saw over one interval. Replay and the snapshot
+tests build the same objects from JSON, so nothing downstream can tell a live
+sample from a recorded one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ThreadSample:
+    """One end of a pair over one interval."""
+
+    pair: int
+    role: str  # "A" starts the ping-pong, "B" answers
+    tid: int
+    bound_cpu: int | None  # None when unpinned
+    last_cpu: int | None  # where it last ran (/proc task stat), None if unknown
+    rounds: int  # cumulative
+    ops_per_s: float
+    errors: int = 0  # cumulative wrong messages (never counted as rounds)
+    state: str = "running"
+    vcsw_per_s: float | None = None
+    ivcsw_per_s: float | None = None
+
+    @property
+    def off_cpu(self) -> bool:
+        """True when the thread ran somewhere other than its binding."""
+        return (
+            self.bound_cpu is not None
+            and self.last_cpu is not None
+            and self.bound_cpu != self.last_cpu
+        )
+
+
+@dataclass(frozen=True)
+class CpuSample:
+    """Utilization of one CPU over the interval, in percent."""
+
+    cpu: int
+    user: float
+    system: float
+    softirq: float
+    idle: float
+
+    @property
+    def busy(self) -> float:
+        return max(0.0, 100.0 - self.idle)
+
+
+@dataclass(frozen=True)
+class IpiSample:
+    """Inter-processor interrupts received by one CPU, per second."""
+
+    cpu: int
+    resched_per_s: float | None
+    callfunc_per_s: float | None
+
+
+@dataclass(frozen=True)
+class Sample:
+    t: float  # seconds since the sampler started
+    dt: float  # length of the interval
+    pairs: int
+    threads: tuple[ThreadSample, ...]
+    total_ops_per_s: float
+    cpus: tuple[CpuSample, ...] = ()
+    ctxt_per_s: float | None = None
+    ipis: tuple[IpiSample, ...] = ()
+    events: tuple[str, ...] = ()  # failures and warnings seen in this interval
+    extra: dict[str, Any] = field(default_factory=dict)  # later sources, keyed by name
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Sample:
+        return cls(
+            t=float(d["t"]),
+            dt=float(d["dt"]),
+            pairs=int(d["pairs"]),
+            threads=tuple(_build(ThreadSample, x) for x in d.get("threads", ())),
+            total_ops_per_s=float(d["total_ops_per_s"]),
+            cpus=tuple(_build(CpuSample, x) for x in d.get("cpus", ())),
+            ctxt_per_s=d.get("ctxt_per_s"),
+            ipis=tuple(_build(IpiSample, x) for x in d.get("ipis", ())),
+            events=tuple(d.get("events", ())),
+            extra=dict(d.get("extra", {})),
+        )
+
+
+def _build(cls: type, d: dict[str, Any]) -> Any:
+    names = {f.name for f in fields(cls)}
+    return cls(**{k: v for k, v in d.items() if k in names})

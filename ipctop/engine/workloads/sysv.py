@@ -1,0 +1,169 @@
+"""The three workloads of the seeds: pmsg, psem and pmsg-shared."""
+
+from __future__ import annotations
+
+import errno
+import struct
+
+from ..counters import SlotWriter
+from ..objects import _native, create_queue, create_sem_array, create_single_sem
+from .base import PairResources, Workload
+
+_PING = struct.Struct("<qq")  # pair id, padding: the originals' 16-byte payload
+STOP_MARKER = -1
+
+
+def _sysv_errno(exc: Exception) -> int:
+    import sysv_ipc
+
+    if isinstance(exc, sysv_ipc.ExistentialError):
+        return errno.EIDRM
+    return getattr(exc, "errno", None) or errno.EIO
+
+
+class SysvMsg(Workload):
+    name = "sysv-msg"
+    original = "pmsg"
+    summary = "one SysV message queue per pair; msgrcv(mine) then msgsnd(peer), 16 bytes"
+
+    def create_pair(self, index: int, engine: str) -> PairResources:
+        q = create_queue(python=engine == "python")
+        return PairResources(
+            args=((q.id, 1, 2, index, 0), (q.id, 2, 1, index, 0)),
+            objects=[q],
+            py=((q, 1, 2, index, False), (q, 2, 1, index, False)),
+        )
+
+    def python_loop(self, res: PairResources, role: int, writer: SlotWriter) -> int:
+        q, mine, peer, pair, check = res.py[role]
+        return _msg_loop(q.handle, mine, peer, pair, check, role, writer)
+
+
+class SysvMsgShared(SysvMsg):
+    name = "sysv-msg-shared"
+    original = "pmsg-shared"
+    summary = "ONE queue for all pairs; pair p uses types 3p+6/3p+7; pair id checked"
+
+    def __init__(self) -> None:
+        self.queue = None
+
+    def open(self, engine: str) -> None:
+        self.queue = create_queue(python=engine == "python")
+
+    def close(self) -> None:
+        if self.queue is not None:
+            self.queue.remove()
+            self.queue = None
+
+    @staticmethod
+    def types(index: int) -> tuple[int, int]:
+        return 3 * index + 6, 3 * index + 7
+
+    def create_pair(self, index: int, engine: str) -> PairResources:
+        q = self.queue
+        a, b = self.types(index)
+        return PairResources(
+            args=((q.id, a, b, index, 1), (q.id, b, a, index, 1)),
+            py=((q, a, b, index, True), (q, b, a, index, True)),
+        )
+
+    def send(self, mtype: int, pair: int) -> None:
+        """Put one ping on the shared queue without blocking (markers, test plants)."""
+        q = self.queue
+        if q.handle is not None:
+            q.handle.send(_PING.pack(pair, 0), block=False, type=mtype)
+        else:
+            _native.msg_send(q.id, mtype, pair)
+
+    def wake(self, res: PairResources, index: int) -> None:
+        # The queue is shared, so no IPC_RMID: a stop marker wakes each end.
+        if self.queue is None or self.queue.id < 0:
+            return
+        for mtype in self.types(index):
+            self.send(mtype, STOP_MARKER)
+
+    def destroy_pair(self, res: PairResources, index: int) -> None:
+        q = self.queue
+        if q is None or q.id < 0:
+            return
+        for mtype in self.types(index):
+            _drain(q, mtype)
+
+
+def _drain(q, mtype: int) -> None:
+    if q.handle is None:
+        _native.msg_drain(q.id, mtype)
+        return
+    import sysv_ipc
+
+    while True:
+        try:
+            q.handle.receive(block=False, type=mtype)
+        except (sysv_ipc.BusyError, sysv_ipc.ExistentialError):
+            return
+
+
+def _msg_loop(q, mine: int, peer: int, pair: int, check: bool, role: int, w: SlotWriter) -> int:
+    import sysv_ipc
+
+    ping = _PING.pack(pair, 0)
+    n = errors = 0
+    try:
+        if role == 0:
+            q.send(ping, type=peer)
+        while not w.stopped():
+            try:
+                msg, _ = q.receive(type=mine)
+            except InterruptedError:
+                continue
+            if check:
+                got = _PING.unpack_from(msg)[0]
+                if got != pair:
+                    if got == STOP_MARKER and w.stopped():
+                        break
+                    errors += 1
+                    w.error(errors, got)
+                    continue
+            q.send(ping, type=peer)
+            n += 1
+            w.rounds(n)
+    except sysv_ipc.Error as exc:
+        return _sysv_errno(exc)
+    return 0
+
+
+class SysvSem(Workload):
+    name = "sysv-sem"
+    original = "psem"
+    summary = "one SysV semaphore array of two per pair; token passing, one semop per call"
+    python_note = "sysv_ipc cannot create an array of two: the Python engine uses two single sets"
+
+    def create_pair(self, index: int, engine: str) -> PairResources:
+        if engine == "python":
+            a = create_single_sem(1)
+            try:
+                b = create_single_sem(0)
+            except BaseException:
+                a.remove()
+                raise
+            return PairResources(args=((), ()), objects=[a, b], py=((a, b), (b, a)))
+        arr = create_sem_array([1, 0])
+        return PairResources(args=((arr.id, 0, 1), (arr.id, 1, 0)), objects=[arr])
+
+    def python_loop(self, res: PairResources, role: int, writer: SlotWriter) -> int:
+        import sysv_ipc
+
+        mine, peer = (o.handle for o in res.py[role])
+        n = 0
+        try:
+            while not writer.stopped():
+                try:
+                    mine.acquire()
+                except InterruptedError:
+                    continue
+                peer.release()
+                n += 1
+                writer.rounds(n)
+        except sysv_ipc.Error as exc:
+            return _sysv_errno(exc)
+        return 0

@@ -1,0 +1,334 @@
+/* ipctop._native: the hot loops, run with the GIL released.
+ *
+ * run_end() runs one end of a pair in the calling thread (threads mode);
+ * fork_end() runs it in a forked child that never returns to Python
+ * (processes mode), so no interpreter state is touched after fork().
+ */
+#define PY_SSIZE_T_CLEAN
+#define _GNU_SOURCE
+#include <Python.h>
+
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ipc.h>
+#include <sys/msg.h>
+#include <sys/prctl.h>
+#include <sys/sem.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "native.h"
+
+static const struct workload_entry *tables[] = {
+    ipctop_sysv_loops,
+    NULL,
+};
+
+static loop_fn find_loop(const char *name)
+{
+    for (int t = 0; tables[t]; t++)
+        for (const struct workload_entry *e = tables[t]; e->name; e++)
+            if (strcmp(e->name, name) == 0)
+                return e->loop;
+    return NULL;
+}
+
+/* Runs one end to completion; records tid, state and errno in its slot. */
+static int run_loop(loop_fn loop, struct end_ctx *ctx, int cpu)
+{
+    struct end_slot *s = ctx->slot;
+    int err;
+
+    __atomic_store_n(&s->tid, (int32_t)syscall(SYS_gettid), __ATOMIC_RELAXED);
+    if (cpu >= 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(cpu, &set);
+        if (sched_setaffinity(0, sizeof(set), &set) < 0) {
+            err = errno;
+            s->last_errno = err;
+            __atomic_store_n(&s->state, ST_FAILED, __ATOMIC_RELEASE);
+            return err;
+        }
+    }
+    __atomic_store_n(&s->state, ST_RUNNING, __ATOMIC_RELEASE);
+    err = loop(ctx);
+    s->last_errno = err;
+    int state = ST_DONE;
+    if (err && !stop_requested(s))
+        state = (err == EIDRM || err == EINVAL) ? ST_REMOVED : ST_FAILED;
+    __atomic_store_n(&s->state, state, __ATOMIC_RELEASE);
+    return err;
+}
+
+struct prepared {
+    loop_fn loop;
+    struct end_ctx ctx;
+    int cpu;
+    Py_buffer counters;
+    Py_buffer shm;
+    int have_shm;
+};
+
+static void release(struct prepared *p)
+{
+    PyBuffer_Release(&p->counters);
+    if (p->have_shm)
+        PyBuffer_Release(&p->shm);
+}
+
+/* Parses (counters, slot, workload, role, cpu, args[, shm]). */
+static int prepare(PyObject *a, struct prepared *p)
+{
+    Py_ssize_t slot;
+    const char *name;
+    PyObject *args, *shm = Py_None;
+
+    memset(p, 0, sizeof(*p));
+    if (!PyArg_ParseTuple(a, "w*nsiiO|O", &p->counters, &slot, &name, &p->ctx.role, &p->cpu,
+                          &args, &shm))
+        return -1;
+    if (slot < 0 || (slot + 1) * IPCTOP_SLOT_SIZE > p->counters.len) {
+        PyBuffer_Release(&p->counters);
+        PyErr_SetString(PyExc_IndexError, "slot outside the counter block");
+        return -1;
+    }
+    p->loop = find_loop(name);
+    if (!p->loop) {
+        PyBuffer_Release(&p->counters);
+        PyErr_Format(PyExc_ValueError, "no native loop for workload %s", name);
+        return -1;
+    }
+    PyObject *seq = PySequence_Fast(args, "args must be a sequence of ints");
+    if (!seq) {
+        PyBuffer_Release(&p->counters);
+        return -1;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n > IPCTOP_MAX_ARGS) {
+        Py_DECREF(seq);
+        PyBuffer_Release(&p->counters);
+        PyErr_SetString(PyExc_ValueError, "too many loop arguments");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        p->ctx.arg[i] = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
+    Py_DECREF(seq);
+    if (PyErr_Occurred()) {
+        PyBuffer_Release(&p->counters);
+        return -1;
+    }
+    if (shm != Py_None) {
+        if (PyObject_GetBuffer(shm, &p->shm, PyBUF_WRITABLE) < 0) {
+            PyBuffer_Release(&p->counters);
+            return -1;
+        }
+        p->have_shm = 1;
+        p->ctx.shm = p->shm.buf;
+        p->ctx.shm_len = (size_t)p->shm.len;
+    }
+    p->ctx.slot = (struct end_slot *)((char *)p->counters.buf + slot * IPCTOP_SLOT_SIZE);
+    return 0;
+}
+
+static PyObject *run_end(PyObject *self, PyObject *a)
+{
+    struct prepared p;
+    int err;
+
+    if (prepare(a, &p) < 0)
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    err = run_loop(p.loop, &p.ctx, p.cpu);
+    Py_END_ALLOW_THREADS
+    release(&p);
+    return PyLong_FromLong(err);
+}
+
+static PyObject *fork_end(PyObject *self, PyObject *a)
+{
+    struct prepared p;
+    pid_t parent = getpid();
+
+    if (prepare(a, &p) < 0)
+        return NULL;
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* The child runs only syscalls and its loop, then _exit()s. */
+        sigset_t none;
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(127);
+        signal(SIGINT, SIG_IGN); /* the parent owns the orderly shutdown */
+        signal(SIGHUP, SIG_IGN);
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGPIPE, SIG_IGN);
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        _exit(run_loop(p.loop, &p.ctx, p.cpu) ? 1 : 0);
+    }
+    int err = errno;
+    release(&p);
+    if (pid < 0) {
+        errno = err;
+        return PyErr_SetFromErrno(PyExc_OSError);
+    }
+    return PyLong_FromLong(pid);
+}
+
+static PyObject *msg_create(PyObject *self, PyObject *a)
+{
+    long key;
+    int mode;
+    if (!PyArg_ParseTuple(a, "li", &key, &mode))
+        return NULL;
+    int id = msgget((key_t)key, IPC_CREAT | IPC_EXCL | (mode & 0777));
+    if (id < 0)
+        return PyErr_SetFromErrno(PyExc_OSError);
+    return PyLong_FromLong(id);
+}
+
+static PyObject *sem_create(PyObject *self, PyObject *a)
+{
+    long key;
+    int mode;
+    PyObject *init;
+    if (!PyArg_ParseTuple(a, "liO", &key, &mode, &init))
+        return NULL;
+    PyObject *seq = PySequence_Fast(init, "initial values must be a sequence");
+    if (!seq)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n < 1 || n > 65535) {
+        Py_DECREF(seq);
+        PyErr_SetString(PyExc_ValueError, "bad semaphore count");
+        return NULL;
+    }
+    unsigned short *vals = PyMem_Calloc((size_t)n, sizeof(*vals));
+    if (!vals) {
+        Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        vals[i] = (unsigned short)PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
+    Py_DECREF(seq);
+    if (PyErr_Occurred()) {
+        PyMem_Free(vals);
+        return NULL;
+    }
+    int id = semget((key_t)key, (int)n, IPC_CREAT | IPC_EXCL | (mode & 0777));
+    if (id < 0) {
+        PyMem_Free(vals);
+        return PyErr_SetFromErrno(PyExc_OSError);
+    }
+    union semun { int val; struct semid_ds *buf; unsigned short *array; } arg;
+    arg.array = vals;
+    if (semctl(id, 0, SETALL, arg) < 0) {
+        int err = errno;
+        semctl(id, 0, IPC_RMID);
+        PyMem_Free(vals);
+        errno = err;
+        return PyErr_SetFromErrno(PyExc_OSError);
+    }
+    PyMem_Free(vals);
+    return PyLong_FromLong(id);
+}
+
+/* IPC_RMID; returns False when the id was already gone (EINVAL/EIDRM). */
+static PyObject *rmid(PyObject *self, PyObject *a)
+{
+    const char *kind;
+    int id, r;
+    if (!PyArg_ParseTuple(a, "si", &kind, &id))
+        return NULL;
+    if (strcmp(kind, "msg") == 0)
+        r = msgctl(id, IPC_RMID, NULL);
+    else if (strcmp(kind, "sem") == 0)
+        r = semctl(id, 0, IPC_RMID);
+    else {
+        PyErr_SetString(PyExc_ValueError, "kind must be msg or sem");
+        return NULL;
+    }
+    if (r < 0) {
+        if (errno == EINVAL || errno == EIDRM)
+            Py_RETURN_FALSE;
+        return PyErr_SetFromErrno(PyExc_OSError);
+    }
+    Py_RETURN_TRUE;
+}
+
+/* Sends one 16-byte ping without blocking: wake-up markers and test plants. */
+static PyObject *msg_send(PyObject *self, PyObject *a)
+{
+    int id;
+    long type;
+    long long pair;
+    if (!PyArg_ParseTuple(a, "ilL", &id, &type, &pair))
+        return NULL;
+    struct { long mtype; int64_t pair; int64_t seq; } m = {type, pair, 0};
+    if (msgsnd(id, &m, 16, IPC_NOWAIT) < 0)
+        return PyErr_SetFromErrno(PyExc_OSError);
+    Py_RETURN_NONE;
+}
+
+/* Removes every queued message of one type; returns how many. */
+static PyObject *msg_drain(PyObject *self, PyObject *a)
+{
+    int id;
+    long type;
+    long n = 0;
+    if (!PyArg_ParseTuple(a, "il", &id, &type))
+        return NULL;
+    struct { long mtype; char text[64]; } m;
+    while (msgrcv(id, &m, sizeof(m.text), type, IPC_NOWAIT | MSG_NOERROR) >= 0)
+        n++;
+    if (errno != ENOMSG && errno != EIDRM && errno != EINVAL)
+        return PyErr_SetFromErrno(PyExc_OSError);
+    return PyLong_FromLong(n);
+}
+
+static PyObject *workloads(PyObject *self, PyObject *unused)
+{
+    PyObject *out = PyList_New(0);
+    if (!out)
+        return NULL;
+    for (int t = 0; tables[t]; t++)
+        for (const struct workload_entry *e = tables[t]; e->name; e++) {
+            PyObject *s = PyUnicode_FromString(e->name);
+            if (!s || PyList_Append(out, s) < 0) {
+                Py_XDECREF(s);
+                Py_DECREF(out);
+                return NULL;
+            }
+            Py_DECREF(s);
+        }
+    return out;
+}
+
+static PyMethodDef methods[] = {
+    {"run_end", run_end, METH_VARARGS,
+     "run_end(counters, slot, workload, role, cpu, args[, shm]) -> errno; GIL released"},
+    {"fork_end", fork_end, METH_VARARGS,
+     "fork_end(counters, slot, workload, role, cpu, args[, shm]) -> pid of a C-only child"},
+    {"msg_create", msg_create, METH_VARARGS, "msg_create(key, mode) -> msqid (IPC_EXCL)"},
+    {"sem_create", sem_create, METH_VARARGS, "sem_create(key, mode, values) -> semid (IPC_EXCL)"},
+    {"rmid", rmid, METH_VARARGS, "rmid('msg'|'sem', id) -> False if already gone"},
+    {"msg_send", msg_send, METH_VARARGS, "msg_send(msqid, type, pair) without blocking"},
+    {"msg_drain", msg_drain, METH_VARARGS, "msg_drain(msqid, type) -> messages removed"},
+    {"workloads", workloads, METH_NOARGS, "names of the workloads with a native loop"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "ipctop._native", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__native(void)
+{
+    PyObject *m = PyModule_Create(&moddef);
+    if (m && PyModule_AddIntConstant(m, "SLOT_SIZE", IPCTOP_SLOT_SIZE) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,69 @@
+/* Shared definitions of ipctop's native hot loops.
+ *
+ * Every end of a ping-pong pair owns one slot of the counter block. A slot is
+ * padded to 128 bytes (two cache lines, so the adjacent-line prefetcher does
+ * not pair it with a neighbour either): the end writes only its own slot and
+ * the monitor only reads it, so measuring adds no contended line of its own.
+ */
+#ifndef IPCTOP_NATIVE_H
+#define IPCTOP_NATIVE_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#define IPCTOP_SLOT_SIZE 128
+#define IPCTOP_MAX_ARGS 8
+#define IPCTOP_NOPS 6
+
+enum end_state {
+    ST_IDLE = 0,
+    ST_RUNNING = 1,
+    ST_DONE = 2,       /* stopped on request */
+    ST_FAILED = 3,     /* a syscall failed: see last_errno */
+    ST_REMOVED = 4,    /* its object vanished while no stop was requested */
+};
+
+struct end_slot {
+    volatile uint64_t rounds;     /* completed rounds, written by the end */
+    volatile uint64_t errors;     /* wrong messages seen and not counted */
+    volatile int32_t tid;         /* kernel tid (pid in process mode) */
+    volatile int32_t state;       /* enum end_state */
+    volatile int32_t last_errno;
+    volatile int32_t stop;        /* written once by the monitor */
+    volatile int64_t bad_value;   /* last wrong pair id seen in a shared queue */
+    volatile uint64_t ops[IPCTOP_NOPS]; /* per-operation counts (life-cycle loops) */
+    volatile int32_t failed_op;   /* which call failed, a loop-specific index */
+    char pad[IPCTOP_SLOT_SIZE - 8 * 2 - 4 * 4 - 8 - 8 * IPCTOP_NOPS - 4];
+};
+
+_Static_assert(sizeof(struct end_slot) == IPCTOP_SLOT_SIZE, "slot must be 128 bytes");
+
+struct end_ctx {
+    struct end_slot *slot;
+    int role;                       /* 0: the end that starts, 1: its peer */
+    long arg[IPCTOP_MAX_ARGS];
+    char *shm;                      /* optional shared area (futex words, sems, flags) */
+    size_t shm_len;
+};
+
+/* A loop returns 0 when it stopped on request, or the errno that ended it. */
+typedef int (*loop_fn)(struct end_ctx *ctx);
+
+struct workload_entry {
+    const char *name;
+    loop_fn loop;
+};
+
+extern const struct workload_entry ipctop_sysv_loops[];
+
+static inline int stop_requested(const struct end_slot *s)
+{
+    return __atomic_load_n(&s->stop, __ATOMIC_RELAXED);
+}
+
+static inline void count_round(struct end_slot *s, uint64_t n)
+{
+    __atomic_store_n(&s->rounds, n, __ATOMIC_RELAXED);
+}
+
+#endif
