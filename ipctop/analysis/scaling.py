@@ -1,0 +1,175 @@
+"""Scaling arithmetic the way the kernel threads read their numbers.
+
+Scalability % = total(N) / total(1) x 100, so linear on 2 CPUs is 200 %.
+Efficiency %  = total(N) / (N x total(1)) x 100, so linear is 100 % at any N.
+Diff %        = (new - old) / old x 100, between two runs at the same N.
+
+Every ratio needs the 1-pair point; without it the functions return None
+rather than guess a baseline.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def spread_pct(totals: Sequence[float]) -> float:
+    """100 x (max - min) / median of repeated totals; 0 for a single run."""
+    if len(totals) < 2:
+        return 0.0
+    med = statistics.median(totals)
+    if med <= 0:
+        return 0.0
+    return 100.0 * (max(totals) - min(totals)) / med
+
+
+@dataclass(frozen=True)
+class ScalingPoint:
+    """The settled throughput at one pair count.
+
+    per_pair and spread_pct are derived when left out, so callers that only
+    know (pairs, total) can still build one.
+    """
+
+    pairs: int
+    total_ops_per_s: float
+    per_pair: float | None = None
+    repeats: tuple[float, ...] = ()
+    spread_pct: float | None = None
+    settled: bool = True
+
+    def __post_init__(self) -> None:
+        # frozen: derived fields go through object.__setattr__
+        repeats = tuple(float(x) for x in self.repeats) or (float(self.total_ops_per_s),)
+        object.__setattr__(self, "repeats", repeats)
+        if self.per_pair is None:
+            per = self.total_ops_per_s / self.pairs if self.pairs > 0 else 0.0
+            object.__setattr__(self, "per_pair", per)
+        if self.spread_pct is None:
+            object.__setattr__(self, "spread_pct", spread_pct(repeats))
+
+    @classmethod
+    def from_repeats(
+        cls, pairs: int, totals: Sequence[float], settled: bool = True
+    ) -> ScalingPoint:
+        """A point whose total is the median of repeated runs (robust to one bad run)."""
+        if not totals:
+            raise ValueError("a scaling point needs at least one total")
+        return cls(
+            pairs=pairs,
+            total_ops_per_s=float(statistics.median(totals)),
+            repeats=tuple(float(x) for x in totals),
+            settled=settled,
+        )
+
+
+def _by_pairs(points: Iterable[ScalingPoint]) -> dict[int, ScalingPoint]:
+    return {p.pairs: p for p in points}
+
+
+def _base(points: Iterable[ScalingPoint]) -> float | None:
+    one = _by_pairs(points).get(1)
+    if one is None or one.total_ops_per_s <= 0:
+        return None
+    return one.total_ops_per_s
+
+
+def scalability_pct(points: Iterable[ScalingPoint], n: int) -> float | None:
+    """total(n) / total(1) x 100, or None if either point is missing."""
+    points = list(points)
+    base = _base(points)
+    pt = _by_pairs(points).get(n)
+    if base is None or pt is None:
+        return None
+    return 100.0 * pt.total_ops_per_s / base
+
+
+def efficiency_pct(points: Iterable[ScalingPoint], n: int) -> float | None:
+    """total(n) / (n x total(1)) x 100, or None if either point is missing."""
+    scal = scalability_pct(points, n)
+    if scal is None or n <= 0:
+        return None
+    return scal / n
+
+
+def diff_pct(old: float | None, new: float | None) -> float | None:
+    """(new - old) / old x 100; None when there is nothing sensible to divide by."""
+    if old is None or new is None or old <= 0:
+        return None
+    return 100.0 * (new - old) / old
+
+
+def ideal_line(points: Iterable[ScalingPoint]) -> list[tuple[int, float]] | None:
+    """(pairs, pairs x total(1)) for every pair count present: perfect linear scaling."""
+    points = list(points)
+    base = _base(points)
+    if base is None:
+        return None
+    return [(p.pairs, p.pairs * base) for p in sorted(points, key=lambda p: p.pairs)]
+
+
+@dataclass
+class _Slot:
+    settled: list[float] = field(default_factory=list)
+    provisional: float | None = None
+
+
+class ScalingCurve:
+    """Scaling points collected while the pair count moves up and down.
+
+    A live session visits pair counts in any order (1, 2, 3, 2, 3...). Each
+    settled reading at a pair count is kept as one repeat, so a revisit adds
+    evidence instead of overwriting it; the point's total is their median.
+    An unsettled reading only stands in until the first settled one arrives,
+    so the curve can draw something while the numbers are still moving.
+    Call add(..., settled=True) once per settled visit, not once per sample.
+    """
+
+    def __init__(self) -> None:
+        self._slots: dict[int, _Slot] = {}
+
+    def add(self, pairs: int, total: float, settled: bool = True) -> None:
+        if pairs < 1:
+            raise ValueError(f"pair count must be at least 1, got {pairs}")
+        slot = self._slots.setdefault(pairs, _Slot())
+        if settled:
+            slot.settled.append(float(total))
+            slot.provisional = None
+        elif not slot.settled:
+            slot.provisional = float(total)
+
+    def points(self) -> list[ScalingPoint]:
+        out = []
+        for pairs in sorted(self._slots):
+            slot = self._slots[pairs]
+            if slot.settled:
+                out.append(ScalingPoint.from_repeats(pairs, slot.settled, settled=True))
+            elif slot.provisional is not None:
+                out.append(ScalingPoint(pairs, slot.provisional, settled=False))
+        return out
+
+    def reset(self) -> None:
+        self._slots.clear()
+
+    def __len__(self) -> int:
+        return len(self.points())
+
+    def as_rows(self) -> list[dict[str, Any]]:
+        """One dict per pair count, with every derived figure (None where unknown)."""
+        pts = self.points()
+        return [
+            {
+                "pairs": p.pairs,
+                "total_ops_per_s": p.total_ops_per_s,
+                "per_pair": p.per_pair,
+                "scalability_pct": scalability_pct(pts, p.pairs),
+                "efficiency_pct": efficiency_pct(pts, p.pairs),
+                "spread_pct": p.spread_pct,
+                "repeats": list(p.repeats),
+                "settled": p.settled,
+            }
+            for p in pts
+        ]

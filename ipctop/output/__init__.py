@@ -1,0 +1,1 @@
+"""Text tables, JSON records, CSV and gnuplot files (no UI imports)."""
