@@ -350,12 +350,12 @@ class Engine:
                 end.child = False
                 return
             time.sleep(0.002)
+        end.child = False
         try:
             os.kill(end.pid, signal.SIGKILL)
             os.waitpid(end.pid, 0)
         except (ProcessLookupError, ChildProcessError):
-            pass  # it exited between the last poll and the kill: already gone
-        end.child = False
+            return  # it exited between the last poll and the kill: nothing to report
         self.events.append(f"pair {end.pair} {end.role}: killed after {JOIN_TIMEOUT:.0f} s")
 
 

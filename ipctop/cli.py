@@ -1,0 +1,74 @@
+"""Command line: parse arguments, pick a front end, map errors to exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from . import __version__
+from .errors import EXIT_USAGE, IpctopError
+from .signals import Interrupted, interruptible
+
+# name -> module under ipctop.commands; each has add_arguments(parser) and run(args) -> int
+COMMANDS = {
+    "tui": "live monitor (the default when no command is given)",
+    "sweep": "run 1, 2, ... N pairs and print the scaling table",
+    "run": "run N pairs and print one line per interval",
+}
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that reports a bad value in one line and exits 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"ipctop: {message} (see ipctop {self._sub_name()}--help)\n")
+
+    def _sub_name(self) -> str:
+        parts = self.prog.split()[1:]
+        return (" ".join(parts) + " ") if parts else ""
+
+
+def build_parser() -> Parser:
+    import importlib
+
+    parser = Parser(
+        prog="ipctop",
+        description="Watch IPC scale, or fail to scale, as CPUs are added.",
+    )
+    parser.add_argument("--version", action="version", version=f"ipctop {__version__}")
+    sub = parser.add_subparsers(dest="command", parser_class=Parser, metavar="COMMAND")
+    for name, help_text in COMMANDS.items():
+        module = importlib.import_module(f"ipctop.commands.{name}")
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        module.add_arguments(p)
+        p.set_defaults(_module=module)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    # No command means the live monitor; its options may still be given.
+    if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version")):
+        argv = ["tui", *argv]
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        with interruptible():
+            return int(args._module.run(args) or 0)
+    except IpctopError as exc:
+        print(f"ipctop: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except Interrupted as exc:
+        print(f"ipctop: interrupted by {exc}; everything was cleaned up", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("ipctop: interrupted; everything was cleaned up", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

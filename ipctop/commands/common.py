@@ -1,0 +1,91 @@
+"""Options shared by the commands that start pairs, and their validation."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from ..cpus import choose_cpus, format_cpu_list, read_topology
+from ..engine.engine import ENGINES, EngineConfig
+from ..engine.placement import MODES, PLACEMENTS
+from ..engine.workloads import WORKLOADS
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text.rstrip("s"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a positive number of seconds")
+    return value
+
+
+def non_negative_float(text: str) -> float:
+    try:
+        value = float(text.rstrip("s"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be zero or more seconds")
+    return value
+
+
+def count(low: int, high: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} is outside {low}..{high}")
+        return value
+
+    parse.__name__ = "count"
+    return parse
+
+
+def add_workload_options(p: argparse.ArgumentParser, many: bool = False) -> None:
+    names = ", ".join(WORKLOADS)
+    p.add_argument(
+        "--workload",
+        "-w",
+        default="sysv-msg",
+        help=f"{'comma-separated ' if many else ''}workload: {names} (default sysv-msg)",
+    )
+    p.add_argument("--placement", choices=PLACEMENTS, default="same", help="default: same")
+    p.add_argument("--mode", choices=MODES, default="threads", help="default: threads")
+    p.add_argument("--cpus", help="CPUs to use, e.g. 0-3,8 (default: the allowed set)")
+    p.add_argument(
+        "--engine", choices=ENGINES, default="auto", help="native (C) or python (fallback)"
+    )
+
+
+def resolve_cpus(spec: str | None) -> list[int]:
+    return choose_cpus(spec, read_topology())
+
+
+def workload_names(text: str) -> list[str]:
+    from ..errors import UsageError
+
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise UsageError("--workload is empty")
+    for n in names:
+        if n not in WORKLOADS:
+            raise UsageError(f"unknown workload {n!r}; choose from {', '.join(WORKLOADS)}")
+    return names
+
+
+def engine_config(args: argparse.Namespace, workload: str, cpus: list[int]) -> EngineConfig:
+    return EngineConfig(
+        workload=workload,
+        placement=args.placement,
+        mode=args.mode,
+        cpus=tuple(cpus),
+        engine=args.engine,
+    )
+
+
+def cpu_text(cpus: list[int]) -> str:
+    return format_cpu_list(cpus)

@@ -1,0 +1,66 @@
+"""`ipctop run`: N pairs, one line per interval, for scripts."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ..engine.engine import Engine
+from ..engine.measure import measure_engine
+from ..engine.sample import Sample
+from .common import (
+    add_workload_options,
+    count,
+    cpu_text,
+    engine_config,
+    positive_float,
+    resolve_cpus,
+    workload_names,
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_workload_options(p)
+    p.add_argument("--pairs", type=count(1, 4096), default=1, help="default 1")
+    p.add_argument("--seconds", type=positive_float, default=10.0, help="default 10")
+    p.add_argument("--interval", type=positive_float, default=0.5, help="default 0.5")
+    p.add_argument("--jsonl", action="store_true", help="one JSON sample per line")
+
+
+def run(args: argparse.Namespace) -> int:
+    (workload,) = workload_names(args.workload)[:1]
+    cpus = resolve_cpus(args.cpus)
+    config = engine_config(args, workload, cpus)
+    with Engine(config) as engine:
+        engine.start(args.pairs)
+        over = " · oversubscribed" if engine.oversubscribed else ""
+        print(
+            f"# ipctop run: {engine.describe()} · {args.pairs} pair(s) on CPUs {cpu_text(cpus)}{over}",
+            flush=True,
+        )
+        printer = _jsonl if args.jsonl else _line
+        result = measure_engine(engine, args.seconds, 0.0, args.interval, printer)
+    print(
+        f"# total {result.total_ops_per_s:,.0f} ops/s over {result.seconds:.2f} s "
+        f"(engine {engine.kind})",
+        flush=True,
+    )
+    for event in result.events:
+        print(f"# {event}", file=sys.stderr)
+    failed = [t for t in result.threads if t.state not in ("running", "done")]
+    return 1 if failed else 0
+
+
+def _line(s: Sample) -> None:
+    parts = [f"t={s.t:7.2f}", f"total={s.total_ops_per_s:12,.0f}"]
+    for t in s.threads:
+        cpu = "?" if t.last_cpu is None else t.last_cpu
+        parts.append(f"{t.pair}{t.role}@{cpu}={t.ops_per_s:,.0f}")
+    print(" ".join(parts), flush=True)
+    for e in s.events:
+        print(f"# {e}", file=sys.stderr, flush=True)
+
+
+def _jsonl(s: Sample) -> None:
+    print(json.dumps(s.to_dict()), flush=True)

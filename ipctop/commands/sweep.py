@@ -1,0 +1,161 @@
+"""`ipctop sweep`: the originals' shell loop (1, 2, ... N pairs) in one command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..analysis.scaling import ScalingPoint, scalability_pct
+from ..box import read_box
+from ..engine.engine import Engine, resolve_engine
+from ..engine.measure import RunResult, measure
+from ..output import tables
+from ..output.csvout import write_csv
+from ..output.record import Record, Step, StepThread, write_record
+from ..signals import Interrupted
+from .common import (
+    add_workload_options,
+    count,
+    cpu_text,
+    engine_config,
+    non_negative_float,
+    positive_float,
+    resolve_cpus,
+    workload_names,
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_workload_options(p, many=True)
+    p.add_argument("--seconds", type=positive_float, default=5.0, help="measured per step (5)")
+    p.add_argument("--warmup", type=non_negative_float, default=1.0, help="before each step (1)")
+    p.add_argument("--repeat", type=count(1, 100), default=3, help="runs per step (3)")
+    p.add_argument("--max-pairs", type=count(1, 4096), help="stop at this many pairs")
+    p.add_argument("--json", metavar="FILE", help="write the record (one per workload)")
+    p.add_argument("--csv", metavar="FILE", help="write one row per step and thread")
+    p.add_argument("--quiet", "-q", action="store_true", help="only the summary")
+
+
+def run(args: argparse.Namespace) -> int:
+    names = workload_names(args.workload)
+    cpus = resolve_cpus(args.cpus)
+    kind = resolve_engine(args.engine)
+    configs = {n: engine_config(args, n, cpus) for n in names}
+    for c in configs.values():
+        Engine(c).counters.close()  # validates workload x placement x engine before any run
+    top = args.max_pairs or len(cpus)
+    box = read_box().to_dict()
+    records = {n: _new_record(box, configs[n], kind, args) for n in names}
+    print(
+        f"ipctop sweep · {', '.join(names)} · {args.placement} · {args.mode} · engine {kind} · "
+        f"CPUs {cpu_text(cpus)} · 1..{top} pairs · {args.seconds:g} s x {args.repeat}"
+    )
+    print(f"kernel {box.get('kernel_release')} · {box.get('cpu_model')}")
+    status = 0
+    try:
+        for n in range(1, top + 1):
+            for name in names:
+                step = _step(configs[name], n, args)
+                records[name].steps.append(step)
+                records[name].points.append(
+                    ScalingPoint.from_repeats(n, step.repeats, settled=True)
+                )
+                if not args.quiet:
+                    _print_step(name, step, len(cpus))
+    except Interrupted:
+        for r in records.values():
+            r.interrupted = True
+        status = -1
+        raise
+    finally:
+        _finish(records, names, args, status)
+    return 1 if any(r.events for r in records.values()) else 0
+
+
+def _new_record(box: dict, config, kind: str, args: argparse.Namespace) -> Record:
+    return Record(
+        kind="sweep",
+        box=box,
+        config={
+            "workload": config.workload,
+            "placement": config.placement,
+            "mode": config.mode,
+            "engine": kind,
+            "cpus": list(config.cpus),
+            "seconds": args.seconds,
+            "warmup": args.warmup,
+            "repeat": args.repeat,
+            "interval": None,
+        },
+    )
+
+
+def _step(config, n: int, args: argparse.Namespace) -> Step:
+    runs: list[RunResult] = [
+        measure(config, n, args.seconds, args.warmup) for _ in range(args.repeat)
+    ]
+    totals = [r.total_ops_per_s for r in runs]
+    # The matrix shown is the run whose total is the median, not a lucky one.
+    middle = sorted(runs, key=lambda r: r.total_ops_per_s)[len(runs) // 2]
+    step = Step(
+        pairs=n,
+        total_ops_per_s=ScalingPoint.from_repeats(n, totals).total_ops_per_s,
+        repeats=totals,
+        oversubscribed=middle.oversubscribed,
+        threads=[
+            StepThread(t.pair, t.role, t.cpu, t.ops_per_s, t.rounds, t.errors)
+            for t in middle.threads
+        ],
+    )
+    step.events = [e for r in runs for e in r.events]  # type: ignore[attr-defined]
+    return step
+
+
+def _print_step(name: str, step: Step, ncpus: int) -> None:
+    over = " · oversubscribed: more pairs than CPUs" if step.oversubscribed else ""
+    print(f"\n{name} · {step.pairs} pair(s){over}")
+    print(tables.format_matrix(step.threads))
+    for e in getattr(step, "events", []):
+        print(f"! {e}")
+
+
+def _finish(records: dict[str, Record], names: list[str], args, status: int) -> None:
+    for name in names:
+        rec = records[name]
+        for s in rec.steps:
+            rec.events.extend(getattr(s, "events", []))
+        if rec.points:
+            print(f"\n{name} summary{' (interrupted)' if rec.interrupted else ''}")
+            print(tables.format_summary(rec.points))
+    if len(names) > 1 and any(records[n].points for n in names):
+        print("\nside by side")
+        print(_side_by_side(records, names))
+    for name in names:
+        rec = records[name]
+        if args.json:
+            path = _path_for(args.json, name, len(names))
+            write_record(path, rec)
+            print(f"record written to {path}", file=sys.stderr)
+        if args.csv:
+            write_csv(_path_for(args.csv, name, len(names)), rec)
+
+
+def _side_by_side(records: dict[str, Record], names: list[str]) -> str:
+    counts = sorted({p.pairs for n in names for p in records[n].points})
+    headers = ["pairs"] + [f"{n} ops/s" for n in names] + [f"{n} scal %" for n in names]
+    rows = []
+    for c in counts:
+        row = [str(c)]
+        by = {n: {p.pairs: p for p in records[n].points} for n in names}
+        row += [f"{by[n][c].total_ops_per_s:,.0f}" if c in by[n] else "-" for n in names]
+        for n in names:
+            s = scalability_pct(records[n].points, c)
+            row.append("-" if s is None else f"{s:.1f}")
+        rows.append(row)
+    return tables.format_table(headers, rows, "r" * len(headers))
+
+
+def _path_for(base: str, name: str, many: int) -> Path:
+    p = Path(base)
+    return p if many == 1 else p.with_name(f"{p.stem}.{name}{p.suffix or '.json'}")

@@ -1,0 +1,116 @@
+"""One measured run of N pairs: warm up, then count rounds over a window.
+
+The totals come straight from the counters at the two ends of the window,
+as the originals printed them; the sampler only adds the timeline and where
+each thread ran.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from . import procfs
+from .engine import Engine, EngineConfig
+from .sample import Sample
+from .sampler import Sampler
+
+
+@dataclass(frozen=True)
+class ThreadResult:
+    pair: int
+    role: str
+    cpu: int | None  # where it last ran
+    bound_cpu: int | None
+    rounds: int
+    ops_per_s: float
+    errors: int
+    state: str
+
+
+@dataclass(frozen=True)
+class RunResult:
+    pairs: int
+    seconds: float
+    total_ops_per_s: float
+    threads: tuple[ThreadResult, ...]
+    oversubscribed: bool
+    events: tuple[str, ...]
+    timeline: tuple[Sample, ...]
+
+
+def measure(
+    config: EngineConfig,
+    pairs: int,
+    seconds: float,
+    warmup: float = 1.0,
+    interval: float = 0.5,
+    on_sample: Callable[[Sample], None] | None = None,
+) -> RunResult:
+    with Engine(config) as engine:
+        engine.start(pairs)
+        return measure_engine(engine, seconds, warmup, interval, on_sample)
+
+
+def measure_engine(
+    engine: Engine,
+    seconds: float,
+    warmup: float = 1.0,
+    interval: float = 0.5,
+    on_sample: Callable[[Sample], None] | None = None,
+) -> RunResult:
+    sampler = Sampler(engine, interval=min(interval, max(seconds, 0.05)))
+    _tick(sampler, warmup, None)
+    ends = engine.ends()
+    t0 = time.monotonic()
+    r0 = [engine.counters.rounds(e.slot) for e in ends]
+    timeline = _tick(sampler, seconds, on_sample)
+    r1 = [engine.counters.rounds(e.slot) for e in ends]
+    elapsed = time.monotonic() - t0
+    events = list(engine.poll())
+    for s in timeline:
+        events.extend(s.events)
+    threads = []
+    pair_state = {p.index: p.state for p in engine.pairs}
+    for end, a, b in zip(ends, r0, r1):
+        task = procfs.read_task(end.pid, end.tid, sampler.proc)
+        slot = engine.counters.read(end.slot)
+        state = pair_state.get(end.pair, "running")
+        threads.append(
+            ThreadResult(
+                pair=end.pair,
+                role=end.role,
+                cpu=task.last_cpu if task else None,
+                bound_cpu=end.bound_cpu,
+                rounds=b - a,
+                ops_per_s=(b - a) / elapsed,
+                errors=slot.errors,
+                state=state if state != "running" else slot.state,
+            )
+        )
+    return RunResult(
+        pairs=engine.active_pairs,
+        seconds=elapsed,
+        total_ops_per_s=sum(t.ops_per_s for t in threads),
+        threads=tuple(threads),
+        oversubscribed=engine.oversubscribed,
+        events=tuple(dict.fromkeys(events)),
+        timeline=tuple(timeline),
+    )
+
+
+def _tick(sampler: Sampler, seconds: float, on_sample: Callable[[Sample], None] | None) -> list:
+    """Sample on the caller's thread until `seconds` have passed."""
+    out = []
+    end = time.monotonic() + seconds
+    while True:
+        left = end - time.monotonic()
+        if left <= 0:
+            break
+        time.sleep(min(sampler.interval, left))
+        s = sampler.sample()
+        out.append(s)
+        if on_sample is not None:
+            on_sample(s)
+    return out

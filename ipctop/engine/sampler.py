@@ -1,0 +1,209 @@
+"""The sampler: owns the clock and turns counters and /proc into Samples.
+
+One reading costs one read of each end's slot, one open of each thread's
+/proc stat and status files, and one read each of /proc/stat and
+/proc/interrupts. The thread re-arms only after a reading finished, so
+readings never overlap; consumers get immutable Samples through a callback
+or the bounded history.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import psutil
+
+from . import procfs
+from .engine import Engine
+from .sample import CpuSample, IpiSample, Sample, ThreadSample
+
+
+@dataclass
+class _Seen:
+    rounds: int
+    errors: int
+    vcsw: int | None
+    ivcsw: int | None
+
+
+class Sampler:
+    def __init__(
+        self,
+        engine: Engine,
+        interval: float = 0.5,
+        history: int = 4096,
+        proc: str = "/proc",
+    ) -> None:
+        if interval <= 0:
+            raise ValueError("interval must be positive")
+        self.engine = engine
+        self.interval = interval
+        self.proc = proc
+        self.history: deque[Sample] = deque(maxlen=history)
+        self.monitor_cpu: int | None = None
+        self._t0 = time.monotonic()
+        self._last_t = self._t0
+        self._seen: dict[tuple[int, str, int], _Seen] = {}
+        self._cpu_prev = psutil.cpu_times(percpu=True)
+        self._ctxt_prev = procfs.read_ctxt(proc)
+        self._ipi_prev = procfs.read_ipis(proc)
+        self._thread: threading.Thread | None = None
+        self._halt = threading.Event()
+
+    # -- one reading ----------------------------------------------------------
+    def sample(self) -> Sample:
+        """Take one reading now, relative to the previous one."""
+        events = self.engine.poll()
+        now = time.monotonic()
+        dt = max(now - self._last_t, 1e-9)
+        self._last_t = now
+        threads = []
+        seen: dict[tuple[int, str, int], _Seen] = {}
+        pairs = {p.index: p for p in self.engine.pairs}
+        for end in self.engine.ends():
+            r = self.engine.counters.read(end.slot)
+            key = (end.pair, end.role, end.tid)
+            prev = self._seen.get(key)
+            pair = pairs.get(end.pair)
+            state = pair.state if pair is not None and not pair.active else r.state
+            task = procfs.read_task(end.pid, end.tid, self.proc) if r.tid else None
+            vcsw = task.voluntary if task else None
+            ivcsw = task.involuntary if task else None
+            if prev is None:
+                started = pair.started if pair is not None else now - dt
+                span = max(now - started, 1e-9)
+                ops = r.rounds / span
+                prev = _Seen(0, 0, vcsw, ivcsw)
+            else:
+                ops = (r.rounds - prev.rounds) / dt
+            if r.errors > prev.errors:
+                events.append(
+                    f"pair {end.pair} {end.role}: {r.errors - prev.errors} wrong message(s) "
+                    f"in the shared queue (got pair id {r.bad_value}); not counted"
+                )
+            seen[key] = _Seen(r.rounds, r.errors, vcsw, ivcsw)
+            threads.append(
+                ThreadSample(
+                    pair=end.pair,
+                    role=end.role,
+                    tid=end.tid,
+                    bound_cpu=end.bound_cpu,
+                    last_cpu=task.last_cpu if task else None,
+                    rounds=r.rounds,
+                    ops_per_s=ops if state == "running" else 0.0,
+                    errors=r.errors,
+                    state=state,
+                    vcsw_per_s=_rate(prev.vcsw, vcsw, dt),
+                    ivcsw_per_s=_rate(prev.ivcsw, ivcsw, dt),
+                )
+            )
+        self._seen = seen
+        sample = Sample(
+            t=now - self._t0,
+            dt=dt,
+            pairs=self.engine.active_pairs,
+            threads=tuple(threads),
+            total_ops_per_s=sum(t.ops_per_s for t in threads),
+            cpus=self._cpus(),
+            ctxt_per_s=self._ctxt(dt),
+            ipis=self._ipis(dt),
+            events=tuple(events),
+            extra={"oversubscribed": self.engine.oversubscribed},
+        )
+        self.history.append(sample)
+        return sample
+
+    def _cpus(self) -> tuple[CpuSample, ...]:
+        cur = psutil.cpu_times(percpu=True)
+        online = _online_cpus(len(cur))
+        out = []
+        for cpu, a, b in zip(online, self._cpu_prev, cur):
+            d = {f: max(0.0, getattr(b, f, 0.0) - getattr(a, f, 0.0)) for f in b._fields}
+            total = sum(d.values()) or 1.0
+            user = d.get("user", 0.0) + d.get("nice", 0.0)
+            system = d.get("system", 0.0) + d.get("irq", 0.0)
+            softirq = d.get("softirq", 0.0)
+            idle = d.get("idle", 0.0) + d.get("iowait", 0.0)
+            out.append(
+                CpuSample(
+                    cpu,
+                    round(100 * user / total, 1),
+                    round(100 * system / total, 1),
+                    round(100 * softirq / total, 1),
+                    round(100 * idle / total, 1),
+                )
+            )
+        self._cpu_prev = cur
+        return tuple(out)
+
+    def _ctxt(self, dt: float) -> float | None:
+        cur = procfs.read_ctxt(self.proc)
+        rate = _rate(self._ctxt_prev, cur, dt)
+        self._ctxt_prev = cur
+        return rate
+
+    def _ipis(self, dt: float) -> tuple[IpiSample, ...]:
+        cur = procfs.read_ipis(self.proc)
+        prev, self._ipi_prev = self._ipi_prev, cur
+        if cur is None or prev is None:
+            return ()
+        cpus = sorted(set(cur.get("resched", {})) | set(cur.get("callfunc", {})))
+        return tuple(
+            IpiSample(
+                cpu,
+                _rate(prev.get("resched", {}).get(cpu), cur.get("resched", {}).get(cpu), dt),
+                _rate(prev.get("callfunc", {}).get(cpu), cur.get("callfunc", {}).get(cpu), dt),
+            )
+            for cpu in cpus
+        )
+
+    # -- the clock ------------------------------------------------------------
+    def start(self, callback: Callable[[Sample], None] | None = None) -> None:
+        """Sample every interval on a thread of its own until stop()."""
+        self._halt.clear()
+        self._thread = threading.Thread(
+            target=self._loop, args=(callback,), name="ipctop-sampler", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._halt.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(2.0)
+        self._thread = None
+
+    def _loop(self, callback: Callable[[Sample], None] | None) -> None:
+        if self.monitor_cpu is not None:
+            os.sched_setaffinity(0, {self.monitor_cpu})
+        due = time.monotonic() + self.interval
+        while not self._halt.wait(max(0.0, due - time.monotonic())):
+            sample = self.sample()
+            if callback is not None:
+                callback(sample)
+            # Re-arm from the schedule, but never queue up missed ticks.
+            due = max(due + self.interval, time.monotonic() + self.interval / 4)
+
+
+def _rate(prev: int | float | None, cur: int | float | None, dt: float) -> float | None:
+    if prev is None or cur is None:
+        return None
+    return max(0.0, (cur - prev) / dt)
+
+
+def _online_cpus(n: int) -> list[int]:
+    """psutil lists online CPUs in order; name them by number, not position."""
+    try:
+        with open("/sys/devices/system/cpu/online") as f:
+            text = f.read().strip()
+        cpus: list[int] = []
+        for part in text.split(","):
+            lo, _, hi = part.partition("-")
+            cpus.extend(range(int(lo), int(hi or lo) + 1))
+    except (OSError, ValueError):
+        return list(range(n))  # no sysfs (a container): name them by position
+    return cpus if len(cpus) == n else list(range(n))

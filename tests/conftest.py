@@ -1,0 +1,74 @@
+"""Shared fixtures: every test must leave /proc/sysvipc and our children as it found them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+two_cpus = pytest.mark.skipif(
+    len(os.sched_getaffinity(0)) < 2,
+    reason="needs 2 allowed CPUs; this box allows only 1",
+)
+
+
+def sysv_objects(ours_only: bool = True) -> set[tuple[str, str, str]]:
+    """(kind, key, id) of the SysV objects on the box with ipctop's key prefix.
+
+    The box is shared (other benchmarks may run beside the tests), so by
+    default only keys ipctop can have made count; ours_only=False sees all.
+    """
+    out = set()
+    for kind in ("msg", "sem", "shm"):
+        try:
+            lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[1:]
+        except FileNotFoundError:
+            continue
+        for line in lines:
+            f = line.split()
+            if len(f) >= 2 and (not ours_only or (int(f[0]) & 0xFF000000) == 0x1C000000):
+                out.add((kind, f[0], f[1]))
+    return out
+
+
+def posix_queues() -> set[str]:
+    d = Path("/dev/mqueue")
+    return {p.name for p in d.iterdir() if p.name.startswith("ipctop")} if d.is_dir() else set()
+
+
+@pytest.fixture(autouse=True)
+def leaves_nothing_behind():
+    before = sysv_objects()
+    mq_before = posix_queues()
+    yield
+    me = psutil.Process()
+    children = [c for c in me.children(recursive=True) if c.is_running()]
+    leaked = sysv_objects() - before
+    mq_leaked = posix_queues() - mq_before
+    assert not leaked, f"SysV objects leaked: {sorted(leaked)}"
+    assert not mq_leaked, f"POSIX queues leaked: {sorted(mq_leaked)}"
+    alive = [c for c in children if c.status() != psutil.STATUS_ZOMBIE]
+    assert not alive, f"processes left running: {[c.pid for c in alive]}"
+
+
+def run_cli(
+    *args: str, timeout: float = 120, env: dict | None = None
+) -> subprocess.CompletedProcess:
+    """Run `python -m ipctop ARGS` and capture its output."""
+    full_env = dict(os.environ)
+    if env:
+        full_env.update(env)
+    return subprocess.run(
+        [sys.executable, "-m", "ipctop", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+        env=full_env,
+    )

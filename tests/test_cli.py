@@ -1,0 +1,110 @@
+"""The headless commands, run as a user would: a subprocess and its output."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT, run_cli, two_cpus
+
+from ipctop.output.record import validate_record_dict
+
+QUICK = ("--seconds", "0.2", "--warmup", "0", "--repeat", "1")
+
+
+@pytest.mark.parametrize(
+    "spec, words",
+    [
+        ("0-", "malformed"),
+        ("x", "malformed"),
+        ("4096", "not in the allowed set"),
+        ("0,4096", "not in the allowed set"),
+    ],
+)
+def test_bad_cpus_is_one_line_and_exit_2(spec: str, words: str) -> None:
+    r = run_cli("sweep", "--cpus", spec, *QUICK)
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert words in lines[0] and "allowed" in lines[0]
+    assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("sweep", "--seconds", "-1"),
+        ("sweep", "--repeat", "0"),
+        ("sweep", "--workload", "nope"),
+        ("run", "--pairs", "abc"),
+        ("run", "--mode", "fibers"),
+        ("sweep", "--engine", "quantum"),
+    ],
+)
+def test_bad_values_exit_2_without_traceback(args: tuple[str, ...]) -> None:
+    r = run_cli(*args)
+    assert r.returncode == 2, r
+    assert "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+@two_cpus
+def test_sweep_json_validates_and_names_the_engine(tmp_path) -> None:
+    out = tmp_path / "sweep.json"
+    csv = tmp_path / "sweep.csv"
+    r = run_cli("sweep", "--workload", "sysv-sem", "--cpus", "0-1", *QUICK, "--json", str(out),
+                "--csv", str(csv))  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "engine native" in r.stdout or "engine python" in r.stdout
+    assert "scalability" in r.stdout
+    d = json.loads(out.read_text())
+    assert validate_record_dict(d) == []
+    assert d["schema"] == "ipctop.record/1"
+    assert d["config"]["workload"] == "sysv-sem"
+    assert d["config"]["engine"] in ("native", "python")
+    assert [s["pairs"] for s in d["steps"]] == [1, 2]
+    for step in d["steps"]:
+        assert len(step["threads"]) == 2 * step["pairs"]
+        assert step["total_ops_per_s"] > 0
+        assert {"pair", "cpu", "ops_per_s"} <= set(step["threads"][0])
+    for key in ("kernel_release", "cpu_model", "online", "allowed", "limits", "python"):
+        assert key in d["box"]
+    assert len(csv.read_text().splitlines()) == 1 + 2 + 4
+
+
+def test_oversubscribed_is_said() -> None:
+    r = run_cli("run", "--cpus", "0", "--pairs", "2", "--seconds", "0.3")
+    assert r.returncode == 0, r.stderr
+    assert "oversubscribed" in r.stdout
+
+
+def test_run_prints_a_line_per_interval() -> None:
+    r = run_cli("run", "--workload", "sysv-msg-shared", "--cpus", "0", "--seconds", "1.1",
+                "--interval", "0.5")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("t=")]
+    # How many intervals fit depends on a busy box's scheduling; each line must be complete.
+    assert 1 <= len(lines) <= 3
+    assert all("0A@0=" in ln and "0B@0=" in ln for ln in lines)
+
+
+def test_python_engine_is_named_and_explains_sysv_sem() -> None:
+    r = run_cli("run", "--workload", "sysv-sem", "--engine", "python", "--cpus", "0",
+                "--seconds", "0.3")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "engine python" in r.stdout
+    assert "two single sets" in r.stdout
+
+
+def test_core_never_imports_textual_or_rich() -> None:
+    code = (
+        "import sys, ipctop.engine.engine, ipctop.engine.sampler, ipctop.engine.measure, "
+        "ipctop.analysis.scaling, ipctop.analysis.settle, ipctop.output.record, "
+        "ipctop.output.tables, ipctop.box, ipctop.cpus, ipctop.commands.sweep, ipctop.commands.run\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich'))\n"
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stdout + r.stderr

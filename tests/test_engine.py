@@ -1,0 +1,137 @@
+"""The engine on real kernel objects: every workload, mode, placement and engine."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from conftest import sysv_objects, two_cpus
+
+from ipctop.engine.engine import Engine, EngineConfig, resolve_engine
+from ipctop.engine.objects import KEY_MASK, KEY_PREFIX
+from ipctop.engine.sampler import Sampler
+
+SYSV = ("sysv-msg", "sysv-sem", "sysv-msg-shared")
+ENGINES = [e for e in ("native", "python") if e == "python" or resolve_engine() == "native"]
+
+
+def live_ids() -> set[str]:
+    return {ident for _, _, ident in sysv_objects()}
+
+
+def rounds(engine: Engine) -> list[int]:
+    return [engine.counters.rounds(e.slot) for e in engine.ends()]
+
+
+@two_cpus
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("mode", ["threads", "processes"])
+@pytest.mark.parametrize("placement", ["same", "cross", "free"])
+@pytest.mark.parametrize("workload", SYSV)
+def test_every_thread_counts(workload: str, placement: str, mode: str, engine: str) -> None:
+    config = EngineConfig(workload, placement, mode, (0, 1), engine)
+    with Engine(config) as e:
+        e.start(2)
+        time.sleep(0.3)
+        counted = rounds(e)
+        assert len(counted) == 4
+        assert all(n > 0 for n in counted), counted
+        slots = [end.slot for end in e.ends()]
+        assert not e.events
+    assert e.pairs == []
+    # Once stopped, the partners of a ping-pong differ by at most one round.
+    final = [e.counters.rounds(s) for s in slots]
+    for a, b in zip(final[0::2], final[1::2]):
+        assert abs(a - b) <= 1, final
+
+
+@two_cpus
+def test_threads_are_pinned_where_placed() -> None:
+    with Engine(EngineConfig("sysv-sem", "cross", "threads", (0, 1))) as e:
+        e.start(1)
+        time.sleep(0.2)
+        s = Sampler(e).sample()
+        assert [(t.bound_cpu, t.last_cpu) for t in s.threads] == [(0, 0), (1, 1)]
+
+
+@pytest.mark.parametrize("mode", ["threads", "processes"])
+def test_add_and_remove_leave_the_others_running(mode: str) -> None:
+    cpus = (0, 1) if len(__import__("os").sched_getaffinity(0)) > 1 else (0,)
+    with Engine(EngineConfig("sysv-msg", "same", mode, cpus)) as e:
+        first = e.add_pair()
+        tids = [end.tid for end in first.ends]
+        second = e.add_pair()
+        ids = {str(o.id) for o in second.res.objects}
+        assert len(ids) == 1 and ids <= live_ids()  # the new pair's own queue
+        time.sleep(0.1)
+        mid = rounds(e)
+        assert e.remove_pair() is second
+        assert not ids & live_ids()  # its queue is gone
+        time.sleep(0.1)
+        after = rounds(e)
+        # The first pair kept its threads and kept counting through both changes.
+        assert [end.tid for end in e.pairs[0].ends] == tids
+        assert after[0] > mid[0] > 0
+        assert e.remove_pair() is first
+        assert e.remove_pair() is None
+
+
+def test_objects_are_private_and_prefixed() -> None:
+    with Engine(EngineConfig("sysv-sem", "same", "threads", (0,))) as e:
+        e.start(1)
+        res = e.pairs[0].res
+        for obj in res.objects:
+            assert obj.key & KEY_MASK == KEY_PREFIX
+            kind = "sem" if obj.kind == "sem" else "msg"
+            line = next(
+                ln.split()
+                for ln in open(f"/proc/sysvipc/{kind}").read().splitlines()[1:]
+                if ln.split()[1] == str(obj.id)
+            )
+            assert int(line[2], 8) & 0o777 == 0o600
+            if resolve_engine() == "native":
+                assert line[3] == "2"  # one array of two semaphores, as psem
+
+
+def test_planted_wrong_message_is_caught_and_not_counted() -> None:
+    with Engine(EngineConfig("sysv-msg-shared", "same", "threads", (0,))) as e:
+        e.start(1)
+        sampler = Sampler(e)
+        time.sleep(0.05)
+        e.workload.send(6, 99)  # pair 0's A type, but pair id 99
+        time.sleep(0.1)
+        sample = sampler.sample()
+        a = sample.threads[0]
+        assert a.errors == 1
+        assert any("wrong message" in ev and "99" in ev for ev in sample.events)
+        assert e.pairs[0].active  # the ping-pong goes on
+        n = rounds(e)
+        time.sleep(0.05)
+        assert rounds(e)[0] > n[0]
+
+
+def test_queue_removed_externally_fails_only_that_pair() -> None:
+    native = pytest.importorskip("ipctop._native", reason="needs the native engine")
+
+    with Engine(EngineConfig("sysv-msg", "same", "processes", (0,))) as e:
+        e.start(2)
+        time.sleep(0.05)
+        victim = e.pairs[1].res.objects[0]
+        native.rmid("msg", victim.id)  # as `ipcrm -q` would
+        deadline = time.monotonic() + 3
+        while e.pairs[1].active and time.monotonic() < deadline:
+            e.poll()
+            time.sleep(0.02)
+        assert e.pairs[1].state.startswith("failed")
+        assert "removed externally" in e.pairs[1].state
+        assert e.pairs[0].active
+        n = rounds(e)[0]
+        time.sleep(0.05)
+        assert rounds(e)[0] > n
+
+
+def test_cross_needs_two_cpus() -> None:
+    from ipctop.errors import UsageError
+
+    with pytest.raises(UsageError, match="at least 2 CPUs"):
+        Engine(EngineConfig("sysv-msg", "cross", "threads", (0,)))
