@@ -11,14 +11,30 @@ from __future__ import annotations
 import errno
 import os
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ResourceError, UnsupportedError
+from .reaper import KEY_MASK, KEY_PREFIX, ReaperClient, key_of
 
-KEY_PREFIX = 0x1C000000
-KEY_MASK = 0xFF000000
 MODE = 0o600
+
+# The reaper of the engine whose objects are being created (set by the engine).
+_tracker: ReaperClient | None = None
+
+
+@contextmanager
+def tracking(client: ReaperClient | None) -> Iterator[None]:
+    """Objects created inside are announced to `client` and keyed with its tag."""
+    global _tracker
+    previous, _tracker = _tracker, client
+    try:
+        yield
+    finally:
+        _tracker = previous
+
 
 try:
     from .. import _native
@@ -32,6 +48,8 @@ LIMIT_HINTS = {
 
 
 def new_key() -> int:
+    if _tracker is not None:
+        return _tracker.new_key()
     return KEY_PREFIX | (secrets.randbits(24) or 1)
 
 
@@ -47,12 +65,26 @@ class SysvObject:
     id: int
     key: int
     handle: Any = None  # the sysv_ipc object on the Python engine
+    tracker: ReaperClient | None = None
+
+    def __post_init__(self) -> None:
+        self.tracker = _tracker
+        if self.tracker is not None:
+            self.tracker.announce(f"+ {self.kind} {self.id} {self.key}")
 
     def remove(self) -> bool:
-        """IPC_RMID; False when it was already gone (EINVAL/EIDRM count as done)."""
+        """IPC_RMID; False when it was already gone (EINVAL/EIDRM count as done).
+
+        The id is checked to still carry our key first: an id removed from
+        outside may already belong to someone else's new object.
+        """
         if self.id < 0:
             return False
         ident, self.id = self.id, -1
+        if self.tracker is not None:
+            self.tracker.announce(f"- {self.kind} {ident}")
+        if key_of(self.kind, ident) != self.key:
+            return False
         if self.handle is not None:
             import sysv_ipc
 

@@ -1,0 +1,230 @@
+"""A watchdog process that removes an engine's objects if the engine dies.
+
+Threads die with their process and forked ends get SIGKILL from the kernel
+(PR_SET_PDEATHSIG), but SysV objects and POSIX queues outlive everyone. So
+each engine starts this small process with a pipe: every object created is
+announced on it ("+ msg 32768 469762048"), every object removed is retracted
+("- msg 32768"). When the pipe reaches EOF, the engine is gone, normally or
+not; whatever is still registered is removed, after checking that the id
+still carries the registered key (ids are recycled).
+
+The engine also owns a *tag*: 12 bits of every key it makes, claimed with an
+O_EXCL session file naming its pid. Objects made inside native loops (the
+life-cycle workload) are never announced one by one; the reaper and
+`ipctop clean` find those by tag.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+KEY_PREFIX = 0x1C000000
+KEY_MASK = 0xFF000000
+TAG_SHIFT = 12
+TAG_MASK = 0xFFF
+
+
+def session_dir() -> Path:
+    for base in ("/run", os.environ.get("XDG_RUNTIME_DIR"), "/tmp"):
+        if base and os.access(base, os.W_OK):
+            suffix = "" if base != "/tmp" else f"-{os.getuid()}"
+            d = Path(base) / f"ipctop{suffix}"
+            d.mkdir(mode=0o700, exist_ok=True)
+            return d
+    raise OSError("no writable directory for ipctop's session files")
+
+
+def tag_of(key: int) -> int | None:
+    if (key & KEY_MASK) != KEY_PREFIX:
+        return None
+    return (key >> TAG_SHIFT) & TAG_MASK
+
+
+def session_owner(tag: int) -> int | None:
+    """The pid that claimed a tag, if its session file exists."""
+    try:
+        return int((session_dir() / f"{tag:03x}").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def claim_tag(pid: int) -> int:
+    d = session_dir()
+    for _ in range(256):
+        tag = secrets.randbits(12)
+        path = d / f"{tag:03x}"
+        owner = session_owner(tag)
+        if owner is not None and not _alive(owner):
+            path.unlink(missing_ok=True)  # a dead session's claim
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            continue
+        with os.fdopen(fd, "w") as f:
+            f.write(f"{pid}\n")
+        return tag
+    raise OSError("no free ipctop session tag (256 tries)")
+
+
+def release_tag(tag: int) -> None:
+    (session_dir() / f"{tag:03x}").unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def live_objects() -> list[tuple[str, int, int, int]]:
+    """(kind, id, key, owner uid) of every SysV object visible here."""
+    out = []
+    for kind in ("msg", "sem", "shm"):
+        try:
+            lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
+        except OSError:
+            continue
+        if not lines:
+            continue
+        head = lines[0].split()
+        uid_col = head.index("uid")
+        for line in lines[1:]:
+            f = line.split()
+            out.append((kind, int(f[1]), int(f[0]) & 0xFFFFFFFF, int(f[uid_col])))
+    return out
+
+
+def key_of(kind: str, ident: int) -> int | None:
+    for k, i, key, _ in live_objects():
+        if k == kind and i == ident:
+            return key
+    return None
+
+
+def remove_checked(kind: str, ident: int, key: int) -> bool:
+    """IPC_RMID only if `ident` still carries `key`; gone already counts as done."""
+    import sysv_ipc
+
+    if key_of(kind, ident) != key:
+        return False
+    remove = {
+        "msg": sysv_ipc.remove_message_queue,
+        "sem": sysv_ipc.remove_semaphore,
+        "shm": sysv_ipc.remove_shared_memory,
+    }[kind]
+    try:
+        remove(ident)
+    except sysv_ipc.ExistentialError:
+        return False
+    return True
+
+
+def unlink_mq(name: str) -> bool:
+    import ctypes
+    import ctypes.util
+
+    lib = ctypes.CDLL(ctypes.util.find_library("rt") or None, use_errno=True)
+    return lib.mq_unlink(name.encode()) == 0
+
+
+class ReaperClient:
+    """The engine's end: announce and retract objects; close() at a normal stop."""
+
+    def __init__(self) -> None:
+        self.tag = claim_tag(os.getpid())
+        self.warnings: list[str] = []
+        try:
+            self.proc: subprocess.Popen | None = subprocess.Popen(
+                [sys.executable, "-m", "ipctop.engine.reaper", str(os.getpid()), str(self.tag)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                close_fds=True,
+                start_new_session=True,  # a Ctrl-C to the terminal's group must not reach it
+                text=True,
+            )
+        except OSError as exc:
+            release_tag(self.tag)
+            self.proc = None
+            self.warnings.append(f"no reaper ({exc}): a killed ipctop may leave objects")
+
+    @property
+    def key_base(self) -> int:
+        return KEY_PREFIX | (self.tag << TAG_SHIFT)
+
+    def new_key(self) -> int:
+        return self.key_base | (secrets.randbits(TAG_SHIFT) or 1)
+
+    def announce(self, line: str) -> None:
+        if self.proc is None or self.proc.stdin is None:
+            return
+        try:
+            self.proc.stdin.write(line + "\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, ValueError) as exc:
+            self.warnings.append(f"reaper gone ({exc}): a killed ipctop may leave objects")
+            self.proc = None
+
+    def close(self) -> None:
+        """EOF tells the reaper we are done; it sweeps our tag once and exits."""
+        if self.proc is not None:
+            try:
+                if self.proc.stdin is not None:
+                    self.proc.stdin.close()
+            except BrokenPipeError:
+                self.warnings.append("reaper pipe already closed")
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            self.proc = None
+        release_tag(self.tag)
+
+
+def sweep_tag(tag: int, uid: int) -> int:
+    """Remove every object of ours carrying `tag`; returns how many."""
+    n = 0
+    for kind, ident, key, owner in live_objects():
+        if owner == uid and tag_of(key) == tag and remove_checked(kind, ident, key):
+            n += 1
+    return n
+
+
+def main(argv: list[str]) -> int:
+    parent, tag = int(argv[0]), int(argv[1])
+    for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGPIPE):
+        signal.signal(sig, signal.SIG_IGN)
+    registered: dict[tuple[str, str], int] = {}
+    for line in sys.stdin:
+        parts = line.split()
+        if len(parts) < 3:
+            continue
+        op, kind, name = parts[:3]
+        if op == "+":
+            registered[(kind, name)] = int(parts[3]) if len(parts) > 3 else 0
+        elif op == "-":
+            registered.pop((kind, name), None)
+    # EOF: the engine stopped or died. Remove what it still held.
+    for (kind, name), key in registered.items():
+        if kind == "mq":
+            unlink_mq(name)
+        else:
+            remove_checked(kind, int(name), key)
+    sweep_tag(tag, os.getuid())
+    owner = session_owner(tag)
+    if owner == parent:
+        release_tag(tag)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,182 @@
+"""Faults for real: signals, a SIGKILLed parent, ipcrm from outside, full limits."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+from conftest import ROOT, run_cli, sysv_objects
+
+from ipctop.engine.reaper import tag_of
+
+root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root for a private IPC namespace")
+
+
+def start(*args: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "ipctop", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+
+
+def wait_for(predicate, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def objects_of(tagged_only: bool = True) -> set:
+    return {o for o in sysv_objects() if not tagged_only or tag_of(int(o[1])) is not None}
+
+
+def workers_of(proc: subprocess.Popen) -> list[psutil.Process]:
+    return [
+        c
+        for c in psutil.Process(proc.pid).children(recursive=True)
+        if "ipctop.engine.reaper" not in " ".join(c.cmdline())
+    ]
+
+
+@pytest.mark.parametrize("mode", ["threads", "processes"])
+def test_sigkill_of_the_main_process_leaves_nothing(mode: str) -> None:
+    before = objects_of()
+    proc = start("run", "--pairs", "2", "--cpus", "0", "--mode", mode, "--seconds", "60")
+    try:
+        assert wait_for(lambda: len(objects_of() - before) == 2), "pairs never started"
+        workers = workers_of(proc)
+        assert len(workers) == (4 if mode == "processes" else 0)
+        proc.kill()
+        proc.wait(5)
+        # Within 2 s: no worker and no object of that run remains.
+        assert wait_for(lambda: not (objects_of() - before), timeout=2.0), objects_of() - before
+        assert wait_for(lambda: not any(w.is_running() and w.status() != "zombie"
+                                        for w in workers), timeout=2.0)  # fmt: skip
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.parametrize(
+    "sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGHUP, 129)]
+)
+def test_signal_cleans_up_and_exits_128_plus_n(sig: int, code: int, tmp_path) -> None:
+    before = objects_of()
+    out = tmp_path / "sweep.json"
+    proc = start("sweep", "--workload", "sysv-sem", "--cpus", "0", "--mode", "processes",
+                 "--seconds", "30", "--warmup", "0", "--repeat", "1", "--json", str(out))  # fmt: skip
+    try:
+        assert wait_for(lambda: len(objects_of() - before) == 1), "sweep never started"
+        time.sleep(0.3)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == code, err
+    assert "Traceback" not in err
+    assert not (objects_of() - before)
+    record = json.loads(out.read_text())
+    assert record["interrupted"] is True
+
+
+def test_queue_removed_with_ipcrm_under_a_running_pair() -> None:
+    if not shutil.which("ipcrm"):
+        pytest.skip("ipcrm is not installed")
+    before = objects_of()
+    proc = start("run", "--pairs", "2", "--cpus", "0", "--seconds", "3", "--interval", "0.2")
+    try:
+        assert wait_for(lambda: len(objects_of() - before) == 2)
+        victim = max(int(i) for _, _, i in objects_of() - before)
+        subprocess.run(["ipcrm", "-q", str(victim)], check=True)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 1  # a pair failed: the run says so in its exit code
+    assert "removed externally" in err
+    assert "Traceback" not in err
+    last = [ln for ln in out.splitlines() if ln.startswith("t=")][-1]
+    assert "0A@0=" in last and not last.split("0A@0=")[1].startswith("0 ")  # pair 0 went on
+    assert not (objects_of() - before)
+
+
+@root
+def test_full_msgmni_gives_exit_3_and_names_the_sysctl() -> None:
+    if not shutil.which("unshare"):
+        pytest.skip("unshare is not installed")
+    # A private IPC namespace: the limit changes nowhere else.
+    script = (
+        "echo 2 > /proc/sys/kernel/msgmni && "
+        f"exec {sys.executable} -m ipctop run --pairs 3 --cpus 0 --seconds 5"
+    )
+    r = subprocess.run(["unshare", "-i", "sh", "-c", script], capture_output=True, text=True,
+                       cwd=ROOT, timeout=60)  # fmt: skip
+    assert r.returncode == 3, r.stderr
+    assert "kernel.msgmni" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_enosys_maps_to_unsupported() -> None:
+    # FAKE: this kernel has SysV IPC, so ENOSYS is handed in as the kernel would give it.
+    import errno
+
+    from ipctop.engine.objects import _translate
+    from ipctop.errors import EXIT_UNSUPPORTED
+
+    err = _translate("msg", OSError(errno.ENOSYS, os.strerror(errno.ENOSYS)))
+    assert err.exit_code == EXIT_UNSUPPORTED
+    assert "no SysV IPC" in str(err)
+
+
+def test_clean_removes_only_dead_sessions_objects() -> None:
+    import sysv_ipc
+
+    before = objects_of()
+    proc = start("run", "--pairs", "1", "--cpus", "0", "--seconds", "60")
+    stranger = sysv_ipc.MessageQueue(None, sysv_ipc.IPC_CREX, mode=0o600)  # not ipctop's
+    try:
+        assert wait_for(lambda: len(objects_of() - before) == 1)
+        reaper = [c for c in psutil.Process(proc.pid).children()
+                  if "ipctop.engine.reaper" in " ".join(c.cmdline())]  # fmt: skip
+        assert len(reaper) == 1
+        # Kill the reaper first, then the run: the worst case clean exists for.
+        reaper[0].kill()
+        assert wait_for(lambda: not reaper[0].is_running() or reaper[0].status() == "zombie")
+        proc.kill()
+        proc.wait(5)
+        left = objects_of() - before
+        assert len(left) == 1
+        dry = run_cli("clean", "--dry-run")
+        assert "would remove" in dry.stdout and objects_of() - before == left
+        r = run_cli("clean")
+        assert r.returncode == 0 and "removed msg" in r.stdout, r.stdout
+        assert not (objects_of() - before)
+        stranger.send(b"x")  # it still answers: clean did not touch another's queue
+    finally:
+        stranger.remove()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_soak_50_cycles_leaks_nothing() -> None:
+    from ipctop.soak import soak
+
+    cpus = sorted(os.sched_getaffinity(0))[:2]
+    assert soak(50, cpus) == []
