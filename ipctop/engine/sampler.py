@@ -54,6 +54,7 @@ class Sampler:
         self._ipi_prev = procfs.read_ipis(proc)
         self._thread: threading.Thread | None = None
         self._halt = threading.Event()
+        self._drift_said: set[tuple[int, str, int]] = set()
 
     # -- one reading ----------------------------------------------------------
     def sample(self) -> Sample:
@@ -87,6 +88,10 @@ class Sampler:
                     f"in the shared queue (got pair id {r.bad_value}); not counted"
                 )
             seen[key] = _Seen(r.rounds, r.errors, vcsw, ivcsw)
+            if task and end.bound_cpu is not None and task.last_cpu != end.bound_cpu:
+                drift = self._drift(end, task.last_cpu, key)
+                if drift:
+                    events.append(drift)
             threads.append(
                 ThreadSample(
                     pair=end.pair,
@@ -117,6 +122,24 @@ class Sampler:
         )
         self.history.append(sample)
         return sample
+
+    def _drift(self, end, ran_on: int, key: tuple[int, str, int]) -> str | None:
+        """Say once per thread that it ran off its CPU, and why if we can tell.
+
+        When a CPU goes offline the kernel silently widens the affinity of the
+        threads bound to it; the real CPU is the only trace left.
+        """
+        if key in self._drift_said:
+            return None
+        self._drift_said.add(key)
+        try:
+            allowed = os.sched_getaffinity(end.tid)
+        except OSError:
+            allowed = None
+        why = ""
+        if allowed is not None and allowed != {end.bound_cpu}:
+            why = f"; its affinity was widened to {sorted(allowed)} (CPU {end.bound_cpu} offline?)"
+        return f"pair {end.pair} {end.role} is bound to CPU {end.bound_cpu} but ran on CPU {ran_on}{why}"
 
     def _cpus(self) -> tuple[CpuSample, ...]:
         cur = psutil.cpu_times(percpu=True)
