@@ -11,6 +11,7 @@ from ..box import read_box
 from ..engine.engine import Engine, resolve_engine
 from ..engine.measure import RunResult, measure
 from ..output import tables
+from ..output.costs_table import format_costs
 from ..output.csvout import write_csv
 from ..output.record import Record, Step, StepThread, write_record
 from ..signals import Interrupted
@@ -107,8 +108,9 @@ def _step(config, n: int, args: argparse.Namespace) -> Step:
             StepThread(t.pair, t.role, t.cpu, t.ops_per_s, t.rounds, t.errors)
             for t in middle.threads
         ],
+        costs=middle.costs.to_dict() if middle.costs else None,
+        events=list(dict.fromkeys(e for r in runs for e in r.events)),
     )
-    step.events = [e for r in runs for e in r.events]  # type: ignore[attr-defined]
     return step
 
 
@@ -116,7 +118,7 @@ def _print_step(name: str, step: Step, ncpus: int) -> None:
     over = " · oversubscribed: more pairs than CPUs" if step.oversubscribed else ""
     print(f"\n{name} · {step.pairs} pair(s){over}")
     print(tables.format_matrix(step.threads))
-    for e in getattr(step, "events", []):
+    for e in step.events:
         print(f"! {e}")
 
 
@@ -124,10 +126,14 @@ def _finish(records: dict[str, Record], names: list[str], args, status: int) -> 
     for name in names:
         rec = records[name]
         for s in rec.steps:
-            rec.events.extend(getattr(s, "events", []))
+            rec.events.extend(s.events)
         if rec.points:
             print(f"\n{name} summary{' (interrupted)' if rec.interrupted else ''}")
             print(tables.format_summary(rec.points))
+            costs = format_costs(rec.steps)
+            if costs:
+                print(f"\n{name}: where the time goes (per round = one end's round)")
+                print(costs)
     if len(names) > 1 and any(records[n].points for n in names):
         print("\nside by side")
         print(_side_by_side(records, names))

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import procfs
+from .costs import Costs, costs_of, merge
 from .engine import Engine, EngineConfig
 from .sample import Sample
 from .sampler import Sampler
@@ -38,6 +39,7 @@ class RunResult:
     oversubscribed: bool
     events: tuple[str, ...]
     timeline: tuple[Sample, ...]
+    costs: Costs | None = None  # where the time went over the window
 
 
 def measure(
@@ -61,7 +63,9 @@ def measure_engine(
     on_sample: Callable[[Sample], None] | None = None,
 ) -> RunResult:
     sampler = Sampler(engine, interval=min(interval, max(seconds, 0.05)))
+    sampler.detail = True
     _tick(sampler, warmup, None)
+    sampler.sample()  # primes every per-interval difference at the window's start
     ends = engine.ends()
     t0 = time.monotonic()
     r0 = [engine.counters.rounds(e.slot) for e in ends]
@@ -97,6 +101,7 @@ def measure_engine(
         oversubscribed=engine.oversubscribed,
         events=tuple(dict.fromkeys(events)),
         timeline=tuple(timeline),
+        costs=merge([costs_of(s) for s in timeline]),
     )
 
 

@@ -18,7 +18,9 @@ from dataclasses import dataclass
 
 import psutil
 
+from ..cpus import read_topology
 from . import procfs
+from .costs import CostTracker
 from .engine import Engine
 from .sample import CpuSample, IpiSample, Sample, ThreadSample
 
@@ -55,6 +57,20 @@ class Sampler:
         self._thread: threading.Thread | None = None
         self._halt = threading.Event()
         self._drift_said: set[tuple[int, str, int]] = set()
+        self._costs: CostTracker | None = None
+
+    @property
+    def detail(self) -> bool:
+        """Also read where the time goes (schedstat, sched, pressure): a few more reads."""
+        return self._costs is not None
+
+    @detail.setter
+    def detail(self, on: bool) -> None:
+        if on and self._costs is None:
+            self._costs = CostTracker(self.proc)
+            self._siblings = read_topology().siblings
+        elif not on:
+            self._costs = None
 
     # -- one reading ----------------------------------------------------------
     def sample(self) -> Sample:
@@ -64,6 +80,7 @@ class Sampler:
         dt = max(now - self._last_t, 1e-9)
         self._last_t = now
         threads = []
+        tasks = {}
         seen: dict[tuple[int, str, int], _Seen] = {}
         pairs = {p.index: p for p in self.engine.pairs}
         for end in self.engine.ends():
@@ -73,6 +90,7 @@ class Sampler:
             pair = pairs.get(end.pair)
             state = pair.state if pair is not None and not pair.active else r.state
             task = procfs.read_task(end.pid, end.tid, self.proc) if r.tid else None
+            tasks[key] = task
             vcsw = task.voluntary if task else None
             ivcsw = task.involuntary if task else None
             if prev is None:
@@ -108,6 +126,13 @@ class Sampler:
                 )
             )
         self._seen = seen
+        ipis = self._ipis(dt)
+        extra: dict = {"oversubscribed": self.engine.oversubscribed}
+        if self._costs is not None:
+            extra["costs"] = self._costs.update(
+                self.engine.ends(), tuple(threads), tasks, ipis, dt,
+                self.engine.oversubscribed, self._siblings,
+            ).to_dict()  # fmt: skip
         sample = Sample(
             t=now - self._t0,
             dt=dt,
@@ -116,9 +141,9 @@ class Sampler:
             total_ops_per_s=sum(t.ops_per_s for t in threads),
             cpus=self._cpus(),
             ctxt_per_s=self._ctxt(dt),
-            ipis=self._ipis(dt),
+            ipis=ipis,
             events=tuple(events),
-            extra={"oversubscribed": self.engine.oversubscribed},
+            extra=extra,
         )
         self.history.append(sample)
         return sample

@@ -72,6 +72,8 @@ class Step:
     spread_pct: float | None = None
     oversubscribed: bool = False
     threads: list[StepThread] = field(default_factory=list)
+    costs: dict[str, Any] | None = None  # where the time went (engine.costs.Costs.to_dict)
+    events: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.repeats = [float(x) for x in self.repeats] or [float(self.total_ops_per_s)]
@@ -89,6 +91,8 @@ class Step:
             "spread_pct": self.spread_pct,
             "oversubscribed": self.oversubscribed,
             "threads": [t.to_dict() for t in self.threads],
+            "costs": self.costs,
+            "events": list(self.events),
         }
 
     @classmethod
@@ -100,6 +104,8 @@ class Step:
             spread_pct=float(d["spread_pct"]),
             oversubscribed=bool(d["oversubscribed"]),
             threads=[StepThread.from_dict(t) for t in d["threads"]],
+            costs=d.get("costs") if isinstance(d.get("costs"), dict) else None,
+            events=[str(e) for e in d.get("events", [])],
         )
 
 

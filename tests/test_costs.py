@@ -1,0 +1,113 @@
+"""Where the time goes: derived costs from recorded /proc files, and one live run."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from ipctop.engine.costs import CostTracker, costs_of, na
+from ipctop.engine.engine import Engine, EngineConfig
+from ipctop.engine.sample import IpiSample, ThreadSample
+from ipctop.engine.sampler import Sampler
+
+FIX = Path(__file__).parent / "fixtures"
+PID, TID = 4785, 4786
+
+
+class FakeEnd:
+    """The engine's view of one end, pointing at the recorded task files."""
+
+    pair, role, pid, tid, bound_cpu = 0, "A", PID, TID, 0
+
+
+def thread(rounds: int, ops: float) -> ThreadSample:
+    return ThreadSample(0, "A", TID, 0, 0, rounds, ops)
+
+
+def task_files(proc: Path, run_ns: int, wait_ns: int, migrations: int, utime: int, stime: int):
+    d = proc / str(PID) / "task" / str(TID)
+    (d / "schedstat").write_text(f"{run_ns} {wait_ns} 5\n")
+    sched = (d / "sched").read_text().splitlines()
+    sched = [
+        f"se.nr_migrations                             :                    {migrations}"
+        if ln.startswith("se.nr_migrations") else ln
+        for ln in sched
+    ]  # fmt: skip
+    (d / "sched").write_text("\n".join(sched) + "\n")
+    stat = (d / "stat").read_text().rsplit(") ", 1)  # comm may hold ") "
+    fields = stat[1].split()
+    fields[11], fields[12] = str(utime), str(stime)
+    (d / "stat").write_text(stat[0] + ") " + " ".join(fields) + "\n")
+
+
+def read_task(proc: Path):
+    from ipctop.engine.procfs import read_task as rt
+
+    return {(0, "A", TID): rt(PID, TID, str(proc))}
+
+
+def test_recorded_proc_gives_exact_costs(tmp_path) -> None:
+    # Real-shaped copies (proc_x86_real from a live box; schedstat v17 hand-made).
+    proc = tmp_path / "proc"
+    shutil.copytree(FIX / "proc_x86_real", proc, symlinks=True)
+    shutil.copy(FIX / "proc_schedstat_v17_handmade" / "schedstat", proc / "schedstat")
+    task_files(proc, 1_000_000, 500_000, 0, 10, 30)
+    tracker = CostTracker(str(proc))
+    tracker.update([FakeEnd()], (thread(1000, 0),), read_task(proc), (), 1.0, False, {})
+    # One second later: 10,000 more rounds, 40 ms more run time (ticks: 1 user, 3 system).
+    task_files(proc, 41_000_000, 2_500_000, 2, 11, 33)
+    ipis = (IpiSample(0, 200.0, 20.0),)
+    c = tracker.update(
+        [FakeEnd()], (thread(11_000, 10_000.0),), read_task(proc), ipis, 1.0, True, {}
+    )
+    t = c.threads[0]
+    assert t.cpu_us_per_round == pytest.approx(4.0)
+    assert t.user_us_per_round == pytest.approx(1.0)
+    assert t.sys_us_per_round == pytest.approx(3.0)
+    assert t.run_delay_us_per_round == pytest.approx(0.2)
+    assert t.migrations == 2
+    assert c.rtt_us == ((0, pytest.approx(100.0)),)
+    assert c.system_share_pct == pytest.approx(75.0)
+    assert c.cpus[0].resched_per_round == pytest.approx(0.02)
+    assert c.cpus[0].callfunc_per_round == pytest.approx(0.002)
+    assert c.cpu_pressure_avg10 == pytest.approx(0.03)
+    assert "oversubscribed: more pairs than CPUs" in c.flags
+
+
+def test_missing_sources_say_why_and_never_read_zero(tmp_path) -> None:
+    proc = tmp_path / "proc"
+    shutil.copytree(FIX / "proc_x86_real", proc, symlinks=True)
+    d = proc / str(PID) / "task" / str(TID)
+    (d / "schedstat").unlink()  # FAKE: a kernel without CONFIG_SCHED_INFO
+    (d / "sched").unlink()  # ... and without CONFIG_SCHED_DEBUG
+    shutil.rmtree(proc / "pressure")  # ... and without PSI
+    (proc / "thread-self").unlink(missing_ok=True)
+    tracker = CostTracker(str(proc))
+    tracker.update([FakeEnd()], (thread(0, 0),), read_task(proc), (), 1.0, False, {})
+    c = tracker.update([FakeEnd()], (thread(100, 100.0),), read_task(proc), (), 1.0, False, {})
+    t = c.threads[0]
+    assert t.run_delay_us_per_round is None
+    assert c.cpu_pressure_avg10 is None
+    assert all(x.sched_per_s is None for x in c.cpus)
+    for name in ("run delay", "cpu pressure", "wake-ups", "migrations"):
+        assert name in c.missing, c.missing
+    assert "counted from CPU changes" in c.missing["migrations"]
+    assert na(t.run_delay_us_per_round, c.missing["run delay"]).startswith("n/a (")
+
+
+def test_live_costs_of_a_real_pair() -> None:
+    with Engine(EngineConfig("sysv-sem", "same", "threads", (0,))) as e:
+        e.start(1)
+        sampler = Sampler(e)
+        sampler.detail = True
+        sampler.sample()
+        time.sleep(0.3)
+        c = costs_of(sampler.sample())
+    assert c is not None and len(c.threads) == 2
+    assert all(t.cpu_us_per_round and t.cpu_us_per_round > 0 for t in c.threads)
+    assert c.rtt_us and c.rtt_us[0][1] > 0
+    assert c.system_share_pct is not None and 0 <= c.system_share_pct <= 100
+    assert all(t.migrations == 0 for t in c.threads)  # pinned, so it must stay put
