@@ -1,0 +1,204 @@
+"""`ipctop check`: a verdict on a new box in about a minute (15 s with --quick).
+
+The box facts come first, then a fixed set of short runs: sysv-msg and
+sysv-sem at 1 pair and at every CPU, same-core; 1 pair cross-core of each;
+the shared queue at every CPU. Each run warms up once, then measures a few
+windows and keeps the median one, so one hiccup of a noisy box does not make
+the verdict. The judging lives in analysis/verdicts.py (thresholds there).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from ..analysis.scaling import spread_pct
+from ..analysis.verdicts import (
+    FAIL,
+    CheckReadings,
+    RunReading,
+    ThreadReading,
+    Verdict,
+    exit_code,
+    fmt_rate,
+    judge_check,
+    overall,
+)
+from ..box import describe, read_box
+from ..engine.engine import ENGINES, Engine, EngineConfig, resolve_engine
+from ..engine.measure import RunResult, measure_engine
+from ..errors import ResourceError, UnsupportedError
+from .common import cpu_text, resolve_cpus
+
+SCHEMA = "ipctop.check/1"
+# (warm-up, window, windows) per run: 7 runs x 7 s is about a minute; quick is 7 x 1.8 s.
+TIMING = {"full": (1.0, 2.0, 3), "quick": (0.3, 0.5, 3)}
+SCALING_WORKLOADS = ("sysv-msg", "sysv-sem")
+SHARED_WORKLOAD = "sysv-msg-shared"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--quick", action="store_true", help="about 15 s instead of about a minute")
+    p.add_argument("--json", action="store_true", help="print one machine-readable result")
+    p.add_argument("--cpus", help="CPUs to use, e.g. 0-3,8 (default: the allowed set)")
+    p.add_argument(
+        "--engine", choices=ENGINES, default="auto", help="native (C) or python (fallback)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    kind = resolve_engine(args.engine)
+    cpus = resolve_cpus(args.cpus)
+    box = read_box()
+    warmup, window, windows = TIMING["quick" if args.quick else "full"]
+    say = _Printer(quiet=args.json)
+    say(f"ipctop check · engine {kind} · CPUs {cpu_text(cpus)}")
+    for line in describe(box):
+        say(line)
+    say("")
+
+    readings = CheckReadings()
+    n = len(cpus)
+    for workload in SCALING_WORKLOADS:
+        readings.one[workload] = _run(say, kind, cpus, workload, "same", 1, warmup, window, windows)
+        if n >= 2:
+            readings.all[workload] = _run(
+                say, kind, cpus, workload, "same", n, warmup, window, windows
+            )
+    if n >= 2:
+        for workload in SCALING_WORKLOADS:
+            readings.cross[workload] = _run(
+                say, kind, cpus, workload, "cross", 1, warmup, window, windows
+            )
+    readings.shared = _run(say, kind, cpus, SHARED_WORKLOAD, "same", n, warmup, window, windows)
+
+    box_dict = box.to_dict()
+    verdicts = judge_check(box_dict, cpus, readings)
+    code = exit_code(verdicts)
+    if args.json:
+        print(json.dumps(_result(box_dict, cpus, kind, args.quick, readings, verdicts, code)))
+    else:
+        say("")
+        for v in verdicts:
+            say(_mark(v) + v.line)
+        status = overall(verdicts)
+        fails = sum(v.status == FAIL for v in verdicts)
+        say(f"\ncheck: {status}" + (f" ({fails} failed)" if fails else ""))
+    return code
+
+
+class _Printer:
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+
+    def __call__(self, text: str) -> None:
+        if not self.quiet:
+            print(text, flush=True)
+
+
+def _mark(v: Verdict) -> str:
+    return {"ok": "  ", "warn": "? ", "fail": "! "}[v.status]
+
+
+def _run(
+    say: _Printer,
+    kind: str,
+    cpus: list[int],
+    workload: str,
+    placement: str,
+    pairs: int,
+    warmup: float,
+    window: float,
+    windows: int,
+) -> RunReading:
+    config = EngineConfig(
+        workload=workload, placement=placement, mode="threads", cpus=tuple(cpus), engine=kind
+    )
+    try:
+        results, seen = _measure(config, pairs, warmup, window, windows)
+    except (ResourceError, UnsupportedError, RuntimeError, OSError) as exc:
+        # One run that cannot start is a verdict, not the end of the check.
+        reading = RunReading(workload, placement, pairs, len(cpus), 0.0, error=str(exc))
+        say(f"{reading.label}: could not run: {exc}")
+        return reading
+    middle = sorted(results, key=lambda r: r.total_ops_per_s)[len(results) // 2]
+    threads = tuple(
+        ThreadReading(
+            pair=t.pair,
+            role=t.role,
+            bound_cpu=t.bound_cpu,
+            seen_cpus=tuple(sorted(seen.get((t.pair, t.role), set()))),
+            rounds=t.rounds,
+            # Wrong messages anywhere in the run count, not only in the median window.
+            errors=max(
+                x.errors
+                for r in results
+                for x in r.threads
+                if x.pair == t.pair and x.role == t.role
+            ),
+            state=t.state,
+        )
+        for t in middle.threads
+    )
+    reading = RunReading(
+        workload=workload,
+        placement=placement,
+        pairs=pairs,
+        ncpus=len(cpus),
+        total_ops_per_s=middle.total_ops_per_s,
+        threads=threads,
+        oversubscribed=middle.oversubscribed,
+        events=tuple(dict.fromkeys(e for r in results for e in r.events)),
+        seconds=sum(r.seconds for r in results),
+        window_totals=tuple(r.total_ops_per_s for r in results),
+    )
+    spread = spread_pct([r.total_ops_per_s for r in results])
+    say(
+        f"{reading.label:<34} {fmt_rate(reading.total_ops_per_s):>7} ops/s"
+        f"  (spread {spread:.0f} % over {len(results)} windows)"
+    )
+    return reading
+
+
+def _measure(
+    config: EngineConfig, pairs: int, warmup: float, window: float, windows: int
+) -> tuple[list[RunResult], dict[tuple[int, str], set[int]]]:
+    """Measure several windows on one set of pairs; also every CPU each end was seen on."""
+    results: list[RunResult] = []
+    seen: dict[tuple[int, str], set[int]] = {}
+    with Engine(config) as engine:
+        engine.start(pairs)
+        for i in range(windows):
+            r = measure_engine(engine, window, warmup if i == 0 else 0.0)
+            results.append(r)
+            for sample in r.timeline:
+                for t in sample.threads:
+                    if t.last_cpu is not None:
+                        seen.setdefault((t.pair, t.role), set()).add(t.last_cpu)
+            for t in r.threads:
+                if t.cpu is not None:
+                    seen.setdefault((t.pair, t.role), set()).add(t.cpu)
+    return results, seen
+
+
+def _result(
+    box: dict[str, Any],
+    cpus: list[int],
+    kind: str,
+    quick: bool,
+    readings: CheckReadings,
+    verdicts: list[Verdict],
+    code: int,
+) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA,
+        "quick": quick,
+        "engine": kind,
+        "cpus": list(cpus),
+        "box": box,
+        "runs": [r.to_dict() for r in readings.runs()],
+        "verdicts": [v.to_dict() for v in verdicts],
+        "status": overall(verdicts),
+        "exit_code": code,
+    }

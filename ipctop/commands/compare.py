@@ -1,0 +1,124 @@
+"""`ipctop compare OLD.json NEW.json [MORE.json ...]`: the seeds' kernel-vs-kernel table.
+
+Every record is read and validated before anything is printed, so a bad file
+is one line on stderr and exit 2; a regression beyond --fail-below is exit 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import shutil
+import sys
+from pathlib import Path
+
+from ..analysis.compare import Comparison, compare, format_comparison
+from ..analysis.verdicts import fmt_rate
+from ..errors import EXIT_FAILED, EXIT_OK, UsageError
+from ..output.gnuplot import write_gnuplot
+from ..output.record import Record, read_record, record_points
+
+PLAIN_MARKERS = ("*", "o", "x", "+", "#", "@")
+
+
+def percent(text: str) -> float:
+    try:
+        value = float(text.rstrip("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be zero or a positive percentage")
+    return value
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("records", nargs="+", metavar="RECORD.json", help="the first is the baseline")
+    p.add_argument("--plot", action="store_true", help="draw the curves in the terminal")
+    p.add_argument("--gnuplot", metavar="DIR", help='write one "pairs total" file per record')
+    p.add_argument(
+        "--fail-below",
+        type=percent,
+        metavar="PCT",
+        help="exit 1 when any point is more than PCT %% below the first record",
+    )
+    p.add_argument("--force", action="store_true", help="compare different workloads anyway")
+
+
+def run(args: argparse.Namespace) -> int:
+    if len(args.records) < 2:
+        raise UsageError("compare needs at least two records (the first is the baseline)")
+    records = [read_record(path) for path in args.records]
+    cmp = compare(records, force=args.force)
+    print(format_comparison(cmp))
+    if args.plot:
+        print()
+        print(plot_text(cmp, records))
+    if args.gnuplot:
+        for path in write_gnuplot_files(Path(args.gnuplot), records):
+            print(f"gnuplot data written to {path}", file=sys.stderr)
+    if args.fail_below is None:
+        return EXIT_OK
+    return _gate(cmp, args.fail_below)
+
+
+def _gate(cmp: Comparison, threshold: float) -> int:
+    regressions = cmp.regressions(threshold)
+    if not regressions:
+        print(f"\nno point more than {threshold:g} % below {cmp.labels[0]}")
+        return EXIT_OK
+    print(f"\nregressions of more than {threshold:g} % against {cmp.labels[0]}:")
+    for r in regressions:
+        print(f"  {r.label} at {r.pairs} pair(s): {r.diff_pct:+.1f} %")
+    return EXIT_FAILED
+
+
+def gnuplot_names(records: list[Record]) -> list[str]:
+    """One file name per record: its own name's stem, numbered when two would clash."""
+    stems = [Path(r.name).stem or "record" for r in records]
+    if len(set(stems)) == len(stems):
+        return [f"{s}.dat" for s in stems]
+    return [f"{i + 1}-{s}.dat" for i, s in enumerate(stems)]
+
+
+def write_gnuplot_files(directory: Path, records: list[Record]) -> list[Path]:
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--gnuplot {directory}: {exc.strerror or exc}") from None
+    if not directory.is_dir():
+        raise UsageError(f"--gnuplot {directory} is not a directory")
+    return [
+        write_gnuplot(directory, name, record_points(r))
+        for name, r in zip(gnuplot_names(records), records)
+    ]
+
+
+def plot_text(cmp: Comparison, records: list[Record]) -> str:
+    """The scaling curves as terminal text; colour only when stdout is a terminal."""
+    import plotext as plt
+
+    plt.clear_figure()
+    width, height = shutil.get_terminal_size((100, 30))
+    plt.plotsize(min(width, 120), max(15, min(height - 5, 30)))
+    plt.theme("default" if sys.stdout.isatty() else "clear")
+    colour = sys.stdout.isatty()
+    for i, (label, record) in enumerate(zip(cmp.labels, records)):
+        points = record_points(record)
+        plt.plot(
+            [p.pairs for p in points],
+            [p.total_ops_per_s for p in points],
+            label=label,
+            # Without colour only the marker tells the curves apart.
+            marker="braille" if colour else PLAIN_MARKERS[i % len(PLAIN_MARKERS)],
+        )
+    top = max((t for row in cmp.rows for t in row.totals if t is not None), default=0.0)
+    if top > 0:
+        # From zero, so that a collapse looks like one; ticks read "4.01M", not 4010000.0.
+        ticks = [top * i / 4 for i in range(5)]
+        plt.ylim(0, top * 1.05)
+        plt.yticks(ticks, [fmt_rate(t) for t in ticks])
+    plt.title("total ops/s by pairs")
+    plt.xlabel("pairs")
+    plt.xticks(sorted({r.pairs for r in cmp.rows}))
+    text = plt.build()
+    return text if colour else plt.uncolorize(text)

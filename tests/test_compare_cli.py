@@ -1,0 +1,189 @@
+"""`ipctop compare` run as a user would: hand-made records in, table and exit code out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+from ipctop.output.record import Record, Step, write_record
+
+Q6600_2622 = [4.79e6, 9.40e6, 13.58e6, 18.10e6]
+Q6600_2624 = [4.01e6, 7.58e6, 8.04e6, 5.13e6]
+
+
+def make(path: Path, kernel: str, totals: list[float], **config: object) -> Path:
+    cfg = {
+        "workload": "sysv-sem",
+        "placement": "same",
+        "mode": "threads",
+        "engine": "native",
+        "cpus": [0, 1, 2, 3],
+        "seconds": 5.0,
+        "warmup": 1.0,
+        "repeat": 1,
+        "interval": None,
+    }
+    cfg.update(config)
+    rec = Record(
+        kind="sweep",
+        box={"kernel_release": kernel},
+        config=cfg,
+        steps=[Step(i + 1, t) for i, t in enumerate(totals)],
+    )
+    return write_record(path, rec)
+
+
+@pytest.fixture
+def q6600(tmp_path: Path) -> tuple[str, str]:
+    old = make(tmp_path / "old.json", "2.6.22", Q6600_2622)
+    new = make(tmp_path / "new.json", "2.6.24", Q6600_2624)
+    return str(old), str(new)
+
+
+def test_exact_diffs_on_stdout(q6600: tuple[str, str]) -> None:
+    r = run_cli("compare", *q6600)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].split() == ["2.6.22", "(old.json)", "2.6.24", "(new.json)"]
+    # (new - old) / old: -16.3, -19.4, -40.8, -71.7 %.
+    assert lines[2].split() == ["1", "4,790,000", "4,010,000", "-16.3"]
+    assert lines[3].split() == ["2", "9,400,000", "7,580,000", "-19.4"]
+    assert lines[4].split() == ["3", "13,580,000", "8,040,000", "-40.8"]
+    assert lines[5].split() == ["4", "18,100,000", "5,130,000", "-71.7"]
+    assert "Scalability [%]" in lines
+    assert lines[-1].split() == ["4", "377.9", "127.9"]
+    assert r.stderr == ""
+
+
+def test_three_records_each_against_the_first(tmp_path: Path) -> None:
+    a = make(tmp_path / "a.json", "2.6.18", [948_005.0, 1_768_273.0])
+    b = make(tmp_path / "b.json", "2.6.25", [398_435.0])
+    c = make(tmp_path / "c.json", "6.9.0", [1_000_000.0, 2_000_000.0])
+    r = run_cli("compare", str(a), str(b), str(c))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[2].split() == ["1", "948,005", "398,435", "-58.0", "1,000,000", "+5.5"]
+    assert lines[3].split() == ["2", "1,768,273", "-", "-", "2,000,000", "+13.1"]
+
+
+@pytest.mark.parametrize(
+    "pct, code",
+    [("15", 1), ("40", 1), ("71", 1), ("72", 0), ("90", 0), ("71.6", 1), ("71.7%", 0)],
+)
+def test_fail_below_exit_codes(q6600: tuple[str, str], pct: str, code: int) -> None:
+    r = run_cli("compare", *q6600, "--fail-below", pct)
+    assert r.returncode == code, (r.stdout, r.stderr)
+    if code:
+        assert "regressions of more than" in r.stdout
+        assert "2.6.24 (new.json) at 4 pair(s): -71.7 %" in r.stdout
+    else:
+        assert "no point more than" in r.stdout
+
+
+def test_fail_below_improvement_exits_0(tmp_path: Path) -> None:
+    # pmsg-shared before/after the wake-up patch: +7.8 %, nothing regressed.
+    a = make(tmp_path / "before.json", "before", [52.4e6], workload="sysv-msg-shared")
+    b = make(tmp_path / "after.json", "after", [56.5e6], workload="sysv-msg-shared")
+    r = run_cli("compare", str(a), str(b), "--fail-below", "0")
+    assert r.returncode == 0, r.stdout
+    assert "+7.8" in r.stdout
+
+
+def test_different_workloads_refused_then_forced(tmp_path: Path) -> None:
+    a = make(tmp_path / "sem.json", "6.1", [100.0, 190.0])
+    b = make(tmp_path / "msg.json", "6.1", [80.0, 150.0], workload="sysv-msg")
+    r = run_cli("compare", str(a), str(b))
+    assert r.returncode == 2
+    assert r.stdout == ""
+    [line] = r.stderr.strip().splitlines()
+    assert "sysv-sem/same/threads" in line and "sysv-msg/same/threads" in line
+    assert "--force" in line and "Traceback" not in r.stderr
+    r = run_cli("compare", str(a), str(b), "--force")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[2].split() == ["1", "100", "80", "-20.0"]
+    assert r.stdout.splitlines()[-1].startswith("forced: sem.json is sysv-sem/same/threads")
+
+
+def test_corrupted_record_one_line_exit_2(q6600: tuple[str, str], tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(Path(q6600[1]).read_text()[:200])
+    r = run_cli("compare", q6600[0], str(bad))
+    assert r.returncode == 2
+    assert r.stdout == ""
+    [line] = r.stderr.strip().splitlines()
+    assert "bad.json is truncated or not JSON" in line
+
+
+def test_wrong_version_record_one_line_exit_2(q6600: tuple[str, str], tmp_path: Path) -> None:
+    d = json.loads(Path(q6600[1]).read_text())
+    d["schema"] = "ipctop.record/9"
+    future = tmp_path / "future.json"
+    future.write_text(json.dumps(d))
+    r = run_cli("compare", q6600[0], str(future))
+    assert r.returncode == 2
+    [line] = r.stderr.strip().splitlines()
+    assert "future.json is ipctop.record/9; this ipctop reads ipctop.record/1" in line
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (("missing.json",), "no such file"),
+        (("ONLY_ONE",), "at least two records"),
+        (("--fail-below", "-5"), "positive percentage"),
+        (("--fail-below", "lots"), "not a percentage"),
+    ],
+)
+def test_bad_invocations_one_line_exit_2(
+    q6600: tuple[str, str], tmp_path: Path, args: tuple[str, ...], words: str
+) -> None:
+    if args == ("ONLY_ONE",):
+        full = [q6600[0]]
+    elif args == ("missing.json",):
+        full = [q6600[0], str(tmp_path / "missing.json")]
+    else:
+        full = [*q6600, *args]
+    r = run_cli("compare", *full)
+    assert r.returncode == 2, r
+    assert "Traceback" not in r.stderr
+    [line] = r.stderr.strip().splitlines()
+    assert words in line
+
+
+def test_gnuplot_writes_pairs_total_files(q6600: tuple[str, str], tmp_path: Path) -> None:
+    out = tmp_path / "plots" / "q6600"
+    r = run_cli("compare", *q6600, "--gnuplot", str(out))
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["new.dat", "old.dat"]
+    rows = [line.split() for line in (out / "new.dat").read_text().splitlines()]
+    assert rows[0][0] == "#"
+    assert rows[1:] == [["1", "4010000"], ["2", "7580000"], ["3", "8040000"], ["4", "5130000"]]
+    assert str(out / "old.dat") in r.stderr
+
+
+def test_gnuplot_same_file_names_are_numbered(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    one = make(tmp_path / "a" / "run.json", "6.1", [100.0])
+    two = make(tmp_path / "b" / "run.json", "6.2", [90.0])
+    out = tmp_path / "dat"
+    r = run_cli("compare", str(one), str(two), "--gnuplot", str(out))
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["1-run.dat", "2-run.dat"]
+    assert (out / "2-run.dat").read_text().splitlines()[1] == "1 90"
+
+
+def test_plot_draws_both_curves_without_colour(q6600: tuple[str, str]) -> None:
+    r = run_cli("compare", *q6600, "--plot")
+    assert r.returncode == 0, r.stderr
+    assert "total ops/s by pairs" in r.stdout
+    assert "2.6.22 (old.json)" in r.stdout.split("Scalability [%]")[1]
+    assert "\x1b[" not in r.stdout  # not a terminal: no escape codes in a pipe
+    plot = r.stdout.split("total ops/s by pairs")[1]
+    # Without colour each curve has its own marker, named in the legend.
+    assert "** 2.6.22 (old.json)" in plot and "oo 2.6.24 (new.json)" in plot
+    assert plot.count("o") > 10 and plot.count("*") > 10
+    assert "18.1M" in plot and "pairs" in plot
