@@ -7,6 +7,7 @@ and not on whatever other tests on the box are doing at the same time.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -60,8 +61,13 @@ pytestmark = [
 ]
 
 
+@functools.cache
 def can_isolate() -> bool:
-    return os.geteuid() == 0 and shutil.which("unshare") is not None
+    """Root with a working unshare(1): containers may still refuse new namespaces."""
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        return False
+    probe = ["unshare", "--ipc", "--mount", "--propagation", "private", "true"]
+    return subprocess.run(probe, capture_output=True).returncode == 0
 
 
 def sysv_ids() -> set[str]:
@@ -85,6 +91,17 @@ def procs_running(binary: Path) -> list[int]:
         if exe == str(binary):
             found.append(int(entry.name))
     return found
+
+
+def wait_for_handler(pid: int, sig: signal.Signals) -> None:
+    """Until the benchmark catches sig (before that, SIGINT is ignored in a background job)."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("SigCgt:") and int(line.split()[1], 16) >> (sig - 1) & 1:
+                return
+        time.sleep(0.01)
+    raise AssertionError(f"pid {pid} never installed a handler for {sig.name}")
 
 
 @dataclass
@@ -155,6 +172,15 @@ def run_ref(binary: Path, tmp: Path, args: list[str]) -> Finished:
     return done
 
 
+def run_one_line(binary: Path, tmp: Path, args: list[str]) -> dict:
+    tmp.mkdir()
+    done = run_ref(binary, tmp, args)
+    assert done.rc == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 1, done.stdout
+    return json.loads(lines[0])
+
+
 @pytest.mark.parametrize("mode", ["threads", "processes"])
 @pytest.mark.parametrize("workload", WORKLOADS)
 def test_each_workload_runs_one_pair_and_cleans_up(
@@ -163,18 +189,22 @@ def test_each_workload_runs_one_pair_and_cleans_up(
     # spin refuses same-CPU placement; every other workload uses it
     placement = "cross" if workload == "spin" else "same"
     args = ["--workload", workload, "--pairs", "1", "--cpus", CPUS, "--placement", placement]
-    args += ["--mode", mode, "--seconds", "0.2", "--warmup", "0.05"]
-    done = run_ref(pingpong, tmp_path, args)
-
-    assert done.rc == 0, done.stderr
-    lines = done.stdout.splitlines()
-    assert len(lines) == 1, done.stdout
-    record = json.loads(lines[0])
+    args += ["--mode", mode, "--warmup", "0.05"]
+    record = run_one_line(pingpong, tmp_path / "first", [*args, "--seconds", "0.2"])
+    if record["total_ops_per_s"] == 0:
+        # A pair only moves while its ends get a CPU; beside a job with hundreds
+        # of threads on the same CPU (the box is shared) 0.2 s can pass without.
+        record = run_one_line(pingpong, tmp_path / "again", [*args, "--seconds", "1"])
+        load = os.getloadavg()[0]
+        if record["total_ops_per_s"] == 0 and load > 2 * len(ALLOWED):
+            pytest.skip(f"{workload} got no CPU time in 1 s; load average {load:.1f}")
     assert (record["workload"], record["mode"], record["pairs"]) == (workload, mode, 1)
     assert record["placement"] == placement
     assert record["total_ops_per_s"] > 0
     ends = record["threads"]
-    assert sum(e["ops_per_s"] for e in ends) == pytest.approx(record["total_ops_per_s"], rel=1e-3)
+    assert sum(e["ops_per_s"] for e in ends) == pytest.approx(
+        record["total_ops_per_s"], rel=1e-3, abs=0.1 * len(ends)
+    )
     cpus = [int(c) for c in CPUS.split(",")]
     if workload == "sysv-sem-multi":
         assert [e["role"] for e in ends] == ["T"] * 4 * len(cpus)
@@ -222,7 +252,8 @@ def test_stop_signal_cleans_up(
     args += ["--seconds", "60", "--warmup", "0"]
     run = RefRun(pingpong, tmp_path, args)
     pid = run.pid()
-    time.sleep(0.3)  # let it reach the measured loop; not a timing assertion
+    wait_for_handler(pid, sig)
+    time.sleep(0.3)  # let the ends get going; not a timing assertion
     os.kill(pid, sig)
     done = run.finish()
     assert done.rc == 128 + sig
