@@ -33,7 +33,16 @@ class OptionalBuildExt(build_ext):
 
 native = Extension(
     "ipctop._native",
-    sources=["ipctop/native/module.c", "ipctop/native/loops_sysv.c"],
+    sources=[
+        "ipctop/native/module.c",
+        "ipctop/native/loops_sysv.c",
+        "ipctop/native/loops_stream.c",
+        "ipctop/native/loops_posix.c",
+        "ipctop/native/loops_futex.c",
+        "ipctop/native/loops_spin.c",
+        "ipctop/native/loops_signal.c",
+        "ipctop/native/loops_sysv_multi.c",
+    ],
     depends=["ipctop/native/native.h"],
     extra_compile_args=["-O2", "-Wall", "-std=gnu11"],
     libraries=["rt", "pthread"],

@@ -59,6 +59,17 @@ def add_workload_options(p: argparse.ArgumentParser, many: bool = False) -> None
     p.add_argument(
         "--engine", choices=ENGINES, default="auto", help="native (C) or python (fallback)"
     )
+    p.add_argument(
+        "--threads",
+        type=count(1, 65536),
+        help="sysv-sem-multi: threads in all, split evenly over the CPUs (default 4 per CPU)",
+    )
+    p.add_argument(
+        "--sems",
+        type=count(1, 65535),
+        default=128,
+        help="sysv-sem-multi: semaphores in the one shared array (default 128)",
+    )
 
 
 def resolve_cpus(spec: str | None) -> list[int]:
@@ -84,6 +95,8 @@ def engine_config(args: argparse.Namespace, workload: str, cpus: list[int]) -> E
         mode=args.mode,
         cpus=tuple(cpus),
         engine=args.engine,
+        threads=getattr(args, "threads", None),
+        sems=getattr(args, "sems", 128),
     )
 
 

@@ -13,7 +13,7 @@ from ..errors import UsageError
 from .counters import CounterBlock, SlotWriter
 from .forker import Forker
 from .objects import _native
-from .placement import MODES, check_placement, oversubscribed, place
+from .placement import MODES, check_placement, oversubscribed
 from .workloads import WORKLOADS, PairResources, Workload, make_workload
 
 ENGINES = ("auto", "native", "python")
@@ -40,6 +40,8 @@ class EngineConfig:
     mode: str = "threads"
     cpus: tuple[int, ...] = (0,)
     engine: str = "auto"
+    threads: int | None = None  # sysv-sem-multi: threads in all (default 4 per CPU)
+    sems: int = 128  # sysv-sem-multi: semaphores in the one shared array
 
 
 @dataclass
@@ -57,7 +59,7 @@ class End:
 @dataclass
 class Pair:
     index: int
-    ends: tuple[End, End]
+    ends: tuple[End, ...]  # A and B, or the threads of a unit ("T0", "T1", ...)
     res: PairResources
     state: str = "running"  # or "failed: why"
     started: float = field(default_factory=time.monotonic)
@@ -87,6 +89,7 @@ class Engine:
         self.config = config
         self.kind = resolve_engine(config.engine)
         self.workload: Workload = make_workload(config.workload)
+        self.workload.configure(config)
         self.workload.check(config.placement, self.kind)
         self.cpus = list(config.cpus)
         self.counters = CounterBlock()
@@ -137,20 +140,20 @@ class Engine:
             if cpu is not None and cpu not in self.cpus:
                 raise UsageError(f"CPU {cpu} is not one of this run's CPUs {self.cpus}")
             index = len(self.pairs)
-            cpu_a, cpu_b = place(self.config.placement, self.cpus, index, cpu)
+            bounds = self.workload.place_unit(self.config.placement, self.cpus, index, cpu)
             res = self.workload.create_pair(index, self.kind)
             ends: list[End] = []
             try:
-                for role, bound in zip(ROLES, (cpu_a, cpu_b)):
+                for role, bound in zip(self.workload.roles(index), bounds):
                     end = End(index, role, self.counters.allocate(), bound, os.getpid())
                     ends.append(end)
-                pair = Pair(index, (ends[0], ends[1]), res)
+                pair = Pair(index, tuple(ends), res)
                 for r, end in enumerate(ends):
                     self._launch(pair, end, r)
                 self._await_start(pair)
             except BaseException:
                 # Roll back a pair that failed halfway: nothing of it may survive.
-                half = Pair(index, tuple(ends) if len(ends) == 2 else (), res)  # type: ignore[arg-type]
+                half = Pair(index, tuple(ends), res)
                 self._stop_pairs([half])
                 raise
             self.pairs.append(pair)

@@ -9,6 +9,8 @@
 #include <Python.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <mqueue.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
@@ -23,16 +25,28 @@
 
 static const struct workload_entry *tables[] = {
     ipctop_sysv_loops,
+    ipctop_stream_loops,
+    ipctop_posix_loops,
+    ipctop_futex_loops,
+    ipctop_spin_loops,
+    ipctop_signal_loops,
+    ipctop_sysv_multi_loops,
     NULL,
 };
 
-static loop_fn find_loop(const char *name)
+static const struct workload_entry *find_entry(const char *name)
 {
     for (int t = 0; tables[t]; t++)
         for (const struct workload_entry *e = tables[t]; e->name; e++)
             if (strcmp(e->name, name) == 0)
-                return e->loop;
+                return e;
     return NULL;
+}
+
+static loop_fn find_loop(const char *name)
+{
+    const struct workload_entry *e = find_entry(name);
+    return e ? e->loop : NULL;
 }
 
 /* Runs one end to completion; records tid, state and errno in its slot. */
@@ -289,6 +303,84 @@ static PyObject *msg_drain(PyObject *self, PyObject *a)
     return PyLong_FromLong(n);
 }
 
+/* Runs a workload's setup or wake hook on a pair's shared area; returns errno
+ * (0 also when the workload has no such hook). */
+static PyObject *pair_hook(PyObject *self, PyObject *a)
+{
+    const char *name, *hook;
+    int role;
+    PyObject *args, *shm = Py_None;
+    struct end_ctx ctx;
+    Py_buffer view;
+    int have_view = 0, err;
+
+    if (!PyArg_ParseTuple(a, "ssiO|O", &name, &hook, &role, &args, &shm))
+        return NULL;
+    const struct workload_entry *e = find_entry(name);
+    if (!e)
+        return PyErr_Format(PyExc_ValueError, "no native loop for workload %s", name);
+    loop_fn fn;
+    if (strcmp(hook, "setup") == 0)
+        fn = e->setup;
+    else if (strcmp(hook, "wake") == 0)
+        fn = e->wake;
+    else
+        return PyErr_Format(PyExc_ValueError, "hook must be setup or wake, not %s", hook);
+    if (!fn)
+        return PyLong_FromLong(0);
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.role = role;
+    PyObject *seq = PySequence_Fast(args, "args must be a sequence of ints");
+    if (!seq)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    for (Py_ssize_t i = 0; i < n && i < IPCTOP_MAX_ARGS; i++)
+        ctx.arg[i] = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
+    Py_DECREF(seq);
+    if (PyErr_Occurred())
+        return NULL;
+    if (shm != Py_None) {
+        if (PyObject_GetBuffer(shm, &view, PyBUF_WRITABLE) < 0)
+            return NULL;
+        have_view = 1;
+        ctx.shm = view.buf;
+        ctx.shm_len = (size_t)view.len;
+    }
+    err = fn(&ctx);
+    if (have_view)
+        PyBuffer_Release(&view);
+    return PyLong_FromLong(err);
+}
+
+/* mq_open(O_RDWR|O_CREAT|O_EXCL) of a new queue; returns its descriptor. */
+static PyObject *mq_create(PyObject *self, PyObject *a)
+{
+    const char *name;
+    int mode;
+    long maxmsg, msgsize;
+    if (!PyArg_ParseTuple(a, "sill", &name, &mode, &maxmsg, &msgsize))
+        return NULL;
+    struct mq_attr attr = {.mq_maxmsg = maxmsg, .mq_msgsize = msgsize};
+    mqd_t q = mq_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, (mode_t)(mode & 0777), &attr);
+    if (q == (mqd_t)-1)
+        return PyErr_SetFromErrnoWithFilename(PyExc_OSError, name);
+    return PyLong_FromLong((long)q);
+}
+
+/* mq_unlink; returns False when the name was already gone. */
+static PyObject *mq_remove(PyObject *self, PyObject *a)
+{
+    const char *name;
+    if (!PyArg_ParseTuple(a, "s", &name))
+        return NULL;
+    if (mq_unlink(name) < 0) {
+        if (errno == ENOENT)
+            Py_RETURN_FALSE;
+        return PyErr_SetFromErrnoWithFilename(PyExc_OSError, name);
+    }
+    Py_RETURN_TRUE;
+}
+
 static PyObject *workloads(PyObject *self, PyObject *unused)
 {
     PyObject *out = PyList_New(0);
@@ -317,6 +409,11 @@ static PyMethodDef methods[] = {
     {"rmid", rmid, METH_VARARGS, "rmid('msg'|'sem', id) -> False if already gone"},
     {"msg_send", msg_send, METH_VARARGS, "msg_send(msqid, type, pair) without blocking"},
     {"msg_drain", msg_drain, METH_VARARGS, "msg_drain(msqid, type) -> messages removed"},
+    {"pair_hook", pair_hook, METH_VARARGS,
+     "pair_hook(workload, 'setup'|'wake', role, args[, shm]) -> errno"},
+    {"mq_create", mq_create, METH_VARARGS,
+     "mq_create(name, mode, maxmsg, msgsize) -> mqd (O_EXCL)"},
+    {"mq_unlink", mq_remove, METH_VARARGS, "mq_unlink(name) -> False if already gone"},
     {"workloads", workloads, METH_NOARGS, "names of the workloads with a native loop"},
     {NULL, NULL, 0, NULL},
 };

@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include <errno.h>
 
 #define IPCTOP_SLOT_SIZE 128
 #define IPCTOP_MAX_ARGS 8
@@ -49,12 +50,29 @@ struct end_ctx {
 /* A loop returns 0 when it stopped on request, or the errno that ended it. */
 typedef int (*loop_fn)(struct end_ctx *ctx);
 
+/* Optional per-pair hooks, called from the monitor with slot == NULL:
+ * setup prepares ctx->shm before the ends start (sem_init, futex words);
+ * wake runs after the stop flags are set and must unblock end ctx->role. */
 struct workload_entry {
     const char *name;
     loop_fn loop;
+    loop_fn setup;
+    loop_fn wake;
 };
 
 extern const struct workload_entry ipctop_sysv_loops[];
+extern const struct workload_entry ipctop_stream_loops[];
+extern const struct workload_entry ipctop_posix_loops[];
+extern const struct workload_entry ipctop_futex_loops[];
+extern const struct workload_entry ipctop_spin_loops[];
+extern const struct workload_entry ipctop_signal_loops[];
+extern const struct workload_entry ipctop_sysv_multi_loops[];
+
+/* The shared area a hook or loop needs, or EINVAL when Python passed none. */
+static inline int need_shm(const struct end_ctx *c, size_t len)
+{
+    return (c->shm && c->shm_len >= len) ? 0 : EINVAL;
+}
 
 static inline int stop_requested(const struct end_slot *s)
 {

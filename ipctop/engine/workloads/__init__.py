@@ -3,9 +3,29 @@
 from __future__ import annotations
 
 from .base import PairResources, Workload
+from .posix import PosixMq, PosixSem
+from .signal_token import Signal
+from .streams import Eventfd, Pipe, Socket
 from .sysv import SysvMsg, SysvMsgShared, SysvSem
+from .sysv_multi import SysvLifecycle, SysvSemMulti
+from .words import Futex, Spin, SpinYield
 
-_CLASSES: list[type[Workload]] = [SysvMsg, SysvSem, SysvMsgShared]
+_CLASSES: list[type[Workload]] = [
+    SysvMsg,
+    SysvSem,
+    SysvMsgShared,
+    SysvSemMulti,
+    SysvLifecycle,
+    Pipe,
+    Socket,
+    PosixSem,
+    PosixMq,
+    Futex,
+    Eventfd,
+    Signal,
+    Spin,
+    SpinYield,
+]
 
 WORKLOADS: dict[str, type[Workload]] = {cls.name: cls for cls in _CLASSES}
 

@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import UsageError
 from ..counters import SlotWriter
+from ..placement import place
+
+if TYPE_CHECKING:
+    from ..engine import EngineConfig
 
 
 @dataclass
 class PairResources:
     """The kernel objects of one pair and what each end's loop is given."""
 
-    args: tuple[tuple[int, ...], tuple[int, ...]]  # native loop arguments for A and B
+    args: tuple[tuple[int, ...], ...]  # native loop arguments of each end (A and B for a pair)
     objects: list[Any] = field(default_factory=list)  # SysvObject and the like
     shm: Any = None  # a shared mapping handed to the native loop, if any
-    py: tuple[Any, Any] = (None, None)  # per-end handles for the Python loops
+    py: tuple[Any, ...] = (None, None)  # per-end handles for the Python loops
     closers: list[Any] = field(default_factory=list)  # callables run at teardown
 
 
@@ -30,6 +34,25 @@ class Workload:
     python_unavailable: str | None = None
     #: printed with every output that used the Python engine, e.g. a semantic difference
     python_note: str | None = None
+    #: ends in one unit: a ping-pong pair has two; a unit is what sweeps add per step
+    ends_per_unit: int = 2
+
+    def configure(self, config: EngineConfig) -> None:
+        """Learn the run's mode, CPUs and options before check() and open()."""
+        self.mode = config.mode
+        self.cpus = list(config.cpus)
+
+    def roles(self, index: int) -> tuple[str, ...]:
+        """Names of unit `index`'s ends: A and B, or T0, T1, ... for other units."""
+        if self.ends_per_unit == 2:
+            return ("A", "B")
+        return tuple(f"T{i}" for i in range(self.ends_per_unit))
+
+    def place_unit(
+        self, placement: str, cpus: list[int], index: int, cpu: int | None = None
+    ) -> tuple[int | None, ...]:
+        """Where each end of unit `index` runs (None = unpinned)."""
+        return place(placement, cpus, index, cpu)
 
     def check(self, placement: str, engine: str) -> None:
         """Refuse a combination that cannot mean anything; raise UsageError."""

@@ -1,0 +1,152 @@
+"""Hard limits a workload meets before its first pair: each names its sysctl."""
+
+from __future__ import annotations
+
+import errno
+import os
+import resource
+from pathlib import Path
+
+from ...errors import ResourceError
+
+PROC = Path("/proc")
+
+
+def read_ints(path: Path) -> list[int] | None:
+    try:
+        return [int(x) for x in path.read_text().split()]
+    except (OSError, ValueError):
+        return None
+
+
+def read_int(path: Path) -> int | None:
+    vals = read_ints(path)
+    return vals[0] if vals else None
+
+
+def check_fds(needed: int, what: str) -> None:
+    """Refuse a pair whose descriptors would not fit under RLIMIT_NOFILE."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return
+    in_use = len(os.listdir("/proc/self/fd"))
+    if in_use + needed > soft:
+        raise ResourceError(
+            f"{what} needs {needed} more file descriptors but {in_use} of {soft} are in use; "
+            "raise the limit with `ulimit -n` (RLIMIT_NOFILE)"
+        )
+
+
+def fd_error(exc: OSError, what: str) -> Exception:
+    """A descriptor-limit OSError as the ResourceError naming the limit to raise."""
+    if exc.errno == errno.EMFILE:
+        return ResourceError(
+            f"{what}: {os.strerror(exc.errno)}; raise `ulimit -n` (RLIMIT_NOFILE) or remove pairs"
+        )
+    if exc.errno == errno.ENFILE:
+        return ResourceError(f"{what}: {os.strerror(exc.errno)}; raise the sysctl fs.file-max")
+    return exc
+
+
+def check_mqueue(maxmsg: int, msgsize: int, proc: Path = PROC) -> None:
+    """Queues of `maxmsg` messages of `msgsize` bytes must be allowed at all."""
+    base = proc / "sys/fs/mqueue"
+    msg_max = read_int(base / "msg_max")
+    msgsize_max = read_int(base / "msgsize_max")
+    queues_max = read_int(base / "queues_max")
+    if msg_max is None or queues_max is None:
+        raise ResourceError(
+            f"cannot read {base}/msg_max and queues_max: this kernel may lack POSIX "
+            "message queues (CONFIG_POSIX_MQUEUE)"
+        )
+    if msg_max < maxmsg:
+        raise ResourceError(
+            f"posix-mq needs queues of {maxmsg} messages but fs.mqueue.msg_max is {msg_max}; "
+            f"raise the sysctl fs.mqueue.msg_max to at least {maxmsg}"
+        )
+    if msgsize_max is not None and msgsize_max < msgsize:
+        raise ResourceError(
+            f"posix-mq needs {msgsize}-byte messages but fs.mqueue.msgsize_max is "
+            f"{msgsize_max}; raise the sysctl fs.mqueue.msgsize_max"
+        )
+    if queues_max < 2:
+        raise ResourceError(
+            f"posix-mq needs 2 queues per pair but fs.mqueue.queues_max is {queues_max}; "
+            "raise the sysctl fs.mqueue.queues_max"
+        )
+
+
+def check_mq_count(ours: int, needed: int, proc: Path = PROC) -> None:
+    """queues_max binds users without CAP_SYS_RESOURCE; root may go past it."""
+    if os.geteuid() == 0:
+        return
+    queues_max = read_int(proc / "sys/fs/mqueue/queues_max")
+    if queues_max is not None and ours + needed > queues_max:
+        raise ResourceError(
+            f"posix-mq would hold {ours + needed} queues but fs.mqueue.queues_max is "
+            f"{queues_max}; raise the sysctl fs.mqueue.queues_max or remove pairs"
+        )
+
+
+def mq_error(exc: OSError, name: str) -> Exception:
+    if exc.errno == errno.ENOSPC:
+        return ResourceError(
+            f"mq_open {name}: {os.strerror(exc.errno)}; raise the sysctl fs.mqueue.queues_max"
+        )
+    if exc.errno == errno.EMFILE:
+        return ResourceError(
+            f"mq_open {name}: {os.strerror(exc.errno)}; raise `ulimit -n` or the message queue "
+            "byte limit (`ulimit -q`, RLIMIT_MSGQUEUE)"
+        )
+    if exc.errno == errno.EINVAL:
+        return ResourceError(
+            f"mq_open {name}: {os.strerror(exc.errno)}; raise the sysctls fs.mqueue.msg_max "
+            "and fs.mqueue.msgsize_max"
+        )
+    if exc.errno == errno.ENOSYS:
+        return ResourceError("this kernel has no POSIX message queues (CONFIG_POSIX_MQUEUE)")
+    return exc
+
+
+def sysv_sets_in_use(kind: str, proc: Path = PROC) -> list[list[str]]:
+    try:
+        return [line.split() for line in (proc / "sysvipc" / kind).read_text().splitlines()[1:]]
+    except OSError:
+        return []
+
+
+def check_sem_array(nsems: int, proc: Path = PROC) -> None:
+    """One array of `nsems`: within semmsl, and semmns/semmni not yet used up."""
+    vals = read_ints(proc / "sys/kernel/sem")
+    if not vals or len(vals) < 4:
+        raise ResourceError(f"cannot read {proc}/sys/kernel/sem: no SysV semaphores here?")
+    semmsl, semmns, _semopm, semmni = vals[:4]
+    if nsems > semmsl:
+        raise ResourceError(
+            f"an array of {nsems} semaphores is more than semmsl {semmsl} allows; "
+            "raise the first field of the sysctl kernel.sem or use fewer --sems"
+        )
+    sets = sysv_sets_in_use("sem", proc)
+    used = sum(int(f[3]) for f in sets if len(f) > 3 and f[3].isdigit())
+    if used + nsems > semmns:
+        raise ResourceError(
+            f"{used} semaphores are in use and semmns is {semmns}: no room for {nsems} more; "
+            "raise the second field of the sysctl kernel.sem or use fewer --sems"
+        )
+    if len(sets) + 1 > semmni:
+        raise ResourceError(
+            f"all {semmni} semaphore sets (semmni) are in use; "
+            "raise the fourth field of the sysctl kernel.sem"
+        )
+
+
+def check_msg_queues(needed: int, proc: Path = PROC) -> None:
+    msgmni = read_int(proc / "sys/kernel/msgmni")
+    if msgmni is None:
+        raise ResourceError(f"cannot read {proc}/sys/kernel/msgmni: no SysV message queues here?")
+    used = len(sysv_sets_in_use("msg", proc))
+    if used + needed > msgmni:
+        raise ResourceError(
+            f"{used} message queues exist and {needed} more would pass kernel.msgmni "
+            f"({msgmni}); raise the sysctl kernel.msgmni or use fewer threads"
+        )

@@ -1,0 +1,64 @@
+"""A token word in shared memory: futex, spin and spin-yield (native only)."""
+
+from __future__ import annotations
+
+from ...errors import UsageError
+from .base import PairResources, Workload
+from .shared import close_area, native_hook, new_area
+
+_NO_FUTEX = "the standard library has no futex() call"
+_NO_SPIN = (
+    "a Python spinner holds the GIL while it waits, so its peer thread cannot run: "
+    "the numbers would measure the GIL"
+)
+
+
+class _Word(Workload):
+    """One page per pair: the word at offset 0, set up by the native hook."""
+
+    def create_pair(self, index: int, engine: str) -> PairResources:
+        area = new_area()
+        try:
+            native_hook(self.name, "setup", -1, (), area)
+        except BaseException:
+            area.close()
+            raise
+        return PairResources(args=((), ()), shm=area, closers=[lambda: close_area(area)])
+
+    def wake(self, res: PairResources, index: int) -> None:
+        if res.shm is not None:
+            for role in (0, 1):
+                native_hook(self.name, "wake", role, (), res.shm)
+
+
+class Futex(_Word):
+    name = "futex"
+    original = "futex"
+    summary = (
+        "FUTEX_WAIT / FUTEX_WAKE on one token word per pair "
+        "(private ops in threads mode, shared ops in processes mode)"
+    )
+    python_unavailable = _NO_FUTEX
+
+
+class Spin(_Word):
+    name = "spin"
+    original = "ctxbench -L"
+    summary = "a flag in shared memory on its own cache line, busy-waited with no syscall"
+    python_unavailable = _NO_SPIN
+
+    def check(self, placement: str, engine: str) -> None:
+        if placement == "same":
+            raise UsageError(
+                "spin with --placement same is refused: both spinners would share one CPU, so "
+                "the waiting one burns its whole time slice and the token moves only when the "
+                "scheduler preempts it (about once a tick); use --placement cross, or spin-yield"
+            )
+        super().check(placement, engine)
+
+
+class SpinYield(_Word):
+    name = "spin-yield"
+    original = "ctxbench -Y"
+    summary = "as spin, but the waiting end calls sched_yield() between looks at the flag"
+    python_unavailable = _NO_SPIN

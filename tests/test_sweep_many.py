@@ -1,0 +1,79 @@
+"""`ipctop sweep` over a comma-separated list of mechanisms: one side-by-side table."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import run_cli
+
+from ipctop.engine.engine import resolve_engine
+
+QUICK = ("--seconds", "0.2", "--warmup", "0", "--repeat", "1")
+native = pytest.mark.skipif(resolve_engine() != "native", reason="needs the native engine")
+
+
+def side_by_side(stdout: str) -> list[list[str]]:
+    lines = stdout.split("side by side\n", 1)[1].strip().splitlines()
+    return [line.split() for line in lines]
+
+
+@native
+def test_four_mechanisms_side_by_side() -> None:
+    names = ["sysv-sem", "posix-sem", "futex", "pipe"]
+    r = run_cli("sweep", "--workload", ",".join(names), "--cpus", "0", *QUICK)
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr
+    for n in names:
+        assert f"{n} summary" in r.stdout
+    table = side_by_side(r.stdout)
+    header = " ".join(table[0])
+    for n in names:
+        assert f"{n} ops/s" in header and f"{n} scal %" in header
+    row = table[1]
+    assert row[0] == "1"
+    ops = [int(cell.replace(",", "")) for cell in row[1 : 1 + len(names)]]
+    assert all(v > 0 for v in ops), row
+    assert row[1 + len(names) :] == ["100.0"] * len(names)  # scalability at 1 pair
+
+
+@native
+def test_units_of_other_sizes_sweep_too() -> None:
+    r = run_cli(
+        "sweep",
+        "--workload",
+        "sysv-sem-multi,sysv-lifecycle,spin-yield",
+        "--threads",
+        "2",
+        "--sems",
+        "16",
+        "--cpus",
+        "0",
+        *QUICK,
+    )
+    assert r.returncode == 0, r.stderr
+    row = side_by_side(r.stdout)[1]
+    assert all(int(c.replace(",", "")) > 0 for c in row[1:4]), row
+
+
+def test_python_engine_sweep_of_what_it_can_run() -> None:
+    r = run_cli(
+        "sweep", "--workload", "pipe,socket,eventfd", "--engine", "python", "--cpus", "0", *QUICK
+    )
+    assert r.returncode == 0, r.stderr
+    assert "side by side" in r.stdout
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (("--workload", "sysv-sem,spin", "--placement", "same"), "spin with --placement same"),
+        (("--workload", "pipe,futex", "--engine", "python"), "futex is unavailable"),
+        (("--workload", "pipe,nope"), "unknown workload 'nope'"),
+    ],
+)
+def test_one_bad_mechanism_refuses_the_whole_sweep_in_one_line(args: tuple, words: str) -> None:
+    r = run_cli("sweep", *args, *QUICK)
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert words in lines[0]
+    assert "summary" not in r.stdout  # refused before anything ran
