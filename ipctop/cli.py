@@ -17,7 +17,23 @@ COMMANDS = {
     "run": "run N pairs and print one line per interval",
     "compare": "compare records: ops/s, Diff [%] against the first, scalability",
     "check": "a verdict on this box in about a minute (--quick: 15 s)",
+    "clean": "remove objects left by an ipctop that was killed",
 }
+
+
+STARTS_PAIRS = ("tui", "sweep", "run", "check")
+
+
+def _report_leftovers() -> None:
+    from .commands.clean import leftovers
+
+    orphans, _ = leftovers()
+    if orphans:
+        print(
+            f"ipctop: note: {len(orphans)} object(s) left by an earlier ipctop whose process "
+            "is gone; 'ipctop clean' removes them",
+            file=sys.stderr,
+        )
 
 
 class Parser(argparse.ArgumentParser):
@@ -58,6 +74,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
+    if args.command in STARTS_PAIRS:
+        _report_leftovers()
     try:
         with interruptible():
             return int(args._module.run(args) or 0)
