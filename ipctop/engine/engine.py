@@ -10,10 +10,13 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from ..errors import UsageError
+from ..signals import deferred
+from . import objects
 from .counters import CounterBlock, SlotWriter
 from .forker import Forker
 from .objects import _native
 from .placement import MODES, check_placement, oversubscribed
+from .reaper import ReaperClient
 from .workloads import WORKLOADS, PairResources, Workload, make_workload
 
 ENGINES = ("auto", "native", "python")
@@ -96,6 +99,7 @@ class Engine:
         self.pairs: list[Pair] = []
         self.events: deque[str] = deque(maxlen=200)
         self._forker: Forker | None = None
+        self.reaper: ReaperClient | None = None
         self._lock = threading.RLock()
         self._opened = False
         self._closed = False
@@ -104,24 +108,33 @@ class Engine:
     def start(self, pairs: int = 0) -> None:
         with self._lock:
             if not self._opened:
-                if self.config.mode == "processes":
-                    self._forker = Forker()
-                self.workload.open(self.kind)
-                self._opened = True
+                with deferred():
+                    self._opened = True
+                    self.reaper = ReaperClient()
+                    self.events.extend(self.reaper.warnings)
+                    if self.config.mode == "processes":
+                        self._forker = Forker()
+                    with objects.tracking(self.reaper):
+                        self.workload.open(self.kind)
             for _ in range(pairs):
                 self.add_pair()
 
     def stop(self) -> None:
         """Stop every pair, remove every object; safe to call twice."""
-        with self._lock:
+        with self._lock, deferred():
             if self._closed:
                 return
             self._closed = True
-            self._stop_pairs(self.pairs)
-            self.pairs.clear()
-            self.workload.close()
-            if self._forker is not None:
-                self._forker.close()
+            try:
+                self._stop_pairs(self.pairs)
+                self.pairs.clear()
+                self.workload.close()
+            finally:
+                if self._forker is not None:
+                    self._forker.close()
+                if self.reaper is not None:
+                    self.reaper.close()
+                    self.events.extend(self.reaper.warnings)
 
     def __enter__(self) -> Engine:
         self.start()
@@ -132,9 +145,9 @@ class Engine:
 
     # -- live control ----------------------------------------------------------
     def add_pair(self, cpu: int | None = None) -> Pair:
-        with self._lock:
-            if not self._opened:
-                self.start()
+        if not self._opened:
+            self.start()
+        with self._lock, deferred(), objects.tracking(self.reaper):
             if self._closed:
                 raise RuntimeError("engine stopped")
             if cpu is not None and cpu not in self.cpus:
@@ -161,7 +174,7 @@ class Engine:
 
     def remove_pair(self) -> Pair | None:
         """Stop and remove the last pair; the others keep running."""
-        with self._lock:
+        with self._lock, deferred():
             if not self.pairs:
                 return None
             pair = self.pairs.pop()
@@ -249,11 +262,11 @@ class Engine:
 
     def _run_python(self, pair: Pair, end: End, role: int) -> None:
         writer = SlotWriter(self.counters, end.slot)
-        writer.start(threading.get_native_id())
         err = 0
         try:
             if end.bound_cpu is not None:
-                os.sched_setaffinity(0, {end.bound_cpu})
+                os.sched_setaffinity(0, {end.bound_cpu})  # before "running" is published
+            writer.start(threading.get_native_id())
             err = self.workload.python_loop(pair.res, role, writer)
         except OSError as exc:
             err = exc.errno or 5
@@ -271,9 +284,9 @@ class Engine:
             signal.signal(signal.SIGHUP, signal.SIG_IGN)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             writer = SlotWriter(self.counters, end.slot)
-            writer.start(os.getpid())
             if end.bound_cpu is not None:
                 os.sched_setaffinity(0, {end.bound_cpu})
+            writer.start(os.getpid())
             err = self.workload.python_loop(pair.res, role, writer)
             writer.finish(err)
             code = 0 if err == 0 else 1
@@ -360,6 +373,12 @@ class Engine:
         except (ProcessLookupError, ChildProcessError):
             return  # it exited between the last poll and the kill: nothing to report
         self.events.append(f"pair {end.pair} {end.role}: killed after {JOIN_TIMEOUT:.0f} s")
+
+
+def _errno_text(err: int) -> str:
+    import errno
+
+    return f"{errno.errorcode.get(err, err)}: {os.strerror(err)}"
 
 
 def _status_text(status: int) -> str:
