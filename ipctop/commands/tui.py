@@ -1,4 +1,4 @@
-"""The live monitor (default command). Placeholder until the TUI lands."""
+"""The live monitor (default command): `ipctop`, `ipctop --pairs 2`, `ipctop tui ...`."""
 
 from __future__ import annotations
 
@@ -11,6 +11,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_workload_options(p)
     p.add_argument("--pairs", type=count(0, 4096), default=1, help="start with N pairs (1)")
     p.add_argument("--interval", type=positive_float, default=0.5, help="sample interval (0.5)")
+    p.add_argument(
+        "--sweep-step",
+        type=positive_float,
+        default=5.0,
+        metavar="K",
+        help="auto-sweep (key s) adds a pair every K seconds (5)",
+    )
+    p.add_argument(
+        "--theme",
+        default=None,
+        help="Textual theme, e.g. textual-light for a projector (default textual-dark)",
+    )
+    p.add_argument(
+        "--screenshot-dir",
+        default=".",
+        metavar="DIR",
+        help="where key S saves SVG screenshots (the current directory)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,0 +1,1 @@
+"""The live Textual monitor: sources feed a session model, widgets draw it."""

@@ -1,0 +1,478 @@
+"""The live monitor: add cores and watch scalability degrade.
+
+Threads: the sampler thread posts each Sample as a message (post_message is
+thread-safe); engine control runs in thread workers that report back with
+call_from_thread. Only the UI thread touches widgets, and it redraws at most
+REDRAW_HZ times a second however fast samples arrive.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterable
+from contextlib import contextmanager
+from typing import Any
+
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.theme import BUILTIN_THEMES
+from textual.widget import Widget
+from textual.widgets import Footer
+
+from ..engine.placement import MODES, PLACEMENTS
+from ..engine.sample import Sample
+from ..engine.workloads import WORKLOADS
+from ..errors import IpctopError, UsageError
+from ..signals import HANDLED, Interrupted
+from .monitor import MonitorCpuMeter
+from .screens.choice import ChoiceScreen
+from .screens.help import HelpScreen
+from .session import Session
+from .sources import LiveSource, SampleSource
+from .sweep import AutoSweep
+from .widgets.cpus_panel import CpusPanel
+from .widgets.run_header import RunHeader
+from .widgets.scaling_panel import ScalingPanel
+from .widgets.status_line import StatusLine
+from .widgets.switches_panel import SwitchesPanel
+from .widgets.threads_panel import ThreadsPanel
+
+REDRAW_HZ = 4
+OWN_CPU_EVERY = 1.0  # seconds between readings of the monitor's own CPU use
+EXIT_GRACE = 5.0  # seconds the UI gets to shut down after a signal
+
+PLACEMENT_HELP = {
+    "same": "both ends on one CPU (the seeds' layout)",
+    "cross": "A on one CPU, B on the next: every wake-up crosses CPUs",
+    "free": "unpinned: the scheduler decides",
+}
+
+
+class SampleArrived(Message):
+    """A sample from the source's thread; generation tells restarts apart."""
+
+    def __init__(self, sample: Sample, generation: int) -> None:
+        super().__init__()
+        self.sample = sample
+        self.generation = generation
+
+
+class IpctopApp(App[int]):
+    CSS_PATH = "app.tcss"
+    TITLE = "ipctop"
+    HORIZONTAL_BREAKPOINTS = [(0, "-tiny"), (50, "-narrow"), (80, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-flat"), (16, "-short"), (24, "-tall")]
+
+    # Most used first: the footer cuts the tail on narrow terminals.
+    BINDINGS = [
+        Binding("q", "quit", "quit"),
+        Binding("question_mark", "help", "help", key_display="?"),
+        Binding("plus", "add_pair", "add", key_display="+"),
+        Binding("minus", "remove_pair", "remove", key_display="-"),
+        Binding("s", "sweep", "sweep"),
+        Binding("w", "choose_workload", "workload"),
+        Binding("p", "choose_placement", "placement"),
+        Binding("m", "toggle_mode", "mode"),
+        Binding("space", "pause", "pause"),
+        Binding("r", "reset_curve", "reset"),
+        Binding("c", "all_cpus", "cpus"),
+        Binding("S", "screenshot", "svg", key_display="S"),
+        Binding("t", "toggle_theme", "theme"),
+        Binding("ctrl+c", "quit", "quit", show=False, priority=True),
+    ]
+
+    #: (key, action, what it does) for the help screen and the command palette
+    KEYS = [
+        ("+", "add_pair", "add a pair on the next CPU"),
+        ("-", "remove_pair", "remove the last pair"),
+        ("w", "choose_workload", "choose the workload (restarts the pairs)"),
+        ("p", "choose_placement", "choose the placement (restarts the pairs)"),
+        ("m", "toggle_mode", "switch threads / processes (restarts the pairs)"),
+        ("space", "pause", "pause / resume the display"),
+        ("s", "sweep", "auto-sweep: one more pair every K s until every CPU is used"),
+        ("r", "reset_curve", "reset the scaling curve"),
+        ("c", "all_cpus", "show all CPUs / only this run's"),
+        ("S", "screenshot", "save an SVG screenshot"),
+        ("t", "toggle_theme", "switch light / dark theme"),
+        ("?", "help", "this help"),
+        ("q", "quit", "quit: stop the pairs and remove every object"),
+    ]
+
+    def __init__(
+        self,
+        source: SampleSource,
+        *,
+        sweep_step: float = 5.0,
+        theme: str | None = None,
+        screenshot_dir: str = ".",
+        own_cpu: Callable[[set[int]], float | None] | None = None,
+    ) -> None:
+        super().__init__()
+        self.source = source
+        self.info = source.info
+        self.session = Session()
+        self.sweep_step = sweep_step
+        self.screenshot_dir = screenshot_dir
+        self._initial_theme = theme
+        self._own_cpu = own_cpu if own_cpu is not None else MonitorCpuMeter().read
+        self._own_cpu_value: float | None = None
+        self._own_cpu_at = 0.0
+        self._generation = 0
+        self._paused = False
+        self._dirty = False
+        self._redraw_pending = False
+        self._last_redraw = 0.0
+        self._busy = 0  # control operations in flight
+        self._message = ""
+        self._sweep: AutoSweep | None = None
+        self._sweep_timer: Any = None
+        self._old_signals: dict[int, Any] = {}
+        self.signalled: int | None = None
+
+    # -- layout ------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield RunHeader(id="header")
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                yield ThreadsPanel(id="threads", classes="panel")
+                yield CpusPanel(id="cpus", classes="panel")
+            with Vertical(id="right"):
+                yield ScalingPanel(id="scaling", classes="panel")
+                yield SwitchesPanel(id="switches", classes="panel")
+        yield StatusLine(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        if self._initial_theme:
+            self.theme = self._initial_theme
+        titles = {
+            "threads": "Threads",
+            "cpus": "CPUs",
+            "scaling": "Scaling",
+            "switches": "Context switches",
+        }
+        for wid, title in titles.items():
+            self.query_one(f"#{wid}").border_title = title
+        self.query_one("#scaling").border_subtitle = "total ops/s by pairs"
+        self.theme_changed_signal.subscribe(self, lambda _theme: self._theme_changed())
+        self._own_cpu(self.source.pair_tids())  # prime: the first reading means nothing
+        self._own_cpu_at = time.monotonic()
+        self._catch_signals()
+        self.source.start(self._deliver)
+        self._redraw()
+
+    async def on_unmount(self) -> None:
+        self._restore_signals()
+        # Stopping joins threads and children: off the event loop.
+        await asyncio.to_thread(self.source.stop)
+
+    # -- samples -------------------------------------------------------------------
+    def _deliver(self, sample: Sample, generation: int) -> None:
+        """Runs on the source's thread: hand over, touch nothing."""
+        self.post_message(SampleArrived(sample, generation))
+
+    def on_sample_arrived(self, msg: SampleArrived) -> None:
+        if msg.generation < self._generation:
+            return  # from a run that was just replaced
+        if msg.generation > self._generation:
+            self._generation = msg.generation
+            self.session = Session()
+            self.info = self.source.info
+        self.session.feed(msg.sample)
+        for event in msg.sample.events:
+            self.notify(event, severity="error", timeout=8)
+        self._schedule_redraw()
+
+    def _schedule_redraw(self) -> None:
+        self._dirty = True
+        if self._redraw_pending:
+            return
+        self._redraw_pending = True
+        wait = self._last_redraw + 1.0 / REDRAW_HZ - time.monotonic()
+        if wait > 0:
+            self.set_timer(wait, self._redraw)
+        else:
+            self.call_later(self._redraw)
+
+    def redraw_now(self) -> None:
+        """Draw the current session now, throttle or not (tests, screenshots)."""
+        self._redraw(read_cpu=True)
+
+    def _redraw(self, read_cpu: bool = False) -> None:
+        self._redraw_pending = False
+        self._last_redraw = time.monotonic()
+        self._dirty = False
+        if read_cpu or self._last_redraw - self._own_cpu_at >= OWN_CPU_EVERY:
+            self._own_cpu_value = self._own_cpu(self.source.pair_tids())
+            self._own_cpu_at = self._last_redraw
+        notes = []
+        if self._paused:
+            notes.append("PAUSED (space)")
+        if self._sweep is not None:
+            notes.append(self._sweep.describe())
+        header = self.query_one(RunHeader)
+        header.update_from(self.info, self.session, None, notes)
+        self.query_one(StatusLine).show(
+            self._own_cpu_value, self.source.monitor_cpu, self.info.interval, self._message
+        )
+        if self._paused:
+            return
+        s = self.session
+        self.query_one(ThreadsPanel).update_from(s)
+        cpus = self.query_one(CpusPanel)
+        if _shown(cpus):
+            cpus.update_from(s, self.info.cpus)
+        switches = self.query_one(SwitchesPanel)
+        if _shown(switches):
+            switches.update_from(s, self.info.cpus, cpus.show_all)
+        scaling = self.query_one(ScalingPanel)
+        if _shown(scaling):
+            pairs = s.latest.pairs if s.latest is not None else None
+            scaling.update_from(s, pairs)
+
+    def on_resize(self) -> None:
+        self._schedule_redraw()  # panels shown again by a larger size need their data
+
+    def _theme_changed(self) -> None:
+        self.query_one(ScalingPanel).redraw()
+        self._schedule_redraw()
+
+    def _say(self, message: str, severity: str = "information") -> None:
+        self._message = message
+        self.notify(message, severity=severity, timeout=4)  # type: ignore[arg-type]
+        self._schedule_redraw()
+
+    # -- control: engine calls run in a thread worker ------------------------------
+    def _control(self, what: str, fn: Callable[..., str], *args: Any, **kwargs: Any) -> None:
+        if not self.source.controllable:
+            self._say(f"{self.info.source} source: cannot {what}", "warning")
+            return
+        self._busy += 1
+
+        def work() -> None:
+            error = ""
+            result = ""
+            try:
+                result = fn(*args, **kwargs)
+            except (IpctopError, OSError, RuntimeError) as exc:
+                error = f"could not {what}: {exc}"
+            try:
+                self.call_from_thread(self._control_done, result, error)
+            except RuntimeError:
+                return  # the app closed while the engine worked: nobody to tell
+
+        self.run_worker(work, thread=True, group="control", name=what)
+
+    def _control_done(self, result: str, error: str) -> None:
+        self._busy -= 1
+        self.info = self.source.info
+        if error:
+            self._say(error, "error")
+        elif result:
+            self._say(result)
+
+    def action_add_pair(self) -> None:
+        self._control("add a pair", self.source.add_pair)
+
+    def action_remove_pair(self) -> None:
+        self._control("remove a pair", self.source.remove_pair)
+
+    def action_choose_workload(self) -> None:
+        choices = [(name, cls.summary or cls.original) for name, cls in WORKLOADS.items()]
+        self.push_screen(
+            ChoiceScreen("workload", choices, self.info.workload),
+            lambda name: self._restart(workload=name),
+        )
+
+    def action_choose_placement(self) -> None:
+        choices = [(p, PLACEMENT_HELP.get(p, "")) for p in PLACEMENTS]
+        self.push_screen(
+            ChoiceScreen("placement", choices, self.info.placement),
+            lambda name: self._restart(placement=name),
+        )
+
+    def action_toggle_mode(self) -> None:
+        other = [m for m in MODES if m != self.info.mode][0]
+        self._restart(mode=other)
+
+    def _restart(self, **change: str | None) -> None:
+        ((key, value),) = change.items()
+        if value is None or value == getattr(self.info, key):
+            return
+        self._control(f"switch {key} to {value}", self.source.reconfigure, **{key: value})
+
+    # -- view actions ----------------------------------------------------------------
+    def action_pause(self) -> None:
+        self._paused = not self._paused
+        self._say("display paused" if self._paused else "display resumed")
+
+    def action_reset_curve(self) -> None:
+        self.session.reset_curve()
+        self.query_one(ScalingPanel).redraw()
+        self._say("scaling curve reset")
+
+    def action_all_cpus(self) -> None:
+        cpus = self.query_one(CpusPanel)
+        cpus.show_all = not cpus.show_all
+        self._schedule_redraw()
+
+    def action_toggle_theme(self) -> None:
+        self.theme = "textual-light" if self.current_theme.dark else "textual-dark"
+
+    def action_screenshot(self) -> None:
+        try:
+            path = self.save_screenshot(path=self.screenshot_dir)
+        except OSError as exc:
+            self._say(f"could not save a screenshot in {self.screenshot_dir}: {exc}", "error")
+            return
+        self._say(f"screenshot saved to {os.path.abspath(path)}")
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen([(k, what) for k, _, what in self.KEYS]))
+
+    async def action_quit(self) -> None:
+        self.exit(0)
+
+    # -- auto-sweep ------------------------------------------------------------------
+    def action_sweep(self) -> None:
+        if self._sweep is not None:
+            self._end_sweep("sweep stopped")
+            return
+        if not self.source.controllable:
+            self._say(f"{self.info.source} source: cannot sweep", "warning")
+            return
+        target = len(self.info.cpus)
+        pairs = self.source.pair_count()
+        if pairs >= target:
+            self._say(f"every CPU already has a pair ({pairs}/{target}); remove some first")
+            return
+        self._sweep = AutoSweep(target, self.sweep_step, time.monotonic(), pairs)
+        self._sweep_timer = self.set_interval(0.25, self._sweep_tick)
+        self._say(f"sweep: one pair every {self.sweep_step:g} s up to {target}")
+
+    def _sweep_tick(self) -> None:
+        sweep = self._sweep
+        if sweep is None or self._busy:
+            return
+        s = self.session.latest
+        pairs = self.source.pair_count()
+        settled = s is not None and s.pairs == pairs and self.session.settled
+        step = sweep.next_step(time.monotonic(), pairs, settled)
+        if step == "add":
+            self.action_add_pair()
+        elif step == "done":
+            self._end_sweep(f"sweep done: {pairs} pairs on {sweep.target} CPUs")
+        self._schedule_redraw()
+
+    def _end_sweep(self, message: str) -> None:
+        if self._sweep_timer is not None:
+            self._sweep_timer.stop()
+        self._sweep = None
+        self._sweep_timer = None
+        self._say(message)
+
+    @property
+    def sweeping(self) -> bool:
+        return self._sweep is not None
+
+    # -- command palette -------------------------------------------------------------
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for key, action, what in self.KEYS:
+            yield SystemCommand(f"{what} ({key})", f"key {key}", getattr(self, f"action_{action}"))
+
+    # -- signals: quit cleanly on SIGTERM, SIGHUP and an outside SIGINT -----------------
+    def _catch_signals(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+            for sig in HANDLED:
+                self._old_signals[sig] = signal.getsignal(sig)
+                loop.add_signal_handler(sig, self._on_signal, sig)
+        except (RuntimeError, ValueError):
+            # Not the main thread (an embedding test harness): the caller's handlers stay.
+            self._old_signals.clear()
+
+    def _on_signal(self, signum: int) -> None:
+        if self.signalled is not None:
+            return
+        self.signalled = signum
+        # After a hangup the terminal is gone and Textual's shutdown can block
+        # forever on its writer queue; clean up now, and leave if it does.
+        threading.Thread(
+            target=_clean_then_leave, args=(self.source, signum), name="ipctop-exit", daemon=True
+        ).start()
+        self.exit(128 + signum)
+
+    def _restore_signals(self) -> None:
+        if not self._old_signals:
+            return
+        loop = asyncio.get_running_loop()
+        for sig, old in self._old_signals.items():
+            loop.remove_signal_handler(sig)
+            signal.signal(sig, old)
+        self._old_signals.clear()
+
+
+def _shown(widget: Widget) -> bool:
+    """Displayed, and so are all its ancestors (a collapsed column hides its panels)."""
+    node: Any = widget
+    while isinstance(node, Widget):
+        if not node.display:
+            return False
+        node = node.parent
+    return True
+
+
+def _clean_then_leave(source: SampleSource, signum: int) -> None:
+    source.stop()
+    time.sleep(EXIT_GRACE)
+    # Still here: the UI could not shut down (no terminal). The pairs are gone.
+    os._exit(128 + signum)
+
+
+@contextmanager
+def _signals_deferred():
+    """Cleanup must finish: hold signals off while the engine stops."""
+    old = {sig: signal.signal(sig, signal.SIG_IGN) for sig in HANDLED}
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+
+
+def run_app(args: argparse.Namespace) -> int:
+    """`ipctop` / `ipctop tui`: start the pairs, run the app, always clean up."""
+    from ..commands.common import engine_config, resolve_cpus, workload_names
+
+    theme = getattr(args, "theme", None)
+    if theme is not None and theme not in BUILTIN_THEMES:
+        raise UsageError(
+            f"--theme: unknown theme {theme!r}; choose from {', '.join(BUILTIN_THEMES)}"
+        )
+    (workload,) = workload_names(args.workload)[:1]
+    cpus = resolve_cpus(args.cpus)
+    source = LiveSource(engine_config(args, workload, cpus), args.interval)
+    app = IpctopApp(
+        source,
+        sweep_step=getattr(args, "sweep_step", 5.0),
+        theme=theme,
+        screenshot_dir=getattr(args, "screenshot_dir", "."),
+    )
+    try:
+        source.open(args.pairs)
+        code = app.run()
+    finally:
+        with _signals_deferred():
+            source.stop()
+    if app.signalled is not None:
+        raise Interrupted(app.signalled)
+    return int(code or 0)

@@ -1,0 +1,91 @@
+"""Keep the monitor off the measured CPUs, and measure what the monitor costs.
+
+"The monitor" is every thread of this process that is not an end of a pair:
+the UI thread, Textual's input thread, the sampler and the control workers.
+Linux affinity is per thread, so each one is pinned by its tid.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable
+
+_CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def choose_monitor_cpu(allowed: Iterable[int], pair_cpus: Iterable[int] | None) -> int | None:
+    """A CPU we may use that hosts no pair, or None when every one does.
+
+    pair_cpus is None when some pair is unpinned: it may run anywhere, so no
+    CPU is free of it. The highest free CPU is chosen because pairs are added
+    from the lowest CPU up, so it stays free longest.
+    """
+    if pair_cpus is None:
+        return None
+    free = sorted(set(allowed) - set(pair_cpus))
+    return free[-1] if free else None
+
+
+def own_tids() -> list[int]:
+    try:
+        return [int(t) for t in os.listdir("/proc/self/task")]
+    except FileNotFoundError:  # no procfs: nothing we can name by tid
+        return []
+
+
+def pin_monitor(cpus: set[int], exclude: set[int]) -> int:
+    """Set the affinity of every thread of ours except `exclude`; returns how many moved.
+
+    A thread that exits between listing and pinning is skipped.
+    """
+    moved = 0
+    for tid in own_tids():
+        if tid in exclude:
+            continue
+        try:
+            os.sched_setaffinity(tid, cpus)
+            moved += 1
+        except (ProcessLookupError, FileNotFoundError):
+            continue  # it ended meanwhile: nothing to pin
+    return moved
+
+
+def _thread_ticks(tid: int) -> int | None:
+    try:
+        with open(f"/proc/self/task/{tid}/stat", "rb") as f:
+            stat = f.read()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    fields = stat[stat.rindex(b")") + 2 :].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+class MonitorCpuMeter:
+    """CPU used by the monitor's threads, in % of one CPU, between two reads.
+
+    psutil's Process.cpu_percent would count the pair threads too in threads
+    mode (they live in this process), so the meter sums /proc/self/task/*/stat
+    of the other threads only. Like psutil, the first read only primes it.
+    """
+
+    def __init__(self) -> None:
+        self._last: dict[int, int] = {}
+        self._t: float | None = None
+
+    def read(self, exclude: set[int]) -> float | None:
+        now = time.monotonic()
+        ticks: dict[int, int] = {}
+        used = 0
+        for tid in own_tids():
+            if tid in exclude:
+                continue
+            cur = _thread_ticks(tid)
+            if cur is None:
+                continue
+            ticks[tid] = cur
+            used += cur - self._last.get(tid, cur if self._t is None else 0)
+        prev_t, self._t, self._last = self._t, now, ticks
+        if prev_t is None or now <= prev_t:
+            return None
+        return 100.0 * used / _CLK_TCK / (now - prev_t)

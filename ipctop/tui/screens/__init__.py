@@ -1,0 +1,1 @@
+"""Modal screens over the main view: help and the choosers."""

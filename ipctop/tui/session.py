@@ -1,0 +1,162 @@
+"""What the app remembers between samples: histories, the settle state, the curve.
+
+No Textual here: the widgets read a Session, the tests feed one directly.
+Time comes from the samples (Sample.t), never from the wall clock, so a fixed
+list of samples always produces the same picture.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import deque
+from dataclasses import dataclass
+
+from ..analysis.scaling import ScalingCurve, ScalingPoint, scalability_pct
+from ..analysis.settle import SETTLED, Settler
+from ..engine.sample import Sample, ThreadSample
+
+#: samples of history kept per row; a sparkline never gets wider than this
+HISTORY = 512
+#: a thread this far from the median of all running threads is highlighted
+IMBALANCE = 0.20
+
+ThreadKey = tuple[int, str, int]  # (pair, role, tid): a re-added pair starts a new row
+
+
+def thread_key(t: ThreadSample) -> ThreadKey:
+    return (t.pair, t.role, t.tid)
+
+
+@dataclass(frozen=True)
+class ThreadRow:
+    sample: ThreadSample
+    share: float  # of the total, 0..1
+    off_median: float | None  # (ops - median) / median, None when no median
+    history: tuple[float, ...]
+
+    @property
+    def imbalanced(self) -> bool:
+        return self.off_median is not None and abs(self.off_median) > IMBALANCE
+
+
+class Session:
+    def __init__(self, history: int = HISTORY) -> None:
+        self.history = history
+        self.latest: Sample | None = None
+        self.count = 0
+        self.threads: dict[ThreadKey, deque[float]] = {}
+        self.cpu_busy: dict[int, deque[float]] = {}
+        self.ctxt: deque[float] = deque(maxlen=history)
+        self.totals: deque[float] = deque(maxlen=history)
+        self.settler = Settler()
+        self.curve = ScalingCurve()
+        self._visit: int | None = None  # pair count of the current visit
+        self._recorded = False  # its settled reading is in the curve
+        self.events: deque[str] = deque(maxlen=50)
+
+    # -- input -----------------------------------------------------------------
+    def feed(self, sample: Sample) -> None:
+        self.latest = sample
+        self.count += 1
+        seen = set()
+        for t in sample.threads:
+            key = thread_key(t)
+            seen.add(key)
+            self.threads.setdefault(key, deque(maxlen=self.history)).append(t.ops_per_s)
+        for key in [k for k in self.threads if k not in seen]:
+            del self.threads[key]
+        for c in sample.cpus:
+            self.cpu_busy.setdefault(c.cpu, deque(maxlen=self.history)).append(c.busy)
+        self.ctxt.append(sample.ctxt_per_s or 0.0)
+        self.totals.append(sample.total_ops_per_s)
+        self.events.extend(sample.events)
+        self._settle(sample)
+
+    def _settle(self, sample: Sample) -> None:
+        self.settler.feed_sample(sample)
+        if sample.pairs != self._visit:
+            self._visit, self._recorded = sample.pairs, False
+        reading = self.settler.reading
+        if sample.pairs < 1 or reading is None or self._recorded:
+            return
+        if self.settler.settled:
+            self.curve.add(sample.pairs, reading, settled=True)
+            self._recorded = True
+        else:
+            self.curve.add(sample.pairs, reading, settled=False)
+
+    def reset_curve(self) -> None:
+        """Forget the scaling points (key r); the current visit starts over too."""
+        self.curve.reset()
+        self.settler.reset(None)
+        self._visit, self._recorded = None, False
+
+    # -- views -----------------------------------------------------------------
+    @property
+    def settle_state(self) -> str:
+        return self.settler.state
+
+    @property
+    def settled(self) -> bool:
+        return self.settler.state == SETTLED
+
+    def points(self) -> list[ScalingPoint]:
+        return self.curve.points()
+
+    def scalability_now(self) -> float | None:
+        """Current total against the 1-pair reading, as the seeds' tables put it."""
+        s = self.latest
+        if s is None or s.pairs < 1:
+            return None
+        pts = self.points()
+        one = next((p for p in pts if p.pairs == 1), None)
+        if one is None or one.total_ops_per_s <= 0:
+            return None
+        reading = self.settler.reading if self.settler.pairs == s.pairs else None
+        now = reading if reading is not None else s.total_ops_per_s
+        return 100.0 * now / one.total_ops_per_s
+
+    def scalability_at(self, pairs: int) -> float | None:
+        return scalability_pct(self.points(), pairs)
+
+    def thread_rows(self) -> list[ThreadRow]:
+        s = self.latest
+        if s is None:
+            return []
+        running = [t.ops_per_s for t in s.threads if t.state == "running"]
+        median = statistics.median(running) if running else 0.0
+        total = s.total_ops_per_s
+        rows = []
+        for t in sorted(s.threads, key=lambda t: (t.pair, t.role)):
+            off = None
+            if median > 0 and t.state == "running":
+                off = (t.ops_per_s - median) / median
+            rows.append(
+                ThreadRow(
+                    sample=t,
+                    share=t.ops_per_s / total if total > 0 else 0.0,
+                    off_median=off,
+                    history=tuple(self.threads.get(thread_key(t), ())),
+                )
+            )
+        return rows
+
+    def thread_scale(self, width: int) -> float:
+        """One ceiling for every thread sparkline, so rows compare."""
+        top = 0.0
+        for h in self.threads.values():
+            if h:
+                top = max(top, max(list(h)[-width:]) if len(h) > width else max(h))
+        return top
+
+    def pair_cpus(self) -> set[int]:
+        """CPUs a pair is bound to (or last ran on, when unpinned)."""
+        s = self.latest
+        if s is None:
+            return set()
+        out = set()
+        for t in s.threads:
+            cpu = t.bound_cpu if t.bound_cpu is not None else t.last_cpu
+            if cpu is not None:
+                out.add(cpu)
+        return out

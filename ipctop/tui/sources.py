@@ -1,0 +1,309 @@
+"""Where the app's samples come from: the live engine, or a fixed list for tests.
+
+The app only talks to a SampleSource. A live source drives an Engine and a
+Sampler; the fixed source replays prepared Samples and refuses control. A
+record replay is one more implementation of the same protocol.
+
+Every method that changes pairs may block for milliseconds to seconds (fork,
+join): the app calls them from a thread worker, never from the event loop.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+from ..box import read_box
+from ..engine.engine import Engine, EngineConfig
+from ..engine.sample import Sample
+from ..engine.sampler import Sampler
+from ..errors import UnsupportedError
+from .monitor import choose_monitor_cpu, pin_monitor
+
+#: on_sample(sample, generation): generation changes when the run is restarted
+SampleCallback = Callable[[Sample, int], None]
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What the header says about the run; fixed until the source is reconfigured."""
+
+    workload: str
+    placement: str
+    mode: str
+    engine: str
+    cpus: tuple[int, ...]
+    kernel: str
+    cpu_model: str
+    interval: float
+    source: str = "live"  # "live", "fixed", "replay ..."
+
+
+class SampleSource(Protocol):
+    """The one interface between the app and whatever produces samples."""
+
+    @property
+    def info(self) -> RunInfo: ...
+
+    @property
+    def controllable(self) -> bool:
+        """True when pairs can be added, removed and restarted."""
+        ...
+
+    @property
+    def monitor_cpu(self) -> int | None:
+        """The CPU the monitor's threads are pinned to, None when they share."""
+        ...
+
+    def pair_tids(self) -> set[int]:
+        """Threads of this process that are pair ends (not the monitor)."""
+        ...
+
+    def pair_count(self) -> int:
+        """Pairs started now (the samples lag by up to one interval)."""
+        ...
+
+    def start(self, on_sample: SampleCallback) -> None:
+        """Begin delivering samples; on_sample is called from any thread."""
+        ...
+
+    def detach(self) -> None:
+        """Stop delivering samples (the app is going away); keeps the pairs."""
+        ...
+
+    def stop(self) -> None:
+        """Stop delivering samples and remove everything; idempotent."""
+        ...
+
+    def add_pair(self) -> str: ...
+
+    def remove_pair(self) -> str: ...
+
+    def reconfigure(self, **changes: str) -> str:
+        """Restart the pairs with a new workload, placement or mode, same count."""
+        ...
+
+
+def _box_text() -> tuple[str, str]:
+    box = read_box()
+    return box.kernel_release, box.cpu_model
+
+
+class LiveSource:
+    """The real engine and its sampler, with the monitor kept off the pairs' CPUs."""
+
+    def __init__(
+        self,
+        config: EngineConfig,
+        interval: float = 0.5,
+        engine: Engine | None = None,
+        pin: bool = True,
+    ) -> None:
+        # Validates workload, mode and placement before anything is created.
+        self.engine = engine if engine is not None else Engine(config)
+        self.interval = interval
+        self.pin = pin
+        self.generation = 0
+        self._kernel, self._cpu_model = _box_text()
+        # Read before any pinning: the set pairs and the monitor may use.
+        self._allowed = set(os.sched_getaffinity(0))
+        self._lock = threading.RLock()
+        self._sampler: Sampler | None = None
+        self._on_sample: SampleCallback | None = None
+        self._monitor_cpu: int | None = None
+        self._stopped = False
+
+    # -- what the app reads ----------------------------------------------------
+    @property
+    def info(self) -> RunInfo:
+        c = self.engine.config
+        return RunInfo(
+            workload=c.workload,
+            placement=c.placement,
+            mode=c.mode,
+            engine=self.engine.kind,
+            cpus=tuple(c.cpus),
+            kernel=self._kernel,
+            cpu_model=self._cpu_model,
+            interval=self.interval,
+        )
+
+    @property
+    def controllable(self) -> bool:
+        return not self._stopped
+
+    @property
+    def monitor_cpu(self) -> int | None:
+        return self._monitor_cpu
+
+    def pair_count(self) -> int:
+        return len(self.engine.pairs)
+
+    def pair_tids(self) -> set[int]:
+        if self.engine.config.mode != "threads":
+            return set()
+        return {e.tid for e in self.engine.ends() if e.tid}
+
+    # -- lifecycle ---------------------------------------------------------------
+    def open(self, pairs: int) -> None:
+        """Start the engine with `pairs` pairs (before the app runs: errors reach the CLI)."""
+        with self._lock:
+            self.engine.start(pairs)
+
+    def start(self, on_sample: SampleCallback) -> None:
+        with self._lock:
+            self._on_sample = on_sample
+            self._start_sampler()
+
+    def detach(self) -> None:
+        with self._lock:
+            self._on_sample = None
+            if self._sampler is not None:
+                self._sampler.stop()
+                self._sampler = None
+
+    def stop(self) -> None:
+        with self._lock:
+            self.detach()
+            self._stopped = True
+            self.engine.stop()
+            if self.pin:
+                pin_monitor(self._allowed, set())
+
+    # -- control (blocking: call from a worker thread) -----------------------------
+    def add_pair(self) -> str:
+        with self._lock:
+            self._unpin_me()
+            pair = self.engine.add_pair()
+            self._repin()
+            cpus = sorted({e.bound_cpu for e in pair.ends if e.bound_cpu is not None})
+            where = "unpinned" if not cpus else "CPU " + ",".join(map(str, cpus))
+            over = " (oversubscribed)" if self.engine.oversubscribed else ""
+            return f"pair {pair.index} added on {where}{over}"
+
+    def remove_pair(self) -> str:
+        with self._lock:
+            pair = self.engine.remove_pair()
+            self._repin()
+            if pair is None:
+                return "no pair to remove"
+            return f"pair {pair.index} removed with its objects"
+
+    def reconfigure(self, **changes: str) -> str:
+        with self._lock:
+            self._unpin_me()
+            old = self.engine
+            new_config = replace(old.config, **changes)
+            if new_config == old.config:
+                return "nothing changed"
+            new = Engine(new_config)  # raises UsageError before the old run is touched
+            count = len(old.pairs)
+            had_sampler = self._sampler is not None
+            if self._sampler is not None:
+                self._sampler.stop()
+                self._sampler = None
+            old.stop()
+            self.engine = new
+            self.generation += 1
+            try:
+                new.start(count)
+            finally:
+                self._repin()
+                if had_sampler:
+                    self._start_sampler()
+            return f"restarted {count} pair(s): {new.describe()}"
+
+    # -- internals ---------------------------------------------------------------
+    def _start_sampler(self) -> None:
+        sampler = Sampler(self.engine, self.interval)
+        generation = self.generation
+        callback = self._on_sample
+
+        def deliver(sample: Sample) -> None:
+            if callback is not None and self._on_sample is callback:
+                callback(sample, generation)
+
+        self._repin()
+        sampler.monitor_cpu = self._monitor_cpu
+        sampler.start(deliver)
+        self._sampler = sampler
+
+    def _pair_cpus(self) -> set[int] | None:
+        cpus: set[int] = set()
+        for end in self.engine.ends():
+            if end.bound_cpu is None:
+                return None
+            cpus.add(end.bound_cpu)
+        return cpus
+
+    def _unpin_me(self) -> None:
+        # Unpinned pairs inherit their creator's affinity: create them from a
+        # thread that may run anywhere, not from a pinned monitor thread.
+        if self.pin:
+            os.sched_setaffinity(0, self._allowed)
+
+    def _repin(self) -> None:
+        if not self.pin:
+            return
+        cpu = choose_monitor_cpu(self._allowed, self._pair_cpus())
+        self._monitor_cpu = cpu
+        target = {cpu} if cpu is not None else self._allowed
+        pin_monitor(target, self.pair_tids())
+
+
+class FixedSource:
+    """Prepared samples, delivered all at once on start: deterministic pictures.
+
+    Used by the snapshot tests and the demo; it cannot add or remove pairs.
+    """
+
+    def __init__(
+        self,
+        samples: Sequence[Sample],
+        info: RunInfo,
+        monitor_cpu: int | None = None,
+    ) -> None:
+        self.samples = list(samples)
+        self._info = info
+        self._monitor_cpu = monitor_cpu
+        self.stopped = False
+
+    @property
+    def info(self) -> RunInfo:
+        return self._info
+
+    @property
+    def controllable(self) -> bool:
+        return False
+
+    @property
+    def monitor_cpu(self) -> int | None:
+        return self._monitor_cpu
+
+    def pair_tids(self) -> set[int]:
+        return set()
+
+    def pair_count(self) -> int:
+        return self.samples[-1].pairs if self.samples else 0
+
+    def start(self, on_sample: SampleCallback) -> None:
+        for s in self.samples:
+            on_sample(s, 0)
+
+    def detach(self) -> None:
+        """Nothing is running: the samples were delivered at start."""
+
+    def stop(self) -> None:
+        self.stopped = True
+
+    def add_pair(self) -> str:
+        raise UnsupportedError(f"a {self._info.source} source cannot add pairs")
+
+    def remove_pair(self) -> str:
+        raise UnsupportedError(f"a {self._info.source} source cannot remove pairs")
+
+    def reconfigure(self, **changes: str) -> str:
+        raise UnsupportedError(f"a {self._info.source} source cannot be restarted")

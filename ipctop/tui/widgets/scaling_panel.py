@@ -1,0 +1,131 @@
+"""Total ops/s against pair count: settled points, the ideal line, scalability %.
+
+The chart is redrawn only when a point changes, not on every sample:
+plotext builds the whole picture each time it renders.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult, RenderResult
+from textual.containers import Vertical
+from textual.widgets import Static
+from textual_plotext import PlotextPlot
+
+from ...analysis.scaling import ScalingPoint, ideal_line, scalability_pct
+from ..session import Session
+from .spark import si
+
+
+class ScalingPlot(PlotextPlot):
+    """A plot whose y ticks fit its height at render time.
+
+    Given more ticks than rows, plotext drops colliding ones in no stable
+    order, so the count is chosen from the size the plot is drawn at.
+    """
+
+    y_top: float | None = None
+
+    def render(self) -> RenderResult:
+        if self.y_top:
+            rows = max(0, self.size.height - 2)  # the x axis and its labels
+            n = max(2, min(5, rows // 2 + 1))
+            ticks = [self.y_top * i / (n - 1) for i in range(n)]
+            self.plt.yticks(ticks, [si(t) for t in ticks])
+        return super().render()
+
+
+class ScalingPanel(Vertical):
+    DEFAULT_CSS = """
+    ScalingPanel > PlotextPlot { height: 1fr; min-height: 6; }
+    ScalingPanel > #scaling-table { height: auto; max-height: 6; }
+    """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._drawn: tuple | None = None
+
+    def compose(self) -> ComposeResult:
+        yield ScalingPlot(id="scaling-plot")
+        yield Static(id="scaling-table")
+
+    def update_from(self, session: Session, settling_pairs: int | None) -> None:
+        points = session.points()
+        state = session.settle_state if settling_pairs else None
+        key = (tuple((p.pairs, p.total_ops_per_s, p.settled) for p in points), state)
+        if key == self._drawn:
+            return
+        self._drawn = key
+        self._draw(points)
+        self.query_one("#scaling-table", Static).update(_table(points, settling_pairs, state))
+
+    def redraw(self) -> None:
+        """Draw again with the same points (after a theme change or a resize)."""
+        self._drawn = None
+
+    def on_resize(self) -> None:
+        self._drawn = None
+
+    def _draw(self, points: list[ScalingPoint]) -> None:
+        plot = self.query_one(ScalingPlot)
+        plt = plot.plt
+        plt.clear_data()
+        plt.clear_figure()
+        plot.y_top = None
+        if not points:
+            plt.title("waiting for a settled reading")
+            plot.refresh()
+            return
+        xs = [p.pairs for p in points]
+        top = max(p.total_ops_per_s for p in points)
+        ideal = ideal_line(points)
+        if ideal:
+            top = max(top, max(y for _, y in ideal))
+            plt.plot(
+                [x for x, _ in ideal],
+                [y for _, y in ideal],
+                label="ideal",
+                color="gray",
+                marker="dot",
+            )
+        settled = [p for p in points if p.settled]
+        if settled:
+            plt.plot(
+                [p.pairs for p in settled],
+                [p.total_ops_per_s for p in settled],
+                label="settled",
+                color="blue+",
+                marker="hd",
+            )
+        moving = [p for p in points if not p.settled]
+        if moving:
+            plt.scatter(
+                [p.pairs for p in moving],
+                [p.total_ops_per_s for p in moving],
+                label="settling",
+                color="orange",
+                marker="x",
+            )
+        for p in points:
+            scal = scalability_pct(points, p.pairs)
+            label = "settling" if not p.settled else ("-" if scal is None else f"{scal:.0f}%")
+            plt.text(label, p.pairs, p.total_ops_per_s, alignment="center", color="red+")
+        lo, hi = min(xs), max(xs)
+        plt.xlim(lo - 0.5, hi + 0.5)
+        plt.ylim(0, top * 1.15)
+        plot.y_top = top * 1.15
+        plt.xticks(list(range(lo, hi + 1)))
+        plot.refresh()
+
+
+def _table(points: list[ScalingPoint], settling_pairs: int | None, state: str | None) -> Text:
+    text = Text()
+    text.append(f"{'pairs':>5} {'ops/s':>9} {'scal %':>7} {'':<9}\n", "bold")
+    for p in points:
+        scal = scalability_pct(points, p.pairs)
+        note = "settled" if p.settled else "settling"
+        text.append(f"{p.pairs:>5} {si(p.total_ops_per_s):>9} ")
+        text.append(f"{'-' if scal is None else f'{scal:.1f}':>7} {note:<9}\n")
+    if not points:
+        text.append("no reading yet: " + (state or "no pairs running"))
+    return text

@@ -1,0 +1,34 @@
+"""Sparklines as strings, on a scale the caller chooses.
+
+Textual's Sparkline scales each line to its own min and max, so two rows
+could not be compared; these take one ceiling for a whole table. A line is
+exactly `width` cells: the newest value on the right, blanks where there is
+no history yet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+BARS = "▁▂▃▄▅▆▇█"
+
+
+def spark(values: Sequence[float], width: int, top: float) -> str:
+    if width <= 0:
+        return ""
+    tail = list(values)[-width:]
+    pad = " " * (width - len(tail))
+    if top <= 0:
+        return pad + BARS[0] * len(tail)
+    last = len(BARS) - 1
+    return pad + "".join(BARS[max(0, min(last, round(v / top * last)))] for v in tail)
+
+
+def si(value: float | None, unit: str = "") -> str:
+    """1234567 -> '1.23M': compact enough for an 80-column panel."""
+    if value is None:
+        return "-"
+    for factor, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= factor:
+            return f"{value / factor:.2f}{suffix}{unit}"
+    return f"{value:.0f}{unit}"

@@ -1,0 +1,38 @@
+"""The line above the key footer: the monitor's own cost and where it runs."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+
+class StatusLine(Static):
+    DEFAULT_CSS = """
+    StatusLine {
+        height: 1;
+        background: $panel;
+        color: $text-muted;
+        padding: 0 1;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+    }
+    """
+
+    def show(
+        self,
+        own_cpu: float | None,
+        monitor_cpu: int | None,
+        interval: float,
+        message: str = "",
+    ) -> None:
+        text = Text()
+        cpu = "measuring" if own_cpu is None else f"{own_cpu:.1f} % CPU"
+        text.append(f"ipctop: {cpu}", "bold")
+        if monitor_cpu is None:
+            text.append(" · monitor shares the pairs' CPUs")
+        else:
+            text.append(f" · monitor on CPU {monitor_cpu}")
+        text.append(f" · sample every {interval:g} s")
+        if message:
+            text.append(f" · {message}")
+        self.update(text)

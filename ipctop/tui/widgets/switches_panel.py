@@ -1,0 +1,70 @@
+"""Context switches: system-wide history, IPIs per CPU, switches per thread.
+
+Ping-pong over a blocking object is a context switch per message; when the
+ends sit on different CPUs every wake-up becomes a rescheduling IPI. This
+panel shows where those costs land.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from ..session import Session
+from .rows_view import RowsView
+from .spark import si, spark
+
+# A row is ("system", None) | ("section", title) | ("ipi", IpiSample) | ("thread", ThreadSample)
+Row = tuple[str, object]
+
+
+class SwitchesPanel(RowsView):
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._rows: list[Row] = []
+        self._ctxt: tuple[float, ...] = ()
+        self._now: float | None = None
+
+    def update_from(self, session: Session, run_cpus: tuple[int, ...], show_all: bool) -> None:
+        s = session.latest
+        self._ctxt = tuple(session.ctxt)
+        self._now = s.ctxt_per_s if s is not None else None
+        rows: list[Row] = [("system", None)]
+        if s is not None:
+            ipis = [i for i in s.ipis if show_all or i.cpu in run_cpus]
+            rows.append(("section", f"{'IPIs/s':<10} {'resched':>9} {'call':>9}"))
+            if ipis:
+                rows.extend(("ipi", i) for i in ipis)
+            else:
+                rows.append(("note", "no IPI counts in /proc/interrupts"))
+            rows.append(("section", f"{'thread':<10} {'vol/s':>9} {'invol/s':>9}"))
+            rows.extend(("thread", t) for t in sorted(s.threads, key=lambda t: (t.pair, t.role)))
+        self._rows = rows
+        self.changed()
+
+    def row_count(self) -> int:
+        return len(self._rows)
+
+    def heading(self, width: int) -> Text:
+        return Text("switches/s, system-wide")
+
+    def row(self, index: int, width: int) -> Text:
+        kind, item = self._rows[index]
+        if kind == "system":
+            value = f" {si(self._now):>8}"
+            sw = max(0, width - len(value))
+            top = max(self._ctxt) if self._ctxt else 0.0
+            text = Text(spark(self._ctxt, sw, top), self.style_of("spark"))
+            text.append(value)
+            return text
+        if kind == "section":
+            return Text(str(item), self.style_of("heading"))
+        if kind == "note":
+            return Text(str(item), self.style_of("dim"))
+        if kind == "ipi":
+            return Text(
+                f"cpu{item.cpu:<7} {si(item.resched_per_s):>9} {si(item.callfunc_per_s):>9}"  # type: ignore[attr-defined]
+            )
+        t = item
+        return Text(
+            f"{t.pair:>4}{t.role:<6} {si(t.vcsw_per_s):>9} {si(t.ivcsw_per_s):>9}"  # type: ignore[attr-defined]
+        )

@@ -1,0 +1,70 @@
+"""One row per thread, grouped by pair: where it ran, its history, its share.
+
+A row more than 20 % off the median of all running threads is highlighted:
+the seeds found misplaced pairs by exactly this imbalance. A thread that last
+ran somewhere other than its binding gets its CPU flagged.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from ..session import Session, ThreadRow
+from .rows_view import RowsView
+from .spark import si, spark
+
+LEFT = 13  # " pair role" + " cpu" columns
+RIGHT = 16  # ops/s and share
+
+
+class ThreadsPanel(RowsView):
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._rows: list[ThreadRow] = []
+        self._top = 0.0
+
+    def update_from(self, session: Session) -> None:
+        self._rows = session.thread_rows()
+        self._top = session.thread_scale(self._spark_width(self.text_width))
+        imbalanced = sum(1 for r in self._rows if r.imbalanced)
+        off = sum(1 for r in self._rows if r.sample.off_cpu)
+        notes = []
+        if imbalanced:
+            notes.append(f"{imbalanced} imbalanced")
+        if off:
+            notes.append(f"{off} off their CPU")
+        self.border_subtitle = " · ".join(notes)
+        self.changed()
+
+    def row_count(self) -> int:
+        return len(self._rows)
+
+    @staticmethod
+    def _spark_width(width: int) -> int:
+        return max(0, width - LEFT - RIGHT)
+
+    def heading(self, width: int) -> Text:
+        sw = self._spark_width(width)
+        label = f"history, top {si(self._top)}" if sw >= 20 else "history"
+        return Text(f"{'pair':>5} {'cpu':<6} {label[:sw]:<{sw}} {'ops/s':>8} {'share':>6}")
+
+    def row(self, index: int, width: int) -> Text:
+        r = self._rows[index]
+        t = r.sample
+        text = Text(f"{t.pair:>4}{t.role} ")
+        last = "?" if t.last_cpu is None else str(t.last_cpu)
+        if t.off_cpu:
+            text.append(f"{last}≠{t.bound_cpu}".ljust(6), self.style_of("flag"))
+        else:
+            text.append(f"{last:>3}   ")
+        text.append(" ")
+        text.append(spark(r.history, self._spark_width(width), self._top), self.style_of("spark"))
+        if t.state == "running":
+            text.append(f" {si(t.ops_per_s):>8} {100 * r.share:5.1f}%")
+        else:
+            text.append(f" {t.state[: RIGHT - 1]:>{RIGHT - 1}}", self.style_of("flag"))
+        if r.imbalanced:
+            text.stylize(self.style_of("hot"))
+        elif t.pair % 2:
+            text.stylize(self.style_of("band"))
+        return text

@@ -1,0 +1,112 @@
+"""How the app looks, fed by a fake fixed run (no engine): pictures are deterministic.
+
+Update after a deliberate change with: pytest tests/test_tui_snapshots.py --snapshot-update
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from ipctop.tui.app import IpctopApp
+from ipctop.tui.fixed_run import fixed_source
+
+
+def app(theme: str | None = None) -> IpctopApp:
+    # The monitor's CPU use is the one live figure on screen: pin it for the picture.
+    return IpctopApp(fixed_source(), theme=theme, own_cpu=lambda _tids: 1.4)
+
+
+async def settle(pilot) -> None:
+    """Every fixed sample taken in, then one redraw: the picture no longer depends on timing."""
+    a = pilot.app
+    want = len(a.source.samples)
+    for _ in range(400):
+        if a.session.count >= want:
+            break
+        await pilot.pause(0.01)
+    assert a.session.count == want
+    a.redraw_now()
+    await pilot.pause()
+
+
+def test_fake_fixed_run_dark_120x40(snap_compare) -> None:
+    assert snap_compare(app("textual-dark"), terminal_size=(120, 40), run_before=settle)
+
+
+def test_fake_fixed_run_light_120x40(snap_compare) -> None:
+    assert snap_compare(app("textual-light"), terminal_size=(120, 40), run_before=settle)
+
+
+def test_fake_fixed_run_80x24(snap_compare) -> None:
+    assert snap_compare(app(), terminal_size=(80, 24), run_before=settle)
+
+
+def test_fake_fixed_run_collapses_at_60x20(snap_compare) -> None:
+    assert snap_compare(app(), terminal_size=(60, 20), run_before=settle)
+
+
+def test_fake_fixed_run_survives_20x10(snap_compare) -> None:
+    assert snap_compare(app(), terminal_size=(20, 10), run_before=settle)
+
+
+def test_fake_fixed_run_help_screen(snap_compare) -> None:
+    async def help_open(pilot) -> None:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause(0.2)
+
+    assert snap_compare(app(), terminal_size=(100, 36), run_before=help_open)
+
+
+def test_fake_fixed_run_all_cpus_and_paused(snap_compare) -> None:
+    async def keys(pilot) -> None:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("space")
+        await settle(pilot)
+
+    assert snap_compare(app(), terminal_size=(120, 40), run_before=keys)
+
+
+def test_fake_fixed_run_resizes_without_crashing() -> None:
+    async def go() -> None:
+        a = app()
+        async with a.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            for size in [(20, 10), (80, 24), (45, 12), (60, 20), (200, 60), (1, 1), (120, 40)]:
+                await pilot.resize_terminal(*size)
+                await pilot.pause(0.3)
+            assert a.is_running
+            rows = a.query_one("#threads").row_count()
+            assert rows == 6  # 3 pairs x 2 ends of the last fixed sample
+
+    asyncio.run(go())
+
+
+def test_fake_fixed_source_refuses_control_and_says_so() -> None:
+    async def go() -> None:
+        a = app()
+        async with a.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            await pilot.press("plus")
+            await pilot.pause(0.1)
+            assert "cannot add a pair" in a._message
+            await pilot.press("s")
+            assert not a.sweeping
+
+    asyncio.run(go())
+
+
+def test_fake_fixed_run_screenshot_key_writes_an_svg(tmp_path) -> None:
+    async def go() -> None:
+        a = IpctopApp(fixed_source(), screenshot_dir=str(tmp_path), own_cpu=lambda _t: 1.4)
+        async with a.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            await pilot.press("S")
+            await pilot.pause(0.1)
+
+    asyncio.run(go())
+    (svg,) = tmp_path.glob("*.svg")
+    text = svg.read_text()
+    assert text.startswith("<svg") and "sysv-msg" in text
