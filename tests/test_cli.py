@@ -108,3 +108,16 @@ def test_core_never_imports_textual_or_rich() -> None:
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_lifecycle_sweep_reports_each_operation(tmp_path) -> None:
+    out = tmp_path / "life.json"
+    r = run_cli("sweep", "--workload", "sysv-lifecycle", "--cpus", "0", *QUICK, "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    for op in ("msgget", "msgsnd", "IPC_STAT", "MSG_STAT", "IPC_RMID"):
+        assert op in r.stdout
+    ops = json.loads(out.read_text())["steps"][0]["ops"]
+    assert list(ops) == ["msgget", "msgsnd", "IPC_STAT", "MSG_STAT", "IPC_RMID"]
+    for stats in ops.values():
+        assert stats["per_s"] > 0
+        assert stats["min"] <= stats["avg"] <= stats["max"]

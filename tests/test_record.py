@@ -112,9 +112,10 @@ def test_round_trip_sweep(tmp_path: Path) -> None:
         "oversubscribed",
         "threads",
         "costs",
+        "ops",
         "events",
     }
-    assert step["costs"] is None and step["events"] == []
+    assert step["costs"] is None and step["ops"] is None and step["events"] == []
     assert step["threads"][1] == {
         "pair": 0, "role": "B", "cpu": 0, "ops_per_s": 474_002.5, "rounds": 2_370_012, "errors": 0,
     }  # fmt: skip

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..analysis.opstats import format_op_stats
 from ..analysis.scaling import ScalingPoint, scalability_pct
 from ..box import read_box
 from ..engine.engine import Engine, resolve_engine
@@ -109,6 +110,7 @@ def _step(config, n: int, args: argparse.Namespace) -> Step:
             for t in middle.threads
         ],
         costs=middle.costs.to_dict() if middle.costs else None,
+        ops=middle.ops,
         events=list(dict.fromkeys(e for r in runs for e in r.events)),
     )
     return step
@@ -118,6 +120,9 @@ def _print_step(name: str, step: Step, ncpus: int) -> None:
     over = " · oversubscribed: more pairs than CPUs" if step.oversubscribed else ""
     print(f"\n{name} · {step.pairs} pair(s){over}")
     print(tables.format_matrix(step.threads))
+    if step.ops:
+        print(tables.format_table(["operation", "total/s", "avg/thread", "stddev", "min", "max"],
+                                  format_op_stats(step.ops)))  # fmt: skip
     for e in step.events:
         print(f"! {e}")
 

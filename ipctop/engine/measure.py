@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..analysis.opstats import op_stats
 from . import procfs
 from .costs import Costs, costs_of, merge
 from .engine import Engine, EngineConfig
@@ -40,6 +41,7 @@ class RunResult:
     events: tuple[str, ...]
     timeline: tuple[Sample, ...]
     costs: Costs | None = None  # where the time went over the window
+    ops: dict | None = None  # per-operation rates (life-cycle workloads)
 
 
 def measure(
@@ -69,9 +71,13 @@ def measure_engine(
     ends = engine.ends()
     t0 = time.monotonic()
     r0 = [engine.counters.rounds(e.slot) for e in ends]
+    o0 = [engine.counters.read(e.slot).ops for e in ends]
     timeline = _tick(sampler, seconds, on_sample)
     r1 = [engine.counters.rounds(e.slot) for e in ends]
+    o1 = [engine.counters.read(e.slot).ops for e in ends]
     elapsed = time.monotonic() - t0
+    names = engine.workload.ops
+    op_rates = [[(b - a) / elapsed for a, b in zip(x, y)] for x, y in zip(o0, o1)]
     events = list(engine.poll())
     for s in timeline:
         events.extend(s.events)
@@ -102,6 +108,7 @@ def measure_engine(
         events=tuple(dict.fromkeys(events)),
         timeline=tuple(timeline),
         costs=merge([costs_of(s) for s in timeline]),
+        ops=op_stats(names, op_rates) if names else None,
     )
 
 

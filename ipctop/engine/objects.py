@@ -47,6 +47,11 @@ LIMIT_HINTS = {
 }
 
 
+def current_tracker() -> ReaperClient | None:
+    """The reaper objects are announced to right now (native loops that make their own)."""
+    return _tracker
+
+
 def new_key() -> int:
     if _tracker is not None:
         return _tracker.new_key()

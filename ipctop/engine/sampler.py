@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import psutil
 
+from ..analysis.opstats import op_stats
 from ..cpus import read_topology
 from . import procfs
 from .costs import CostTracker
@@ -31,6 +32,7 @@ class _Seen:
     errors: int
     vcsw: int | None
     ivcsw: int | None
+    ops: tuple[int, ...] = ()
 
 
 class Sampler:
@@ -81,6 +83,8 @@ class Sampler:
         self._last_t = now
         threads = []
         tasks = {}
+        names = self.engine.workload.ops
+        op_rates: list[list[float]] = []
         seen: dict[tuple[int, str, int], _Seen] = {}
         pairs = {p.index: p for p in self.engine.pairs}
         for end in self.engine.ends():
@@ -97,15 +101,19 @@ class Sampler:
                 started = pair.started if pair is not None else now - dt
                 span = max(now - started, 1e-9)
                 ops = r.rounds / span
-                prev = _Seen(0, 0, vcsw, ivcsw)
+                prev = _Seen(0, 0, vcsw, ivcsw, (0,) * len(r.ops))
+                op_dt = span
             else:
                 ops = (r.rounds - prev.rounds) / dt
+                op_dt = dt
+            if names:
+                op_rates.append([(a - b) / op_dt for a, b in zip(r.ops, prev.ops)])
             if r.errors > prev.errors:
                 events.append(
                     f"pair {end.pair} {end.role}: {r.errors - prev.errors} wrong message(s) "
                     f"in the shared queue (got pair id {r.bad_value}); not counted"
                 )
-            seen[key] = _Seen(r.rounds, r.errors, vcsw, ivcsw)
+            seen[key] = _Seen(r.rounds, r.errors, vcsw, ivcsw, r.ops)
             if task and end.bound_cpu is not None and task.last_cpu != end.bound_cpu:
                 drift = self._drift(end, task.last_cpu, key)
                 if drift:
@@ -128,6 +136,8 @@ class Sampler:
         self._seen = seen
         ipis = self._ipis(dt)
         extra: dict = {"oversubscribed": self.engine.oversubscribed}
+        if names:
+            extra["ops"] = op_stats(names, op_rates)
         if self._costs is not None:
             extra["costs"] = self._costs.update(
                 self.engine.ends(), tuple(threads), tasks, ipis, dt,

@@ -73,6 +73,7 @@ class Step:
     oversubscribed: bool = False
     threads: list[StepThread] = field(default_factory=list)
     costs: dict[str, Any] | None = None  # where the time went (engine.costs.Costs.to_dict)
+    ops: dict[str, Any] | None = None  # per-operation rates (life-cycle workloads)
     events: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -92,6 +93,7 @@ class Step:
             "oversubscribed": self.oversubscribed,
             "threads": [t.to_dict() for t in self.threads],
             "costs": self.costs,
+            "ops": self.ops,
             "events": list(self.events),
         }
 
@@ -105,6 +107,7 @@ class Step:
             oversubscribed=bool(d["oversubscribed"]),
             threads=[StepThread.from_dict(t) for t in d["threads"]],
             costs=d.get("costs") if isinstance(d.get("costs"), dict) else None,
+            ops=d.get("ops") if isinstance(d.get("ops"), dict) else None,
             events=[str(e) for e in d.get("events", [])],
         )
 

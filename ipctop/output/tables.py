@@ -112,12 +112,18 @@ def format_matrix(
     median = statistics.median(sums.values()) if sums else 0.0
     flagged = False
     rows = []
+    pairs = all(set(roles) <= {"A", "B"} for roles in by_pair.values())
     for p in sorted(by_pair):
-        a, b = by_pair[p].get("A"), by_pair[p].get("B")
         odd = median > 0 and (
             sums[p] > median * IMBALANCE_RATIO or sums[p] < median / IMBALANCE_RATIO
         )
         flagged |= odd
+        if not pairs:  # units of T0, T1, ... threads: one row per thread
+            for role, t in sorted(by_pair[p].items()):
+                rows.append([str(p), role, _cpu_text(t), fmt_int(_get(t, "ops_per_s")),
+                             "!" if odd else ""])  # fmt: skip
+            continue
+        a, b = by_pair[p].get("A"), by_pair[p].get("B")
         rows.append(
             [
                 str(p),
@@ -130,7 +136,10 @@ def format_matrix(
         )
     if total is None:
         total = sum(sums.values())
-    table = format_table(["pair", "A cpu", "A ops/s", "B cpu", "B ops/s", ""], rows, "lrrrrl")
+    if pairs:
+        table = format_table(["pair", "A cpu", "A ops/s", "B cpu", "B ops/s", ""], rows, "lrrrrl")
+    else:
+        table = format_table(["unit", "thread", "cpu", "ops/s", ""], rows, "llrrl")
     out = ([title] if title else []) + [table, f"total {fmt_int(total)} ops/s"]
     if flagged:
         out.append(

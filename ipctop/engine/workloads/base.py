@@ -36,6 +36,8 @@ class Workload:
     python_note: str | None = None
     #: ends in one unit: a ping-pong pair has two; a unit is what sweeps add per step
     ends_per_unit: int = 2
+    #: names of the per-operation counters a loop keeps in its slot (life-cycle)
+    ops: tuple[str, ...] = ()
 
     def configure(self, config: EngineConfig) -> None:
         """Learn the run's mode, CPUs and options before check() and open()."""

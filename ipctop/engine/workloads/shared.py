@@ -43,4 +43,4 @@ def tracker() -> Any:
     objects.py keeps it while the engine creates pairs; POSIX queues are
     announced to it by name so that a killed ipctop still has them unlinked.
     """
-    return getattr(objects, "_tracker", None)
+    return objects.current_tracker()

@@ -108,7 +108,7 @@ class SysvLifecycle(Workload):
     )
     python_unavailable = "sysv_ipc has no msgctl(MSG_STAT)"
     ends_per_unit = 1
-    ops = LIFECYCLE_OPS
+    ops: tuple[str, ...] = LIFECYCLE_OPS
 
     def place_unit(
         self, placement: str, cpus: list[int], index: int, cpu: int | None = None
