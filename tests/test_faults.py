@@ -117,19 +117,29 @@ def test_queue_removed_with_ipcrm_under_a_running_pair() -> None:
 
 
 @root
-def test_full_msgmni_gives_exit_3_and_names_the_sysctl() -> None:
+@pytest.mark.parametrize(
+    "setting, workload, sysctl",
+    [
+        ("echo 2 > /proc/sys/kernel/msgmni", "sysv-msg", "kernel.msgmni"),
+        ("echo 8 > /proc/sys/kernel/msgmnb", "sysv-msg", "kernel.msgmnb"),
+        ("echo 250 32000 32 2 > /proc/sys/kernel/sem", "sysv-sem", "kernel.sem"),
+        ("echo 2 > /proc/sys/kernel/msgmni", "sysv-lifecycle", "kernel.msgmni"),
+    ],
+)
+def test_full_limit_gives_exit_3_and_names_the_sysctl(setting, workload, sysctl) -> None:
     if not shutil.which("unshare"):
         pytest.skip("unshare is not installed")
     # A private IPC namespace: the limit changes nowhere else.
     script = (
-        "echo 2 > /proc/sys/kernel/msgmni && "
-        f"exec {sys.executable} -m ipctop run --pairs 3 --cpus 0 --seconds 5"
+        f"{setting} && "
+        f"exec {sys.executable} -m ipctop run -w {workload} --pairs 3 --cpus 0 --seconds 5"
     )
     r = subprocess.run(["unshare", "-i", "sh", "-c", script], capture_output=True, text=True,
                        cwd=ROOT, timeout=60)  # fmt: skip
     assert r.returncode == 3, r.stderr
-    assert "kernel.msgmni" in r.stderr
+    assert sysctl in r.stderr
     assert "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
 def test_enosys_maps_to_unsupported() -> None:

@@ -8,6 +8,7 @@ import struct
 from ..counters import SlotWriter
 from ..objects import _native, create_queue, create_sem_array, create_single_sem
 from .base import PairResources, Workload
+from .limits import check_msg_queues, check_msgmnb, check_sem_array
 
 _PING = struct.Struct("<qq")  # pair id, padding: the originals' 16-byte payload
 STOP_MARKER = -1
@@ -27,6 +28,8 @@ class SysvMsg(Workload):
     summary = "one SysV message queue per pair; msgrcv(mine) then msgsnd(peer), 16 bytes"
 
     def create_pair(self, index: int, engine: str) -> PairResources:
+        check_msg_queues(1)
+        check_msgmnb(_PING.size)
         q = create_queue(python=engine == "python")
         return PairResources(
             args=((q.id, 1, 2, index, 0), (q.id, 2, 1, index, 0)),
@@ -48,6 +51,7 @@ class SysvMsgShared(SysvMsg):
         self.queue = None
 
     def open(self, engine: str) -> None:
+        check_msg_queues(1)
         self.queue = create_queue(python=engine == "python")
 
     def close(self) -> None:
@@ -60,6 +64,8 @@ class SysvMsgShared(SysvMsg):
         return 3 * index + 6, 3 * index + 7
 
     def create_pair(self, index: int, engine: str) -> PairResources:
+        # One ping per pair in flight, plus the two stop markers of a pair being removed.
+        check_msgmnb(_PING.size * (index + 1 + 2))
         q = self.queue
         a, b = self.types(index)
         return PairResources(
@@ -139,6 +145,7 @@ class SysvSem(Workload):
     python_note = "sysv_ipc cannot create an array of two: the Python engine uses two single sets"
 
     def create_pair(self, index: int, engine: str) -> PairResources:
+        check_sem_array(2)
         if engine == "python":
             a = create_single_sem(1)
             try:
