@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import threading
@@ -293,7 +294,8 @@ class Engine:
         finally:
             os._exit(code)
 
-    def _await_start(self, pair: Pair, timeout: float = 5.0) -> None:
+    def _await_start(self, pair: Pair, timeout: float = 20.0) -> None:
+        # Generous: on a loaded box a new child may wait seconds for its first slice.
         deadline = time.monotonic() + timeout
         for end in pair.ends:
             while True:
@@ -387,11 +389,11 @@ def _status_text(status: int) -> str:
     return f"exit status {os.waitstatus_to_exitcode(status)}"
 
 
-def _die_with_parent() -> None:
-    import ctypes
+_LIBC = ctypes.CDLL(None, use_errno=True)  # loaded before any fork: the child imports nothing
 
-    libc = ctypes.CDLL(None, use_errno=True)
+
+def _die_with_parent() -> None:
     parent = os.getppid()
-    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    _LIBC.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     if os.getppid() != parent:
         os._exit(127)
