@@ -56,8 +56,9 @@ def test_sigkill_of_the_main_process_leaves_nothing(mode: str) -> None:
     proc = start("run", "--pairs", "2", "--cpus", "0", "--mode", mode, "--seconds", "60")
     try:
         assert wait_for(lambda: len(objects_of() - before) == 2), "pairs never started"
+        ends = 4 if mode == "processes" else 0
+        assert wait_for(lambda: len(workers_of(proc)) == ends), "ends never started"
         workers = workers_of(proc)
-        assert len(workers) == (4 if mode == "processes" else 0)
         proc.kill()
         proc.wait(5)
         # Within 2 s: no worker and no object of that run remains.
