@@ -136,6 +136,7 @@ class IpctopApp(App[int]):
         self._sweep_timer: Any = None
         self._old_signals: dict[int, Any] = {}
         self.signalled: int | None = None
+        self.run_header: RunHeader | None = None
 
     # -- layout ------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -162,6 +163,13 @@ class IpctopApp(App[int]):
         for wid, title in titles.items():
             self.query_one(f"#{wid}").border_title = title
         self.query_one("#scaling").border_subtitle = "total ops/s by pairs"
+        # Kept, not queried: a help or chooser screen on top hides them from query_one.
+        self.run_header = self.query_one(RunHeader)
+        self.status_line = self.query_one(StatusLine)
+        self.threads_panel = self.query_one(ThreadsPanel)
+        self.cpus_panel = self.query_one(CpusPanel)
+        self.switches_panel = self.query_one(SwitchesPanel)
+        self.scaling_panel = self.query_one(ScalingPanel)
         self.theme_changed_signal.subscribe(self, lambda _theme: self._theme_changed())
         self._own_cpu(self.source.pair_tids())  # prime: the first reading means nothing
         self._own_cpu_at = time.monotonic()
@@ -208,6 +216,8 @@ class IpctopApp(App[int]):
 
     def _redraw(self, read_cpu: bool = False) -> None:
         self._redraw_pending = False
+        if not self.is_running or self.run_header is None:
+            return  # not mounted yet, or shutting down: the widgets are going
         self._last_redraw = time.monotonic()
         self._dirty = False
         if read_cpu or self._last_redraw - self._own_cpu_at >= OWN_CPU_EVERY:
@@ -218,22 +228,21 @@ class IpctopApp(App[int]):
             notes.append("PAUSED (space)")
         if self._sweep is not None:
             notes.append(self._sweep.describe())
-        header = self.query_one(RunHeader)
-        header.update_from(self.info, self.session, None, notes)
-        self.query_one(StatusLine).show(
+        self.run_header.update_from(self.info, self.session, None, notes)
+        self.status_line.update_status(
             self._own_cpu_value, self.source.monitor_cpu, self.info.interval, self._message
         )
         if self._paused:
             return
         s = self.session
-        self.query_one(ThreadsPanel).update_from(s)
-        cpus = self.query_one(CpusPanel)
+        self.threads_panel.update_from(s)
+        cpus = self.cpus_panel
         if _shown(cpus):
             cpus.update_from(s, self.info.cpus)
-        switches = self.query_one(SwitchesPanel)
+        switches = self.switches_panel
         if _shown(switches):
             switches.update_from(s, self.info.cpus, cpus.show_all)
-        scaling = self.query_one(ScalingPanel)
+        scaling = self.scaling_panel
         if _shown(scaling):
             pairs = s.latest.pairs if s.latest is not None else None
             scaling.update_from(s, pairs)
@@ -242,7 +251,7 @@ class IpctopApp(App[int]):
         self._schedule_redraw()  # panels shown again by a larger size need their data
 
     def _theme_changed(self) -> None:
-        self.query_one(ScalingPanel).redraw()
+        self.scaling_panel.redraw()
         self._schedule_redraw()
 
     def _say(self, message: str, severity: str = "information") -> None:
@@ -316,11 +325,11 @@ class IpctopApp(App[int]):
 
     def action_reset_curve(self) -> None:
         self.session.reset_curve()
-        self.query_one(ScalingPanel).redraw()
+        self.scaling_panel.redraw()
         self._say("scaling curve reset")
 
     def action_all_cpus(self) -> None:
-        cpus = self.query_one(CpusPanel)
+        cpus = self.cpus_panel
         cpus.show_all = not cpus.show_all
         self._schedule_redraw()
 

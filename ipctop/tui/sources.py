@@ -101,9 +101,12 @@ class LiveSource:
         interval: float = 0.5,
         engine: Engine | None = None,
         pin: bool = True,
+        own_engine: bool = True,
     ) -> None:
         # Validates workload, mode and placement before anything is created.
         self.engine = engine if engine is not None else Engine(config)
+        # False when the caller keeps the engine across apps (the observer bench).
+        self.own_engine = own_engine
         self.interval = interval
         self.pin = pin
         self.generation = 0
@@ -169,9 +172,11 @@ class LiveSource:
         with self._lock:
             self.detach()
             self._stopped = True
-            self.engine.stop()
+            if self.own_engine:
+                self.engine.stop()
             if self.pin:
-                pin_monitor(self._allowed, set())
+                # Pairs of an engine we do not own keep running, and keep their binding.
+                pin_monitor(self._allowed, self.pair_tids())
 
     # -- control (blocking: call from a worker thread) -----------------------------
     def add_pair(self) -> str:

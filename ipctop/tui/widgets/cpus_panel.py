@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from rich.text import Text
-
 from ...engine.sample import CpuSample
 from ..session import Session
-from .rows_view import RowsView
+from .rows_view import Row, RowsView
 from .spark import spark
 
 LEFT = 9  # "cpu 12 ● "
@@ -28,23 +26,26 @@ class CpusPanel(RowsView):
             if self.show_all or c.cpu in wanted:
                 rows.append((c, tuple(session.cpu_busy.get(c.cpu, ())), c.cpu in hosts))
         self._rows = rows
-        self.border_subtitle = "all CPUs (c)" if self.show_all else "CPUs of this run (c: all)"
+        subtitle = "all CPUs (c)" if self.show_all else "CPUs of this run (c: all)"
+        if subtitle != self.border_subtitle:
+            self.border_subtitle = subtitle
         self.changed()
 
     def row_count(self) -> int:
         return len(self._rows)
 
-    def heading(self, width: int) -> Text:
+    def heading(self, width: int) -> str:
         sw = max(0, width - LEFT - RIGHT)
         label = "busy %" if sw >= 6 else ""
-        return Text(f"{'cpu':<8} {label:<{sw}} {'busy':>4} {'usr':>3} {'sys':>3} {'sirq':>4}")
+        return f"{'cpu':<8} {label:<{sw}} {'busy':>4} {'usr':>3} {'sys':>3} {'sirq':>4}"
 
-    def row(self, index: int, width: int) -> Text:
+    def row(self, index: int, width: int) -> Row:
         c, history, hosts = self._rows[index]
         sw = max(0, width - LEFT - RIGHT)
-        text = Text(f"cpu{c.cpu:>3} ")
-        text.append("●" if hosts else " ", self.style_of("mark"))
-        text.append(" ")
-        text.append(spark(history, sw, 100.0), self.style_of("spark"))
-        text.append(f" {c.busy:>3.0f}% {c.user:>3.0f} {c.system:>3.0f} {c.softirq:>4.0f}")
-        return text
+        return [
+            (f"cpu{c.cpu:>3} ", None),
+            ("●" if hosts else " ", "mark"),
+            (" ", None),
+            (spark(history, sw, 100.0), "spark"),
+            (f" {c.busy:>3.0f}% {c.user:>3.0f} {c.system:>3.0f} {c.softirq:>4.0f}", None),
+        ], None

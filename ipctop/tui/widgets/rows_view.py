@@ -11,10 +11,13 @@ from typing import ClassVar
 
 from rich.segment import Segment
 from rich.style import Style
-from rich.text import Text
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+
+#: a row: its pieces (text, component style name or None), and a style for the whole row
+Pieces = list[tuple[str, str | None]]
+Row = tuple[Pieces, str | None]
 
 
 class RowsView(ScrollView, can_focus=True):
@@ -44,24 +47,31 @@ class RowsView(ScrollView, can_focus=True):
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
-        self._styles: dict[str, Style] = {}
+        # Styles resolved once per theme: rendering a line must stay cheap at 512 rows.
+        self._styles: dict[tuple[str | None, str | None], Style] = {}
+        self._frame = (0, 0, 0)  # (width, height, scroll) the shown lines were made for
+        self._lines: list[Row | None] = []
 
     # -- for subclasses ------------------------------------------------------------
     def row_count(self) -> int:
         return 0
 
-    def heading(self, width: int) -> Text:
-        return Text("")
+    def heading(self, width: int) -> str:
+        return ""
 
-    def row(self, index: int, width: int) -> Text:
+    def row(self, index: int, width: int) -> Row:
         raise NotImplementedError
 
     # -- plumbing ------------------------------------------------------------------
-    def style_of(self, name: str) -> Style:
-        style = self._styles.get(name)
+    def _style(self, piece: str | None, row: str | None) -> Style:
+        key = (piece, row)
+        style = self._styles.get(key)
         if style is None:
-            style = self.get_component_rich_style(f"rows--{name}", partial=True)
-            self._styles[name] = style
+            style = self.rich_style
+            for name in (row, piece):
+                if name:
+                    style = style + self.get_component_rich_style(f"rows--{name}", partial=True)
+            self._styles[key] = style
         return style
 
     def notify_style_update(self) -> None:
@@ -73,23 +83,50 @@ class RowsView(ScrollView, can_focus=True):
         return max(0, self.scrollable_content_region.width)
 
     def changed(self) -> None:
-        """The data changed: resize the scroll area and redraw what is visible."""
-        self.virtual_size = Size(self.text_width, self.row_count() + 1)
-        self.refresh()
+        """The data changed: repaint the visible lines whose text changed, and only those.
+
+        Repainting a line costs far more in Textual than formatting it, so
+        every visible line is formatted here and compared with what is shown.
+        """
+        size = Size(self.text_width, self.row_count() + 1)
+        resized = size != self.virtual_size
+        if resized:
+            self.virtual_size = size
+        frame = self._frame_now()
+        lines = [self._line(y, frame) for y in range(frame[1])]
+        if resized or frame != self._frame or len(lines) != len(self._lines):
+            self._frame, self._lines = frame, lines
+            self.refresh()
+            return
+        # Dirty regions are relative to the widget's outer box: skip border and padding.
+        top, left, width = self.gutter.top, self.gutter.left, frame[0]
+        for y, (new, old) in enumerate(zip(lines, self._lines)):
+            if new != old:
+                self.refresh(Region(left, top + y, width, 1))
+        self._lines = lines
+
+    def _frame_now(self) -> tuple[int, int, int]:
+        region = self.scrollable_content_region
+        return (max(0, region.width), max(0, region.height), round(self.scroll_y))
+
+    def _line(self, y: int, frame: tuple[int, int, int]) -> Row | None:
+        width, _height, scroll = frame
+        if y == 0:
+            return [(self.heading(width), "heading")], None
+        index = y - 1 + scroll
+        if index >= self.row_count():
+            return None
+        return self.row(index, width)
 
     def render_line(self, y: int) -> Strip:
-        width = self.text_width
-        base = self.rich_style
-        if y == 0:
-            text = self.heading(width)
-            text.stylize(self.style_of("heading"))
+        frame = self._frame_now()
+        if frame == self._frame and y < len(self._lines):
+            line = self._lines[y]
         else:
-            index = y - 1 + self.scroll_offset.y
-            if index >= self.row_count():
-                return Strip.blank(width, base)
-            text = self.row(index, width)
-        text.no_wrap = True
-        text.overflow = "crop"
-        text.truncate(width, pad=True)
-        segments = list(text.render(self.app.console))
-        return Strip(Segment.apply_style(segments, base), width).crop_extend(0, width, base)
+            line = self._line(y, frame)
+        width = frame[0]
+        if line is None:
+            return Strip.blank(width, self._style(None, None))
+        pieces, row_style = line
+        segments = [Segment(text, self._style(name, row_style)) for text, name in pieces if text]
+        return Strip(segments).crop_extend(0, width, self._style(None, row_style))

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widgets import Static
 
 from ...cpus import format_cpu_list
 from ..session import Session
 from ..sources import RunInfo
 from .spark import si
+from .text_block import TextBlock
 
 
-class RunHeader(Static):
+class RunHeader(TextBlock):
     DEFAULT_CSS = """
     RunHeader {
         height: 2;
@@ -52,4 +52,4 @@ class RunHeader(Static):
             line2.append(f" · {session.settle_state}")
         for note in notes:
             line2.append(f" · {note}", "bold reverse")
-        self.update(Text("\n").join([line1, line2]))
+        self.show(Text("\n").join([line1, line2]))

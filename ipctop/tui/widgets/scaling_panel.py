@@ -6,15 +6,20 @@ plotext builds the whole picture each time it renders.
 
 from __future__ import annotations
 
+import time
+
 from rich.text import Text
 from textual.app import ComposeResult, RenderResult
 from textual.containers import Vertical
-from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
 from ...analysis.scaling import ScalingPoint, ideal_line, scalability_pct
 from ..session import Session
 from .spark import si
+from .text_block import TextBlock
+
+TABLE_ROWS = 5
+SETTLING_REDRAW = 2.0  # seconds between redraws while only a settling point moves
 
 
 class ScalingPlot(PlotextPlot):
@@ -38,26 +43,34 @@ class ScalingPlot(PlotextPlot):
 class ScalingPanel(Vertical):
     DEFAULT_CSS = """
     ScalingPanel > PlotextPlot { height: 1fr; min-height: 6; }
-    ScalingPanel > #scaling-table { height: auto; max-height: 6; }
+    ScalingPanel > #scaling-table { height: 1; max-height: 6; }
     """
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self._drawn: tuple | None = None
+        self._drawn_at = 0.0
 
     def compose(self) -> ComposeResult:
         yield ScalingPlot(id="scaling-plot")
-        yield Static(id="scaling-table")
+        yield TextBlock(id="scaling-table", fit_height=True)
 
     def update_from(self, session: Session, settling_pairs: int | None) -> None:
         points = session.points()
         state = session.settle_state if settling_pairs else None
-        key = (tuple((p.pairs, p.total_ops_per_s, p.settled) for p in points), state)
+        settled = tuple((p.pairs, p.total_ops_per_s) for p in points if p.settled)
+        moving = tuple((p.pairs, p.total_ops_per_s) for p in points if not p.settled)
+        key = (settled, moving, state)
         if key == self._drawn:
             return
-        self._drawn = key
+        # A settling reading moves every sample; redraw it at a calmer pace.
+        now = time.monotonic()
+        calm = self._drawn is not None and self._drawn[0] == settled and self._drawn[2] == state
+        if calm and now - self._drawn_at < SETTLING_REDRAW:
+            return
+        self._drawn, self._drawn_at = key, now
         self._draw(points)
-        self.query_one("#scaling-table", Static).update(_table(points, settling_pairs, state))
+        self.query_one("#scaling-table", TextBlock).show(_table(points, settling_pairs, state))
 
     def redraw(self) -> None:
         """Draw again with the same points (after a theme change or a resize)."""
@@ -119,13 +132,13 @@ class ScalingPanel(Vertical):
 
 
 def _table(points: list[ScalingPoint], settling_pairs: int | None, state: str | None) -> Text:
-    text = Text()
-    text.append(f"{'pairs':>5} {'ops/s':>9} {'scal %':>7} {'':<9}\n", "bold")
-    for p in points:
+    """The seeds' table: pairs, total, scalability %; the last TABLE_ROWS pair counts."""
+    lines = [Text(f"{'pairs':>5} {'ops/s':>9} {'scal %':>7}", "bold")]
+    for p in points[-TABLE_ROWS:]:
         scal = scalability_pct(points, p.pairs)
         note = "settled" if p.settled else "settling"
-        text.append(f"{p.pairs:>5} {si(p.total_ops_per_s):>9} ")
-        text.append(f"{'-' if scal is None else f'{scal:.1f}':>7} {note:<9}\n")
+        pct = "-" if scal is None else f"{scal:.1f}"
+        lines.append(Text(f"{p.pairs:>5} {si(p.total_ops_per_s):>9} {pct:>7} {note}"))
     if not points:
-        text.append("no reading yet: " + (state or "no pairs running"))
-    return text
+        lines.append(Text("no reading yet: " + (state or "no pairs running")))
+    return Text("\n").join(lines)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widgets import Static
+
+from .text_block import TextBlock
 
 
-class StatusLine(Static):
+class StatusLine(TextBlock):
     DEFAULT_CSS = """
     StatusLine {
         height: 1;
@@ -18,7 +19,7 @@ class StatusLine(Static):
     }
     """
 
-    def show(
+    def update_status(
         self,
         own_cpu: float | None,
         monitor_cpu: int | None,
@@ -35,4 +36,4 @@ class StatusLine(Static):
         text.append(f" · sample every {interval:g} s")
         if message:
             text.append(f" · {message}")
-        self.update(text)
+        self.show(text)

@@ -7,9 +7,8 @@ panel shows where those costs land.
 
 from __future__ import annotations
 
-from rich.text import Text
-
 from ..session import Session
+from .rows_view import Row as ViewRow
 from .rows_view import RowsView
 from .spark import si, spark
 
@@ -44,27 +43,23 @@ class SwitchesPanel(RowsView):
     def row_count(self) -> int:
         return len(self._rows)
 
-    def heading(self, width: int) -> Text:
-        return Text("switches/s, system-wide")
+    def heading(self, width: int) -> str:
+        return "switches/s, system-wide"
 
-    def row(self, index: int, width: int) -> Text:
+    def row(self, index: int, width: int) -> ViewRow:
         kind, item = self._rows[index]
         if kind == "system":
             value = f" {si(self._now):>8}"
             sw = max(0, width - len(value))
             top = max(self._ctxt) if self._ctxt else 0.0
-            text = Text(spark(self._ctxt, sw, top), self.style_of("spark"))
-            text.append(value)
-            return text
+            return [(spark(self._ctxt, sw, top), "spark"), (value, None)], None
         if kind == "section":
-            return Text(str(item), self.style_of("heading"))
+            return [(str(item), "heading")], None
         if kind == "note":
-            return Text(str(item), self.style_of("dim"))
+            return [(str(item), "dim")], None
         if kind == "ipi":
-            return Text(
-                f"cpu{item.cpu:<7} {si(item.resched_per_s):>9} {si(item.callfunc_per_s):>9}"  # type: ignore[attr-defined]
-            )
+            text = f"cpu{item.cpu:<7} {si(item.resched_per_s):>9} {si(item.callfunc_per_s):>9}"  # type: ignore[attr-defined]
+            return [(text, None)], None
         t = item
-        return Text(
-            f"{t.pair:>4}{t.role:<6} {si(t.vcsw_per_s):>9} {si(t.ivcsw_per_s):>9}"  # type: ignore[attr-defined]
-        )
+        text = f"{t.pair:>4}{t.role:<6} {si(t.vcsw_per_s):>9} {si(t.ivcsw_per_s):>9}"  # type: ignore[attr-defined]
+        return [(text, None)], None

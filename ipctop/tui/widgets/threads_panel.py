@@ -7,10 +7,8 @@ ran somewhere other than its binding gets its CPU flagged.
 
 from __future__ import annotations
 
-from rich.text import Text
-
 from ..session import Session, ThreadRow
-from .rows_view import RowsView
+from .rows_view import Pieces, Row, RowsView
 from .spark import si, spark
 
 LEFT = 13  # " pair role" + " cpu" columns
@@ -33,7 +31,9 @@ class ThreadsPanel(RowsView):
             notes.append(f"{imbalanced} imbalanced")
         if off:
             notes.append(f"{off} off their CPU")
-        self.border_subtitle = " · ".join(notes)
+        subtitle = " · ".join(notes)
+        if subtitle != self.border_subtitle:
+            self.border_subtitle = subtitle
         self.changed()
 
     def row_count(self) -> int:
@@ -43,28 +43,26 @@ class ThreadsPanel(RowsView):
     def _spark_width(width: int) -> int:
         return max(0, width - LEFT - RIGHT)
 
-    def heading(self, width: int) -> Text:
+    def heading(self, width: int) -> str:
         sw = self._spark_width(width)
         label = f"history, top {si(self._top)}" if sw >= 20 else "history"
-        return Text(f"{'pair':>5} {'cpu':<6} {label[:sw]:<{sw}} {'ops/s':>8} {'share':>6}")
+        return f"{'pair':>5} {'cpu':<6} {label[:sw]:<{sw}} {'ops/s':>8} {'share':>6}"
 
-    def row(self, index: int, width: int) -> Text:
+    def row(self, index: int, width: int) -> Row:
         r = self._rows[index]
         t = r.sample
-        text = Text(f"{t.pair:>4}{t.role} ")
+        pieces: Pieces = [(f"{t.pair:>4}{t.role} ", None)]
         last = "?" if t.last_cpu is None else str(t.last_cpu)
         if t.off_cpu:
-            text.append(f"{last}≠{t.bound_cpu}".ljust(6), self.style_of("flag"))
+            pieces.append((f"{last}≠{t.bound_cpu}".ljust(6), "flag"))
         else:
-            text.append(f"{last:>3}   ")
-        text.append(" ")
-        text.append(spark(r.history, self._spark_width(width), self._top), self.style_of("spark"))
+            pieces.append((f"{last:>3}   ", None))
+        pieces.append((" ", None))
+        pieces.append((spark(r.history, self._spark_width(width), self._top), "spark"))
         if t.state == "running":
-            text.append(f" {si(t.ops_per_s):>8} {100 * r.share:5.1f}%")
+            pieces.append((f" {si(t.ops_per_s):>8} {100 * r.share:5.1f}%", None))
         else:
-            text.append(f" {t.state[: RIGHT - 1]:>{RIGHT - 1}}", self.style_of("flag"))
+            pieces.append((f" {t.state[: RIGHT - 1]:>{RIGHT - 1}}", "flag"))
         if r.imbalanced:
-            text.stylize(self.style_of("hot"))
-        elif t.pair % 2:
-            text.stylize(self.style_of("band"))
-        return text
+            return pieces, "hot"
+        return pieces, "band" if t.pair % 2 else None

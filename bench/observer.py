@@ -1,0 +1,233 @@
+"""The observer effect of the live TUI: what watching costs the pairs being watched.
+
+    python bench/observer.py [--threads 16,512] [--seconds 8] [--rounds 2]
+
+For each thread count the same engine (same workload, same pairs, same
+objects) runs throughout, and phases alternate in one run:
+  headless  the sampler alone at the default interval, no UI;
+  tui       the Textual app drawing at the default interval.
+It prints, per thread count, throughput tui/headless (median of the rounds;
+target >= 0.98) and the monitor's own CPU use in % of one CPU (every thread of
+this process that is not a pair end: UI, input and writer threads, sampler).
+Targets: < 3 % at 16 threads, < 10 % at 512 threads. samples/s is how many
+samples the monitor actually took (2.0 expected at 0.5 s): a starved monitor
+uses little CPU because it barely runs, and the column shows it.
+
+The TUI needs a terminal: when stdout is not one, the script re-runs itself in
+a detached tmux pane (120x40) and prints what the pane measured, so the app
+writes real escape sequences to a real pty (tmux's own CPU is not counted as
+the monitor's but does compete with the pairs, as any terminal would).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from ipctop.cpus import default_cpus, read_topology  # noqa: E402
+from ipctop.engine.engine import Engine, EngineConfig  # noqa: E402
+from ipctop.engine.sampler import Sampler  # noqa: E402
+from ipctop.tui.monitor import MonitorCpuMeter  # noqa: E402
+
+WARMUP = 1.5  # seconds after a phase starts before measuring (app start-up, first samples)
+INTERVAL = 0.5  # the TUI's default
+
+
+def total_rounds(engine: Engine) -> int:
+    return sum(engine.counters.read(e.slot).rounds for e in engine.ends())
+
+
+def pair_tids(engine: Engine) -> set[int]:
+    return {e.tid for e in engine.ends() if e.tid}
+
+
+def headless_phase(engine: Engine, seconds: float) -> dict:
+    sampler = Sampler(engine, INTERVAL)
+    sampler.start(lambda _s: None)
+    try:
+        time.sleep(WARMUP)
+        return measure(engine, seconds, lambda: len(sampler.history))
+    finally:
+        sampler.stop()
+
+
+def measure(engine: Engine, seconds: float, samples: Callable[[], int]) -> dict:
+    """Throughput, the monitor's CPU, and how many samples it managed (starvation shows)."""
+    meter = MonitorCpuMeter()
+    exclude = pair_tids(engine)
+    meter.read(exclude)
+    r0, t0, n0 = total_rounds(engine), time.monotonic(), samples()
+    time.sleep(seconds)
+    r1, t1, n1 = total_rounds(engine), time.monotonic(), samples()
+    cpu = meter.read(exclude)
+    return {
+        "ops_per_s": (r1 - r0) / (t1 - t0),
+        "monitor_cpu_pct": cpu,
+        "samples_per_s": (n1 - n0) / (t1 - t0),
+    }
+
+
+def tui_phase(engine: Engine, seconds: float, headless_driver: bool) -> dict:
+    from ipctop.tui.app import IpctopApp
+    from ipctop.tui.sources import LiveSource
+
+    source = LiveSource(engine.config, INTERVAL, engine=engine, own_engine=False)
+    app = IpctopApp(source)
+    result: dict = {}
+
+    async def drive() -> None:
+        loop = asyncio.get_running_loop()
+
+        def measured() -> None:
+            # The measurement sleeps: off the event loop, so the app keeps drawing.
+            result.update(measure(engine, seconds, lambda: app.session.count))
+            app.call_from_thread(app.exit)
+
+        async def later() -> None:
+            await asyncio.sleep(WARMUP)
+            await loop.run_in_executor(None, measured)
+
+        task = asyncio.ensure_future(later())
+        if headless_driver:
+            async with app.run_test(size=(120, 40)) as pilot:
+                while app.is_running:
+                    await pilot.pause(0.2)
+        else:
+            await app.run_async()
+        await task
+
+    try:
+        asyncio.run(drive())
+    finally:
+        source.stop()
+    return result
+
+
+def run_inner(args: argparse.Namespace) -> dict:
+    cpus = tuple(default_cpus(read_topology()))
+    out: dict = {"cpus": list(cpus), "workload": args.workload, "interval": INTERVAL, "runs": []}
+    headless_driver = not sys.stdout.isatty()
+    out["driver"] = "headless (no terminal)" if headless_driver else "real terminal"
+    for threads in args.threads:
+        pairs = max(1, threads // 2)
+        config = EngineConfig(workload=args.workload, placement="same", cpus=cpus)
+        engine = Engine(config)
+        engine.start(pairs)
+        run = {"threads": 2 * pairs, "pairs": pairs, "headless": [], "tui": []}
+        try:
+            for _ in range(args.rounds):
+                run["headless"].append(headless_phase(engine, args.seconds))
+                run["tui"].append(tui_phase(engine, args.seconds, headless_driver))
+        finally:
+            engine.stop()
+        out["runs"].append(run)
+    return out
+
+
+def report(res: dict) -> str:
+    lines = [
+        f"observer effect · {res['workload']} · same · threads · CPUs {res['cpus']} · "
+        f"sample every {res['interval']} s · TUI on a {res['driver']}",
+        f"{'threads':>7} {'pairs':>5} {'headless ops/s':>15} {'tui ops/s':>12} {'ratio':>6} "
+        f"{'sampler CPU %':>13} {'TUI CPU %':>9} {'samples/s h/t':>13}  target",
+    ]
+    for run in res["runs"]:
+        h = statistics.median(p["ops_per_s"] for p in run["headless"])
+        t = statistics.median(p["ops_per_s"] for p in run["tui"])
+        hc = statistics.median(p["monitor_cpu_pct"] or 0.0 for p in run["headless"])
+        tc = statistics.median(p["monitor_cpu_pct"] or 0.0 for p in run["tui"])
+        hs = statistics.median(p["samples_per_s"] for p in run["headless"])
+        ts = statistics.median(p["samples_per_s"] for p in run["tui"])
+        cap = 3.0 if run["threads"] <= 16 else 10.0
+        ratio = t / h if h > 0 else float("nan")
+        expected = 1.0 / res["interval"]
+        if min(hs, ts) < 0.75 * expected:
+            # It used little CPU because it hardly ran: that is not a pass.
+            verdict = f"STARVED (monitor took {min(hs, ts):.2f} of {expected:g} samples/s)"
+        else:
+            verdict = "ok" if ratio >= 0.98 and tc < cap else "MISSED"
+        lines.append(
+            f"{run['threads']:>7} {run['pairs']:>5} {h:>15,.0f} {t:>12,.0f} {ratio:>6.3f} "
+            f"{hc:>13.1f} {tc:>9.1f} {f'{hs:.1f}/{ts:.1f}':>13}  "
+            f"ratio>=0.98, TUI<{cap:g}%: {verdict}"
+        )
+        per = ", ".join(
+            f"{a['ops_per_s']:,.0f}/{b['ops_per_s']:,.0f}"
+            for a, b in zip(run["headless"], run["tui"])
+        )
+        lines.append(f"{'':>13} rounds (headless/tui ops/s): {per}")
+    return "\n".join(lines)
+
+
+def in_tmux(argv: list[str]) -> dict:
+    """Run the measuring part in a detached tmux pane; return its JSON result."""
+    sock = f"ipctop-bench-{uuid.uuid4().hex[:8]}"
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "result.json"
+        rc = Path(d) / "rc"
+        inner = " ".join(
+            [sys.executable, str(Path(__file__).resolve()), *argv, "--inner", str(out)]
+        )
+        # No redirection: Textual draws on stderr, which must be the pane.
+        cmd = f"cd {ROOT}; {inner}; echo $? > {rc}; sleep 5"
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TMUX")}
+        subprocess.run(
+            ["tmux", "-L", sock, "new-session", "-d", "-s", "bench", "-x", "120", "-y", "40", cmd],
+            check=True,
+            env={**env, "TERM": "xterm-256color"},
+        )
+        try:
+            while not rc.exists():
+                time.sleep(0.5)
+        finally:
+            subprocess.run(["tmux", "-L", sock, "kill-server"], capture_output=True)
+        if rc.read_text().strip() != "0":
+            err = Path(f"{out}.err")
+            sys.stderr.write(err.read_text() if err.exists() else "no traceback\n")
+            raise SystemExit("observer: the run inside tmux failed")
+        return json.loads(out.read_text())
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description="observer effect of the live TUI")
+    ap.add_argument("--threads", default="16,512", help="thread counts, comma-separated")
+    ap.add_argument("--seconds", type=float, default=8.0, help="measured per phase")
+    ap.add_argument("--rounds", type=int, default=2, help="headless/tui alternations")
+    ap.add_argument("--workload", default="sysv-msg")
+    ap.add_argument("--no-tmux", action="store_true", help="draw headless even without a tty")
+    ap.add_argument("--inner", metavar="JSON", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    args.threads = [int(x) for x in args.threads.split(",")]
+    if args.inner:
+        try:
+            res = run_inner(args)
+        except BaseException:
+            Path(f"{args.inner}.err").write_text(traceback.format_exc())
+            raise
+        Path(args.inner).write_text(json.dumps(res))
+        return 0
+    if not sys.stdout.isatty() and not args.no_tmux and shutil.which("tmux"):
+        res = in_tmux(sys.argv[1:])
+    else:
+        res = run_inner(args)
+    print(report(res))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

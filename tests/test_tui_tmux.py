@@ -1,0 +1,100 @@
+"""End to end in a real terminal: start ipctop in tmux, press +, read the screen, quit."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import psutil
+import pytest
+from conftest import ROOT
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+TIMEOUT = 30.0
+
+
+def ipctop_queues_of(pid: int) -> list[str]:
+    """Message queues with ipctop's key prefix that process `pid` sent or received on."""
+    out = []
+    lines = Path("/proc/sysvipc/msg").read_text().splitlines()
+    head = lines[0].split()
+    for line in lines[1:]:
+        f = dict(zip(head, line.split()))
+        key = int(f["key"])
+        if (key & 0xFF000000) == 0x1C000000 and pid in (int(f["lspid"]), int(f["lrpid"])):
+            out.append(f"{key:#x}")
+    return out
+
+
+def test_tmux_start_add_pair_read_screen_quit(tmp_path: Path) -> None:
+    sock = f"ipctop-test-{uuid.uuid4().hex[:8]}"
+    rc_file = tmp_path / "rc"
+
+    def tmux(*args: str) -> str:
+        return subprocess.run(
+            ["tmux", "-L", sock, *args], capture_output=True, text=True, check=True, timeout=10
+        ).stdout
+
+    def screen() -> str:
+        return tmux("capture-pane", "-p", "-t", "ipctop")
+
+    def wait_screen(text: str) -> str:
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            shown = screen()
+            if text in shown:
+                return shown
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{text!r} never showed; the screen was:\n{shown}")
+            time.sleep(0.2)
+
+    # The shell stays to record the exit code; ipctop runs in the foreground of the pane.
+    cmd = f"cd {ROOT}; {sys.executable} -m ipctop; echo $? > {rc_file}; sleep 30"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TMUX")}
+    subprocess.run(
+        ["tmux", "-L", sock, "new-session", "-d", "-s", "ipctop", "-x", "120", "-y", "40", cmd],
+        check=True,
+        env={**env, "TERM": "xterm-256color"},
+        timeout=10,
+    )
+    try:
+        wait_screen("pairs 1/")
+        shell = psutil.Process(int(tmux("display-message", "-p", "-t", "ipctop", "#{pane_pid}")))
+        (app,) = [c for c in shell.children() if "ipctop" in " ".join(c.cmdline())]
+        pid = app.pid
+        tmux("send-keys", "-t", "ipctop", "+")
+        shown = wait_screen("pairs 2/")
+        rows = [
+            ln for ln in shown.splitlines() if ln.lstrip("│ ").startswith(("0A", "0B", "1A", "1B"))
+        ]
+        assert len(rows) >= 4, shown
+        assert ipctop_queues_of(pid), "the running pairs own no queue?"
+        tmux("send-keys", "-t", "ipctop", "q")
+        deadline = time.monotonic() + TIMEOUT
+        while not rc_file.exists():
+            assert time.monotonic() < deadline, f"ipctop did not quit:\n{screen()}"
+            time.sleep(0.1)
+        assert rc_file.read_text().strip() == "0"
+        assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+        assert ipctop_queues_of(pid) == []
+        # The engine's watchdog (if any) leaves once the engine is gone.
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            left = [
+                p.pid
+                for p in psutil.process_iter(["cmdline", "ppid"])
+                if p.info["ppid"] == pid
+                or ("ipctop" in (cmd := " ".join(p.info["cmdline"] or [])) and str(pid) in cmd)
+            ]
+            if not left:
+                break
+            assert time.monotonic() < deadline, f"processes left behind: {left}"
+            time.sleep(0.2)
+    finally:
+        subprocess.run(["tmux", "-L", sock, "kill-server"], capture_output=True, timeout=10)
