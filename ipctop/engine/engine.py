@@ -22,7 +22,7 @@ from .workloads import WORKLOADS, PairResources, Workload, make_workload
 
 ENGINES = ("auto", "native", "python")
 ROLES = ("A", "B")
-JOIN_TIMEOUT = 2.0
+JOIN_TIMEOUT = 5.0  # a loaded box can take seconds to run a woken end
 
 
 def resolve_engine(requested: str = "auto") -> str:

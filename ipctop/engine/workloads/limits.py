@@ -8,6 +8,7 @@ import resource
 from pathlib import Path
 
 from ...errors import ResourceError
+from ..reaper import tag_of
 
 PROC = Path("/proc")
 
@@ -140,11 +141,20 @@ def check_sem_array(nsems: int, proc: Path = PROC) -> None:
         )
 
 
-def check_msg_queues(needed: int, proc: Path = PROC) -> None:
+def check_msg_queues(needed: int, proc: Path = PROC, skip_tag: int | None = None) -> None:
+    """`needed` more queues must fit under msgmni.
+
+    skip_tag leaves out queues carrying that session tag: a life-cycle run
+    reserves one queue per thread up front rather than counting the ones its
+    threads happen to hold at this instant.
+    """
     msgmni = read_int(proc / "sys/kernel/msgmni")
     if msgmni is None:
         return  # unreadable (a container): msgget's own error will name the limit
-    used = len(sysv_sets_in_use("msg", proc))
+    sets = sysv_sets_in_use("msg", proc)
+    if skip_tag is not None:
+        sets = [f for f in sets if tag_of(int(f[0]) & 0xFFFFFFFF) != skip_tag]
+    used = len(sets)
     if used + needed > msgmni:
         raise ResourceError(
             f"{used} message queues exist and {needed} more would pass kernel.msgmni "

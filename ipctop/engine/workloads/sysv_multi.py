@@ -119,9 +119,9 @@ class SysvLifecycle(Workload):
         return (cpu if cpu is not None and cpu in cpus else cpus[index % n],)
 
     def create_pair(self, index: int, engine: str) -> PairResources:
-        # Each thread holds at most one queue at a time.
-        check_msg_queues(1)
+        # Each thread holds at most one queue at a time: reserve one per unit so far.
         t = tracker()
+        check_msg_queues(index + 1, skip_tag=t.tag if t is not None else None)
         # Under a reaper the keys carry its tag, so a killed run's queues are found by tag.
         base, mask = (t.key_base, _TAG_BITS) if t is not None else (KEY_PREFIX, _ALL_BITS)
         return PairResources(args=((base, mask, _seed()),), py=(None,))
