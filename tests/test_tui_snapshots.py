@@ -110,3 +110,38 @@ def test_fake_fixed_run_screenshot_key_writes_an_svg(tmp_path) -> None:
     (svg,) = tmp_path.glob("*.svg")
     text = svg.read_text()
     assert text.startswith("<svg") and "sysv-msg" in text
+
+
+def test_fake_fixed_run_partial_repaint_leaves_no_stale_line() -> None:
+    """Only changed lines are repainted: the picture must equal a full repaint."""
+    from dataclasses import replace
+
+    from ipctop.tui.fixed_run import fixed_samples
+    from ipctop.tui.widgets.rows_view import RowsView
+
+    async def go() -> None:
+        a = app()
+        async with a.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            last = fixed_samples()[-1]
+            for k in range(6):
+                slow = 0.3 if k % 2 else 1.0
+                threads = tuple(replace(t, ops_per_s=t.ops_per_s * slow) for t in last.threads)
+                a.session.feed(
+                    replace(
+                        last,
+                        t=last.t + 0.5 * (k + 1),
+                        threads=threads,
+                        total_ops_per_s=sum(t.ops_per_s for t in threads),
+                        ctxt_per_s=1000.0 * (k + 1),
+                    )
+                )
+                a.redraw_now()
+                await pilot.pause(0.05)
+            partial = a.export_screenshot()
+            for view in a.query(RowsView):
+                view.refresh()
+            await pilot.pause(0.1)
+            assert a.export_screenshot() == partial
+
+    asyncio.run(go())

@@ -98,11 +98,11 @@ class RowsView(ScrollView, can_focus=True):
             self._frame, self._lines = frame, lines
             self.refresh()
             return
-        # Dirty regions are relative to the widget's outer box: skip border and padding.
-        top, left, width = self.gutter.top, self.gutter.left, frame[0]
+        # refresh() takes regions relative to the content (it adds border and padding).
+        width = frame[0]
         for y, (new, old) in enumerate(zip(lines, self._lines)):
             if new != old:
-                self.refresh(Region(left, top + y, width, 1))
+                self.refresh(Region(0, y, width, 1))
         self._lines = lines
 
     def _frame_now(self) -> tuple[int, int, int]:
