@@ -32,6 +32,7 @@ from ..engine.sample import Sample
 from ..engine.workloads import WORKLOADS
 from ..errors import IpctopError, UsageError
 from ..signals import HANDLED, Interrupted
+from .mechanisms import comparable, next_mechanism
 from .monitor import MonitorCpuMeter
 from .screens.choice import ChoiceScreen
 from .screens.help import HelpScreen
@@ -39,6 +40,7 @@ from .session import Session
 from .sources import LiveSource, SampleSource
 from .sweep import AutoSweep
 from .widgets.cpus_panel import CpusPanel
+from .widgets.detail_panel import DetailPanel
 from .widgets.run_header import RunHeader
 from .widgets.scaling_panel import ScalingPanel
 from .widgets.status_line import StatusLine
@@ -79,6 +81,8 @@ class IpctopApp(App[int]):
         Binding("minus", "remove_pair", "remove", key_display="-"),
         Binding("s", "sweep", "sweep"),
         Binding("w", "choose_workload", "workload"),
+        Binding("W", "compare_next", "compare", key_display="W"),
+        Binding("d", "toggle_detail", "detail"),
         Binding("p", "choose_placement", "placement"),
         Binding("m", "toggle_mode", "mode"),
         Binding("space", "pause", "pause"),
@@ -94,11 +98,13 @@ class IpctopApp(App[int]):
         ("+", "add_pair", "add a pair on the next CPU"),
         ("-", "remove_pair", "remove the last pair"),
         ("w", "choose_workload", "choose the workload (restarts the pairs)"),
+        ("W", "compare_next", "compare: switch to the next mechanism, one curve each"),
+        ("d", "toggle_detail", "where the time goes: per-round costs (extra /proc reads)"),
         ("p", "choose_placement", "choose the placement (restarts the pairs)"),
         ("m", "toggle_mode", "switch threads / processes (restarts the pairs)"),
         ("space", "pause", "pause / resume the display"),
         ("s", "sweep", "auto-sweep: one more pair every K s until every CPU is used"),
-        ("r", "reset_curve", "reset the scaling curve"),
+        ("r", "reset_curve", "reset the scaling curves"),
         ("c", "all_cpus", "show all CPUs / only this run's"),
         ("S", "screenshot", "save an SVG screenshot"),
         ("t", "toggle_theme", "switch light / dark theme"),
@@ -118,7 +124,7 @@ class IpctopApp(App[int]):
         super().__init__()
         self.source = source
         self.info = source.info
-        self.session = Session()
+        self.session = Session(workload=self.info.workload)
         self.sweep_step = sweep_step
         self.screenshot_dir = screenshot_dir
         self._initial_theme = theme
@@ -132,6 +138,7 @@ class IpctopApp(App[int]):
         self._last_redraw = 0.0
         self._busy = 0  # control operations in flight
         self._message = ""
+        self._detail_on = False
         self._sweep: AutoSweep | None = None
         self._sweep_timer: Any = None
         self._old_signals: dict[int, Any] = {}
@@ -148,6 +155,7 @@ class IpctopApp(App[int]):
             with Vertical(id="right"):
                 yield ScalingPanel(id="scaling", classes="panel")
                 yield SwitchesPanel(id="switches", classes="panel")
+        yield DetailPanel(id="detail", classes="panel")
         yield StatusLine(id="status")
         yield Footer()
 
@@ -159,6 +167,7 @@ class IpctopApp(App[int]):
             "cpus": "CPUs",
             "scaling": "Scaling",
             "switches": "Context switches",
+            "detail": "Where the time goes",
         }
         for wid, title in titles.items():
             self.query_one(f"#{wid}").border_title = title
@@ -170,6 +179,7 @@ class IpctopApp(App[int]):
         self.cpus_panel = self.query_one(CpusPanel)
         self.switches_panel = self.query_one(SwitchesPanel)
         self.scaling_panel = self.query_one(ScalingPanel)
+        self.detail_panel = self.query_one(DetailPanel)
         self.theme_changed_signal.subscribe(self, lambda _theme: self._theme_changed())
         self._own_cpu(self.source.pair_tids())  # prime: the first reading means nothing
         self._own_cpu_at = time.monotonic()
@@ -192,8 +202,11 @@ class IpctopApp(App[int]):
             return  # from a run that was just replaced
         if msg.generation > self._generation:
             self._generation = msg.generation
-            self.session = Session()
+            old, old_info = self.session, self.info
             self.info = self.source.info
+            self.session = Session(workload=self.info.workload)
+            if comparable(old_info, self.info):
+                self.session.carry_curves(old)  # a workload switch: one curve per mechanism
         self.session.feed(msg.sample)
         for event in msg.sample.events:
             self.notify(event, severity="error", timeout=8)
@@ -246,6 +259,10 @@ class IpctopApp(App[int]):
         if _shown(scaling):
             pairs = s.latest.pairs if s.latest is not None else None
             scaling.update_from(s, pairs)
+        detail = self.detail_panel
+        if self._detail_on and _shown(detail):
+            live = self.source.controllable
+            detail.update_from(s, "" if live else "these samples carry no detail")
 
     def on_resize(self) -> None:
         self._schedule_redraw()  # panels shown again by a larger size need their data
@@ -318,7 +335,36 @@ class IpctopApp(App[int]):
             return
         self._control(f"switch {key} to {value}", self.source.reconfigure, **{key: value})
 
+    def action_compare_next(self) -> None:
+        name, skipped = next_mechanism(self.info)
+        if name is None:
+            why = "; ".join(f"{n}: {w}" for n, w in skipped)
+            self._say(f"no other mechanism runs here ({why})", "warning")
+            return
+        note = f" (skipped {', '.join(n for n, _ in skipped)})" if skipped else ""
+
+        def switch() -> str:
+            return self.source.reconfigure(workload=name) + note
+
+        self._control(f"compare with {name}", switch)
+
     # -- view actions ----------------------------------------------------------------
+    def action_toggle_detail(self) -> None:
+        self._detail_on = not self._detail_on
+        self.detail_panel.display = self._detail_on
+        # The sampler stops and starts to switch: a worker, and the latest wish wins.
+        self.run_worker(self._switch_detail, thread=True, group="detail")
+        self._say("detail on: extra /proc reads per sample" if self._detail_on else "detail off")
+
+    def _switch_detail(self) -> None:
+        try:
+            self.source.set_detail(self._detail_on)
+        except (IpctopError, OSError) as exc:
+            try:
+                self.call_from_thread(self._say, f"could not read the detail: {exc}", "error")
+            except RuntimeError:
+                return  # the app closed meanwhile: nobody to tell
+
     def action_pause(self) -> None:
         self._paused = not self._paused
         self._say("display paused" if self._paused else "display resumed")

@@ -40,8 +40,9 @@ class ThreadRow:
 
 
 class Session:
-    def __init__(self, history: int = HISTORY) -> None:
+    def __init__(self, history: int = HISTORY, workload: str | None = None) -> None:
         self.history = history
+        self.workload = workload  # names this run's curve in a comparison
         self.latest: Sample | None = None
         self.count = 0
         self.threads: dict[ThreadKey, deque[float]] = {}
@@ -50,6 +51,8 @@ class Session:
         self.totals: deque[float] = deque(maxlen=history)
         self.settler = Settler()
         self.curve = ScalingCurve()
+        #: curves of mechanisms measured earlier in this session (keys w and W), by name
+        self.others: dict[str, ScalingCurve] = {}
         self._visit: int | None = None  # pair count of the current visit
         self._recorded = False  # its settled reading is in the curve
         self.events: deque[str] = deque(maxlen=50)
@@ -85,8 +88,32 @@ class Session:
         else:
             self.curve.add(sample.pairs, reading, settled=False)
 
+    def carry_curves(self, old: Session) -> None:
+        """After a workload switch: keep every mechanism's curve, resume this one's.
+
+        Only the workload may differ between the two runs (same placement,
+        mode and CPUs), or the curves would not compare; the caller checks.
+        """
+        others = dict(old.others)
+        if old.workload is not None and old.workload != self.workload and len(old.curve):
+            others[old.workload] = old.curve
+        mine = others.pop(self.workload, None) if self.workload is not None else None
+        if mine is not None:
+            self.curve = mine
+        self.others = others
+
+    def compared(self) -> dict[str, list[ScalingPoint]]:
+        """Settled points of the other mechanisms, in the order they were measured."""
+        out = {}
+        for name, curve in self.others.items():
+            points = [p for p in curve.points() if p.settled]
+            if points:
+                out[name] = points
+        return out
+
     def reset_curve(self) -> None:
-        """Forget the scaling points (key r); the current visit starts over too."""
+        """Forget the scaling points of every mechanism (key r); the visit starts over too."""
+        self.others.clear()
         self.curve.reset()
         self.settler.reset(None)
         self._visit, self._recorded = None, False

@@ -86,6 +86,10 @@ class SampleSource(Protocol):
         """Restart the pairs with a new workload, placement or mode, same count."""
         ...
 
+    def set_detail(self, on: bool) -> None:
+        """Read where the time goes (extra /proc reads) only while it is shown."""
+        ...
+
 
 def _box_text() -> tuple[str, str]:
     box = read_box()
@@ -118,6 +122,8 @@ class LiveSource:
         self._on_sample: SampleCallback | None = None
         self._monitor_cpu: int | None = None
         self._stopped = False
+        self._detail = False
+        self._deliver_to: Callable[[Sample], None] | None = None
 
     # -- what the app reads ----------------------------------------------------
     @property
@@ -221,9 +227,23 @@ class LiveSource:
                     self._start_sampler()
             return f"restarted {count} pair(s): {new.describe()}"
 
+    def set_detail(self, on: bool) -> None:
+        with self._lock:
+            self._detail = on
+            sampler = self._sampler
+            if sampler is None or sampler.detail == on:
+                return
+            # The sampler thread reads its cost tracker mid-sample: switch it
+            # between samples, with the thread stopped (it keeps its baselines).
+            callback = self._deliver_to
+            sampler.stop()
+            sampler.detail = on
+            sampler.start(callback)
+
     # -- internals ---------------------------------------------------------------
     def _start_sampler(self) -> None:
         sampler = Sampler(self.engine, self.interval)
+        sampler.detail = self._detail
         generation = self.generation
         callback = self._on_sample
 
@@ -233,6 +253,7 @@ class LiveSource:
 
         self._repin()
         sampler.monitor_cpu = self._monitor_cpu
+        self._deliver_to = deliver
         sampler.start(deliver)
         self._sampler = sampler
 
@@ -312,3 +333,6 @@ class FixedSource:
 
     def reconfigure(self, **changes: str) -> str:
         raise UnsupportedError(f"a {self._info.source} source cannot be restarted")
+
+    def set_detail(self, on: bool) -> None:
+        """The samples carry their costs or not: nothing to switch."""

@@ -15,6 +15,7 @@ from textual_plotext import PlotextPlot
 
 from ...analysis.scaling import ScalingPoint, ideal_line, scalability_pct
 from ..session import Session
+from .compare_chart import comparison_table, draw_others, extent
 from .spark import si
 from .text_block import TextBlock
 
@@ -60,17 +61,28 @@ class ScalingPanel(Vertical):
         state = session.settle_state if settling_pairs else None
         settled = tuple((p.pairs, p.total_ops_per_s) for p in points if p.settled)
         moving = tuple((p.pairs, p.total_ops_per_s) for p in points if not p.settled)
-        key = (settled, moving, state)
+        compared = session.compared()
+        others = tuple(
+            (n, tuple((p.pairs, p.total_ops_per_s) for p in c)) for n, c in compared.items()
+        )
+        key = (settled, moving, state, others)
         if key == self._drawn:
             return
         # A settling reading moves every sample; redraw it at a calmer pace.
         now = time.monotonic()
-        calm = self._drawn is not None and self._drawn[0] == settled and self._drawn[2] == state
+        drawn = self._drawn
+        calm = drawn is not None and drawn[0] == settled and drawn[2:] == (state, others)
         if calm and now - self._drawn_at < SETTLING_REDRAW:
             return
         self._drawn, self._drawn_at = key, now
-        self._draw(points)
-        self.query_one("#scaling-table", TextBlock).show(_table(points, settling_pairs, state))
+        name = session.workload or "this run"
+        self._draw(points, compared, name)
+        table = (
+            comparison_table(name, points, compared)
+            if compared
+            else _table(points, settling_pairs, state)
+        )
+        self.query_one("#scaling-table", TextBlock).show(table)
 
     def redraw(self) -> None:
         """Draw again with the same points (after a theme change or a resize)."""
@@ -79,18 +91,22 @@ class ScalingPanel(Vertical):
     def on_resize(self) -> None:
         self._drawn = None
 
-    def _draw(self, points: list[ScalingPoint]) -> None:
+    def _draw(
+        self, points: list[ScalingPoint], compared: dict[str, list[ScalingPoint]], name: str
+    ) -> None:
         plot = self.query_one(ScalingPlot)
         plt = plot.plt
         plt.clear_data()
         plt.clear_figure()
         plot.y_top = None
-        if not points:
+        if not points and not compared:
             plt.title("waiting for a settled reading")
             plot.refresh()
             return
-        xs = [p.pairs for p in points]
-        top = max(p.total_ops_per_s for p in points)
+        other_xs, other_top = extent(compared)
+        xs = [p.pairs for p in points] + other_xs
+        top = max([p.total_ops_per_s for p in points] + [other_top])
+        draw_others(plt, compared)
         ideal = ideal_line(points)
         if ideal:
             top = max(top, max(y for _, y in ideal))
@@ -106,7 +122,7 @@ class ScalingPanel(Vertical):
             plt.plot(
                 [p.pairs for p in settled],
                 [p.total_ops_per_s for p in settled],
-                label="settled",
+                label=name if compared else "settled",
                 color="blue+",
                 marker="hd",
             )
