@@ -18,6 +18,8 @@ COMMANDS = {
     "compare": "compare records: ops/s, Diff [%] against the first, scalability",
     "check": "a verdict on this box in about a minute (--quick: 15 s)",
     "clean": "remove objects left by an ipctop that was killed",
+    "replay": "play a record back in the monitor, read-only (no pairs start)",
+    "serve": "serve the monitor to a browser through textual-serve (loopback)",
 }
 
 

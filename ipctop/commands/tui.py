@@ -27,8 +27,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--screenshot-dir",
         default=".",
         metavar="DIR",
-        help="where key S saves SVG screenshots (the current directory)",
+        help="where key S saves SVG screenshots and key R records (the current directory)",
     )
+    p.add_argument("--record", metavar="FILE", help="record the session from the start (key R)")
+    p.add_argument("--baseline", metavar="FILE", help="overlay this record's scaling curve (key b)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -32,13 +33,17 @@ from ..engine.sample import Sample
 from ..engine.workloads import WORKLOADS
 from ..errors import IpctopError, UsageError
 from ..signals import HANDLED, Interrupted
+from .baseline import Baseline, load_baseline
+from .live_lock import live_session
 from .mechanisms import comparable, next_mechanism
 from .monitor import MonitorCpuMeter
+from .record_actions import RecordActions
 from .screens.choice import ChoiceScreen
 from .screens.help import HelpScreen
 from .session import Session
 from .sources import LiveSource, SampleSource
 from .sweep import AutoSweep
+from .widgets.baseline_bar import BaselineBar
 from .widgets.cpus_panel import CpusPanel
 from .widgets.detail_panel import DetailPanel
 from .widgets.run_header import RunHeader
@@ -67,7 +72,7 @@ class SampleArrived(Message):
         self.generation = generation
 
 
-class IpctopApp(App[int]):
+class IpctopApp(RecordActions, App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "ipctop"
     HORIZONTAL_BREAKPOINTS = [(0, "-tiny"), (50, "-narrow"), (80, "-wide")]
@@ -90,7 +95,9 @@ class IpctopApp(App[int]):
         Binding("c", "all_cpus", "cpus"),
         Binding("S", "screenshot", "svg", key_display="S"),
         Binding("t", "toggle_theme", "theme"),
-        Binding("ctrl+c", "quit", "quit", show=False, priority=True),
+        Binding("R", "toggle_record", "record", key_display="R"),
+        Binding("b", "baseline", "baseline"),
+        Binding("ctrl+c", "interrupt", "quit", show=False, priority=True),
     ]
 
     #: (key, action, what it does) for the help screen and the command palette
@@ -108,6 +115,8 @@ class IpctopApp(App[int]):
         ("c", "all_cpus", "show all CPUs / only this run's"),
         ("S", "screenshot", "save an SVG screenshot"),
         ("t", "toggle_theme", "switch light / dark theme"),
+        ("R", "toggle_record", "record the session to a JSON file / stop and save it"),
+        ("b", "baseline", "overlay a record's scaling curve and Diff % / hide it"),
         ("?", "help", "this help"),
         ("q", "quit", "quit: stop the pairs and remove every object"),
     ]
@@ -120,6 +129,8 @@ class IpctopApp(App[int]):
         theme: str | None = None,
         screenshot_dir: str = ".",
         own_cpu: Callable[[set[int]], float | None] | None = None,
+        record: str | None = None,
+        baseline: Baseline | None = None,
     ) -> None:
         super().__init__()
         self.source = source
@@ -144,10 +155,12 @@ class IpctopApp(App[int]):
         self._old_signals: dict[int, Any] = {}
         self.signalled: int | None = None
         self.run_header: RunHeader | None = None
+        self._records_init(record, baseline, screenshot_dir)
 
     # -- layout ------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield RunHeader(id="header")
+        yield BaselineBar(id="baseline-bar")
         with Horizontal(id="main"):
             with Vertical(id="left"):
                 yield ThreadsPanel(id="threads", classes="panel")
@@ -184,10 +197,12 @@ class IpctopApp(App[int]):
         self._own_cpu(self.source.pair_tids())  # prime: the first reading means nothing
         self._own_cpu_at = time.monotonic()
         self._catch_signals()
+        self._records_mounted()
         self.source.start(self._deliver)
         self._redraw()
 
     async def on_unmount(self) -> None:
+        self._records_finish(interrupted=self.signalled is not None)
         self._restore_signals()
         # Stopping joins threads and children: off the event loop.
         await asyncio.to_thread(self.source.stop)
@@ -200,6 +215,7 @@ class IpctopApp(App[int]):
     def on_sample_arrived(self, msg: SampleArrived) -> None:
         if msg.generation < self._generation:
             return  # from a run that was just replaced
+        self._records_feed(msg.sample, msg.generation)  # before a restart replaces the session
         if msg.generation > self._generation:
             self._generation = msg.generation
             old, old_info = self.session, self.info
@@ -241,6 +257,7 @@ class IpctopApp(App[int]):
             notes.append("PAUSED (space)")
         if self._sweep is not None:
             notes.append(self._sweep.describe())
+        notes.extend(self._records_notes())
         self.run_header.update_from(self.info, self.session, None, notes)
         self.status_line.update_status(
             self._own_cpu_value, self.source.monitor_cpu, self.info.interval, self._message
@@ -459,6 +476,7 @@ class IpctopApp(App[int]):
         if self.signalled is not None:
             return
         self.signalled = signum
+        self._records_finish(interrupted=True)  # first: the exit below may never complete
         # After a hangup the terminal is gone and Textual's shutdown can block
         # forever on its writer queue; clean up now, and leave if it does.
         threading.Thread(
@@ -513,6 +531,12 @@ def run_app(args: argparse.Namespace) -> int:
         raise UsageError(
             f"--theme: unknown theme {theme!r}; choose from {', '.join(BUILTIN_THEMES)}"
         )
+    # Before any pair starts: a bad file is one line and exit 2.
+    record = getattr(args, "record", None)
+    if record and not os.path.isdir(os.path.dirname(os.path.abspath(record))):
+        raise UsageError(f"--record {record}: no such directory")
+    baseline_file = getattr(args, "baseline", None)
+    baseline = load_baseline(baseline_file) if baseline_file else None
     (workload,) = workload_names(args.workload)[:1]
     cpus = resolve_cpus(args.cpus)
     source = LiveSource(engine_config(args, workload, cpus), args.interval)
@@ -521,13 +545,19 @@ def run_app(args: argparse.Namespace) -> int:
         sweep_step=getattr(args, "sweep_step", 5.0),
         theme=theme,
         screenshot_dir=getattr(args, "screenshot_dir", "."),
+        record=record,
+        baseline=baseline,
     )
-    try:
-        source.open(args.pairs)
-        code = app.run()
-    finally:
-        with _signals_deferred():
-            source.stop()
+    with live_session():  # tells a served monitor that this box is busy
+        try:
+            source.open(args.pairs)
+            code = app.run()
+        finally:
+            app._records_finish(interrupted=True)  # only if an exception got here first
+            if app.record_message:
+                print(f"ipctop: {app.record_message}", file=sys.stderr)
+            with _signals_deferred():
+                source.stop()
     if app.signalled is not None:
         raise Interrupted(app.signalled)
     return int(code or 0)

@@ -14,7 +14,9 @@ from textual.containers import Vertical
 from textual_plotext import PlotextPlot
 
 from ...analysis.scaling import ScalingPoint, ideal_line, scalability_pct
+from ..baseline import Baseline
 from ..session import Session
+from .baseline_overlay import diff_cell, plot_baseline
 from .compare_chart import comparison_table, draw_others, extent
 from .spark import si
 from .text_block import TextBlock
@@ -51,6 +53,7 @@ class ScalingPanel(Vertical):
         super().__init__(id=id, classes=classes)
         self._drawn: tuple | None = None
         self._drawn_at = 0.0
+        self.baseline: Baseline | None = None
 
     def compose(self) -> ComposeResult:
         yield ScalingPlot(id="scaling-plot")
@@ -80,12 +83,17 @@ class ScalingPanel(Vertical):
         table = (
             comparison_table(name, points, compared)
             if compared
-            else _table(points, settling_pairs, state)
+            else _table(points, settling_pairs, state, self.baseline)
         )
         self.query_one("#scaling-table", TextBlock).show(table)
 
     def redraw(self) -> None:
         """Draw again with the same points (after a theme change or a resize)."""
+        self._drawn = None
+
+    def set_baseline(self, baseline: Baseline | None) -> None:
+        """Overlay a record's curve and add a Diff [%] column (None removes them)."""
+        self.baseline = baseline
         self._drawn = None
 
     def on_resize(self) -> None:
@@ -99,7 +107,7 @@ class ScalingPanel(Vertical):
         plt.clear_data()
         plt.clear_figure()
         plot.y_top = None
-        if not points and not compared:
+        if not points and not compared and self.baseline is None:
             plt.title("waiting for a settled reading")
             plot.refresh()
             return
@@ -107,6 +115,9 @@ class ScalingPanel(Vertical):
         xs = [p.pairs for p in points] + other_xs
         top = max([p.total_ops_per_s for p in points] + [other_top])
         draw_others(plt, compared)
+        if self.baseline is not None:
+            base_xs, base_top = plot_baseline(plt, self.baseline)
+            xs, top = xs + base_xs, max(top, base_top)
         ideal = ideal_line(points)
         if ideal:
             top = max(top, max(y for _, y in ideal))
@@ -147,14 +158,21 @@ class ScalingPanel(Vertical):
         plot.refresh()
 
 
-def _table(points: list[ScalingPoint], settling_pairs: int | None, state: str | None) -> Text:
-    """The seeds' table: pairs, total, scalability %; the last TABLE_ROWS pair counts."""
-    lines = [Text(f"{'pairs':>5} {'ops/s':>9} {'scal %':>7}", "bold")]
+def _table(
+    points: list[ScalingPoint],
+    settling_pairs: int | None,
+    state: str | None,
+    baseline: Baseline | None = None,
+) -> Text:
+    """The seeds' table: pairs, total, scalability % (Diff % against a baseline)."""
+    diff_head = f" {'diff %':>7}" if baseline is not None else ""
+    lines = [Text(f"{'pairs':>5} {'ops/s':>9} {'scal %':>7}{diff_head}", "bold")]
     for p in points[-TABLE_ROWS:]:
         scal = scalability_pct(points, p.pairs)
         note = "settled" if p.settled else "settling"
         pct = "-" if scal is None else f"{scal:.1f}"
-        lines.append(Text(f"{p.pairs:>5} {si(p.total_ops_per_s):>9} {pct:>7} {note}"))
+        diff = f" {diff_cell(baseline, p.pairs, p.total_ops_per_s):>7}" if baseline else ""
+        lines.append(Text(f"{p.pairs:>5} {si(p.total_ops_per_s):>9} {pct:>7}{diff} {note}"))
     if not points:
         lines.append(Text("no reading yet: " + (state or "no pairs running")))
     return Text("\n").join(lines)

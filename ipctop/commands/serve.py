@@ -1,0 +1,111 @@
+"""`ipctop serve [--port 8000] [--host 127.0.0.1]`: the monitor in a browser (textual-serve).
+
+For a projector or a remote box. Each browser gets its own process running
+`python -m ipctop.tui.served` with the monitor options given here; only one
+of them runs a live benchmark at a time (see tui/live_lock.py). With
+--replay FILE every browser gets its own read-only replay instead.
+Loopback only unless --host says otherwise: the page drives a benchmark.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import os
+import shlex
+import sys
+
+from ..errors import IpctopError, UsageError
+from . import tui
+from .common import count, positive_float
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    p.add_argument("--port", type=count(1, 65535), default=8000, help="port (8000)")
+    p.add_argument("--replay", metavar="FILE", help="serve a replay of this record, no benchmark")
+    p.add_argument("--speed", type=positive_float, default=1.0, help="replay speed (1)")
+    tui.add_arguments(p)
+
+
+def _monitor_options(args: argparse.Namespace) -> list[str]:
+    """The monitor options given on this command line, as arguments for the served one."""
+    probe = argparse.ArgumentParser(add_help=False)
+    tui.add_arguments(probe)
+    out: list[str] = []
+    for action in probe._actions:
+        if not action.option_strings:
+            continue
+        value = getattr(args, action.dest, action.default)
+        if value == action.default or value is None:
+            continue
+        flag = (
+            action.option_strings[-1]
+            if action.option_strings[-1].startswith("--")
+            else (action.option_strings[0])
+        )
+        if isinstance(action, argparse._StoreTrueAction):
+            out.append(flag)
+            continue
+        if action.dest in ("record", "baseline", "screenshot_dir"):
+            value = os.path.abspath(value)
+        out += [flag, str(value)]
+    return out
+
+
+def served_command(args: argparse.Namespace) -> list[str]:
+    """What textual-serve starts for each browser."""
+    if args.replay:
+        cmd = [sys.executable, "-m", "ipctop", "replay", os.path.abspath(args.replay)]
+        cmd += ["--speed", str(args.speed)]
+        if args.theme:
+            cmd += ["--theme", args.theme]
+        if args.baseline:
+            cmd += ["--baseline", os.path.abspath(args.baseline)]
+        return cmd
+    return [sys.executable, "-m", "ipctop.tui.served", *_monitor_options(args)]
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def run(args: argparse.Namespace) -> int:
+    from textual_serve.server import Server
+
+    from ..output.record import read_record
+    from ..tui.baseline import load_baseline
+
+    # A bad file fails here, in one line, not in every browser.
+    if args.replay:
+        read_record(args.replay)
+    if args.baseline:
+        load_baseline(args.baseline)
+    if args.record and not os.path.isdir(os.path.dirname(os.path.abspath(args.record))):
+        raise UsageError(f"--record {args.record}: no such directory")
+    command = shlex.join(served_command(args))
+    if not _loopback(args.host):
+        print(
+            f"ipctop: warning: serving on {args.host}, not loopback: anyone who can reach "
+            "this port can start and stop benchmarks on this box",
+            file=sys.stderr,
+        )
+    url = f"http://{args.host}:{args.port}"
+
+    class QuietServer(Server):
+        async def on_startup(self, app: object) -> None:
+            print(f"ipctop: serving the monitor on {url} (Ctrl-C stops)", file=sys.stderr)
+
+    server = QuietServer(command, host=args.host, port=args.port, title="ipctop")
+    try:
+        server.serve()
+    except OSError as exc:
+        raise IpctopError(
+            f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}"
+        ) from None
+    return 0

@@ -1,0 +1,94 @@
+"""Record a live session while it is watched: the samples the UI took in, then one record.
+
+The recorder is fed from the same stream the monitor draws, so a replay of
+the file shows what was on screen. It is written once, atomically, when the
+recording stops; every exit path (a key, quit, a signal, a crash) ends in
+finish(), and a second finish() is a no-op, so callers may call it from
+each path without coordinating.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ..analysis.scaling import ScalingPoint
+from ..engine.sample import Sample
+from .record import Record, write_record
+
+
+def session_config(
+    workload: str,
+    placement: str,
+    mode: str,
+    engine: str,
+    cpus: Sequence[int],
+    interval: float,
+) -> dict[str, Any]:
+    """A session's config block: a live run has no fixed duration or repeat count."""
+    return {
+        "workload": workload,
+        "placement": placement,
+        "mode": mode,
+        "engine": engine,
+        "cpus": list(cpus),
+        "seconds": None,
+        "warmup": None,
+        "repeat": None,
+        "interval": interval,
+    }
+
+
+def default_record_path(
+    directory: str | os.PathLike[str], workload: str, when: datetime | None = None
+) -> Path:
+    """ipctop-<workload>-<YYYYmmdd-HHMMSS>.json in directory; numbered if that exists."""
+    stamp = (when or datetime.now()).strftime("%Y%m%d-%H%M%S")
+    base = Path(directory) / f"ipctop-{workload}-{stamp}"
+    path = base.with_suffix(".json")
+    n = 2
+    while path.exists():
+        path = base.with_name(f"{base.name}-{n}.json")
+        n += 1
+    return path
+
+
+class SessionRecorder:
+    """Collects samples for one record of kind "session"; finish() writes it."""
+
+    def __init__(
+        self, path: str | os.PathLike[str], box: dict[str, Any], config: dict[str, Any]
+    ) -> None:
+        self.path = Path(path)
+        self.record = Record(kind="session", box=dict(box), config=dict(config))
+        self.written: Path | None = None
+        # finish() may race between a signal handler's path and the normal exit.
+        self._lock = threading.Lock()
+
+    @property
+    def samples(self) -> int:
+        return len(self.record.timeline)
+
+    @property
+    def finished(self) -> bool:
+        return self.written is not None
+
+    def feed(self, sample: Sample) -> None:
+        if self.written is not None:
+            return  # already on disk: later samples belong to no record
+        self.record.timeline.append(sample)
+        self.record.events.extend(sample.events)
+
+    def finish(self, points: Iterable[ScalingPoint], interrupted: bool = False) -> Path:
+        """Write the record with the settled points; later calls return the same path."""
+        with self._lock:
+            if self.written is not None:
+                return self.written
+            self.record.points = [p for p in points if p.settled]
+            self.record.interrupted = interrupted
+            self.written = write_record(self.path, self.record)
+            return self.written

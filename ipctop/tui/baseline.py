@@ -1,0 +1,76 @@
+"""A record's scaling curve shown beside the live one (--baseline FILE, key b).
+
+No Textual here: the scaling panel and the baseline bar read a Baseline.
+Diff [%] is (live - baseline) / baseline at the same pair count, as in the
+seeds' kernel-vs-kernel tables.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass
+
+from ..analysis.compare import SAME_KEYS
+from ..analysis.scaling import ScalingPoint, diff_pct
+from ..errors import RecordError
+from ..output.record import Record, read_record, record_points
+from .sources import RunInfo
+
+
+@dataclass(frozen=True)
+class Baseline:
+    record: Record
+    points: tuple[ScalingPoint, ...]
+    path: str
+
+    @property
+    def kernel(self) -> str:
+        return str(self.record.box.get("kernel_release") or "unknown kernel")
+
+    @property
+    def cpu_model(self) -> str:
+        return str(self.record.box.get("cpu_model") or "unknown CPU")
+
+    @property
+    def name(self) -> str:
+        return self.record.name
+
+    @property
+    def label(self) -> str:
+        """The chart legend: the kernel, since that is what a baseline is usually about."""
+        return f"baseline {self.kernel}"
+
+    def total_at(self, pairs: int) -> float | None:
+        for p in self.points:
+            if p.pairs == pairs:
+                return p.total_ops_per_s
+        return None
+
+    def diff_at(self, pairs: int, live_total: float | None) -> float | None:
+        """(live - baseline) / baseline x 100 at this pair count; None without both."""
+        return diff_pct(self.total_at(pairs), live_total)
+
+    def mismatches(self, info: RunInfo) -> list[str]:
+        """What differs from the live run and makes the diff unfair: "workload sysv-sem"."""
+        out = []
+        for key in SAME_KEYS:
+            theirs = self.record.config.get(key)
+            if theirs != getattr(info, key):
+                out.append(f"{key} {theirs}")
+        return out
+
+
+def load_baseline(path: str | os.PathLike[str]) -> Baseline:
+    """Read a record as a baseline; RecordError (one line) when it cannot be used."""
+    record = read_record(path)
+    points = tuple(record_points(record))
+    if not points:
+        raise RecordError(f"{record.name} has no scaling points to compare against")
+    return Baseline(record, points, os.fspath(path))
+
+
+def newest_record(directory: str | os.PathLike[str]) -> str | None:
+    """The most recently written ipctop-*.json in directory: the likely baseline."""
+    found = glob.glob(os.path.join(os.fspath(directory), "ipctop-*.json"))
+    return max(found, key=os.path.getmtime) if found else None

@@ -1,0 +1,173 @@
+"""Play a record back through the monitor: one more SampleSource, read-only.
+
+A session record replays its timeline with the recorded spacing divided by
+speed. A sweep record has no timeline, only one summary per pair count, so
+each step becomes a few identical samples carrying the step's total and
+threads: as many as the live settler needs to call the step settled, so the
+scaling curve shows exactly the totals the sweep printed.
+
+Nothing here starts a pair: one delivery thread ("ipctop-replay") sleeps
+between samples and hands them over.
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+
+from ..analysis.settle import Settler
+from ..engine.sample import Sample, ThreadSample
+from ..errors import RecordError, UnsupportedError
+from ..output.record import Record, Step
+from .sources import RunInfo, SampleCallback
+
+#: a longer pause in a timeline (the recording was paused?) is cut to this, in seconds
+MAX_GAP = 5.0
+#: a sweep step is shown as samples this long when the record does not say
+DEFAULT_STEP_SECONDS = 1.0
+#: safety net: a step settles after 3 identical samples with the default settler
+MAX_SAMPLES_PER_STEP = 50
+
+
+def _step_threads(step: Step) -> tuple[ThreadSample, ...]:
+    return tuple(
+        ThreadSample(
+            pair=t.pair,
+            role=t.role,
+            tid=0,  # a sweep does not keep thread ids
+            bound_cpu=t.cpu,
+            last_cpu=t.cpu,
+            rounds=t.rounds,
+            ops_per_s=t.ops_per_s,
+            errors=t.errors,
+        )
+        for t in step.threads
+    )
+
+
+def sweep_samples(record: Record) -> list[Sample]:
+    """Samples for a sweep record: each step repeated until a fresh Settler settles."""
+    seconds = record.config.get("seconds") or DEFAULT_STEP_SECONDS
+    out: list[Sample] = []
+    t = 0.0
+    for step in record.steps:
+        settler = Settler()
+        threads = _step_threads(step)
+        for i in range(MAX_SAMPLES_PER_STEP):
+            t += seconds
+            sample = Sample(
+                t=t,
+                dt=seconds,
+                pairs=step.pairs,
+                threads=threads,
+                total_ops_per_s=step.total_ops_per_s,
+                events=tuple(step.events) if i == 0 else (),
+                extra={"oversubscribed": step.oversubscribed},
+            )
+            out.append(sample)
+            settler.feed_sample(sample)
+            if settler.settled:
+                break
+    return out
+
+
+def replay_samples(record: Record) -> list[Sample]:
+    """What a record plays back as; RecordError when it holds nothing to play."""
+    samples = list(record.timeline) if record.timeline else sweep_samples(record)
+    if not samples:
+        raise RecordError(f"{record.name} holds no samples and no sweep steps to replay")
+    return samples
+
+
+def _interval(record: Record, samples: list[Sample]) -> float:
+    interval = record.config.get("interval") or record.config.get("seconds")
+    if interval:
+        return float(interval)
+    return statistics.median(s.dt for s in samples) if samples else DEFAULT_STEP_SECONDS
+
+
+class ReplaySource:
+    """A record's samples at `speed` x their recorded pace; refuses every control."""
+
+    controllable = False
+    monitor_cpu = None
+
+    def __init__(self, record: Record, speed: float = 1.0) -> None:
+        if not speed > 0:
+            raise ValueError(f"speed must be positive, got {speed}")
+        self.record = record
+        self.samples = replay_samples(record)
+        self.speed = speed
+        self.delivered = 0
+        self.finished = False
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        c, box = record.config, record.box
+        self._info = RunInfo(
+            workload=str(c.get("workload", "?")),
+            placement=str(c.get("placement", "?")),
+            mode=str(c.get("mode", "?")),
+            engine=str(c.get("engine", "?")),
+            cpus=tuple(int(x) for x in c.get("cpus", ())),
+            kernel=str(box.get("kernel_release") or "unknown kernel"),
+            cpu_model=str(box.get("cpu_model") or "unknown CPU"),
+            interval=_interval(record, self.samples),
+            source=f"REPLAY {record.name}",
+        )
+
+    @property
+    def info(self) -> RunInfo:
+        return self._info
+
+    def pair_tids(self) -> set[int]:
+        return set()
+
+    def pair_count(self) -> int:
+        i = self.delivered
+        return self.samples[i - 1].pairs if i else 0
+
+    def note(self) -> str:
+        """For the header: where the replay is."""
+        if self.finished:
+            return "replay finished"
+        return f"REPLAY {self.speed:g}x {self.delivered}/{len(self.samples)}"
+
+    def start(self, on_sample: SampleCallback) -> None:
+        if self._thread is not None:
+            return
+        self._thread = threading.Thread(
+            target=self._play, args=(on_sample,), name="ipctop-replay", daemon=True
+        )
+        self._thread.start()
+
+    def _play(self, on_sample: SampleCallback) -> None:
+        last = len(self.samples) - 1
+        for i, sample in enumerate(self.samples):
+            if i:
+                gap = (sample.t - self.samples[i - 1].t) / self.speed
+                if self._stop.wait(min(max(gap, 0.0), MAX_GAP)):
+                    return
+            elif self._stop.is_set():
+                return
+            self.delivered = i + 1
+            # Before the last delivery, so the frame it triggers already says so.
+            self.finished = i == last
+            on_sample(sample, 0)
+
+    def detach(self) -> None:
+        self._stop.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=5.0)
+
+    def stop(self) -> None:
+        self.detach()
+
+    def add_pair(self) -> str:
+        raise UnsupportedError("a replay cannot add pairs")
+
+    def remove_pair(self) -> str:
+        raise UnsupportedError("a replay cannot remove pairs")
+
+    def reconfigure(self, **changes: str) -> str:
+        raise UnsupportedError("a replay cannot be restarted")

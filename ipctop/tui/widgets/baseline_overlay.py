@@ -1,0 +1,25 @@
+"""The baseline's pieces of the scaling panel: its curve on the chart, its Diff [%] cells."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..baseline import Baseline
+
+COLOR = "magenta+"
+
+
+def plot_baseline(plt: Any, baseline: Baseline) -> tuple[list[int], float]:
+    """Draw the baseline curve on a plotext figure; returns its pair counts and its top."""
+    xs = [p.pairs for p in baseline.points]
+    ys = [p.total_ops_per_s for p in baseline.points]
+    plt.plot(xs, ys, label=baseline.label, color=COLOR, marker="dot")
+    return xs, max(ys, default=0.0)
+
+
+def diff_cell(baseline: Baseline | None, pairs: int, live_total: float) -> str:
+    """The Diff [%] cell of one table row: signed, one decimal; "-" without a baseline point."""
+    if baseline is None:
+        return ""
+    d = baseline.diff_at(pairs, live_total)
+    return "-" if d is None else f"{d:+.1f}"
