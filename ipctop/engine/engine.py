@@ -265,6 +265,7 @@ class Engine:
         writer = SlotWriter(self.counters, end.slot)
         err = 0
         try:
+            _normal_priority()
             if end.bound_cpu is not None:
                 os.sched_setaffinity(0, {end.bound_cpu})  # before "running" is published
             writer.start(threading.get_native_id())
@@ -285,6 +286,7 @@ class Engine:
             signal.signal(signal.SIGHUP, signal.SIG_IGN)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             writer = SlotWriter(self.counters, end.slot)
+            _normal_priority()
             if end.bound_cpu is not None:
                 os.sched_setaffinity(0, {end.bound_cpu})
             writer.start(os.getpid())
@@ -375,6 +377,12 @@ class Engine:
         except (ProcessLookupError, ChildProcessError):
             return  # it exited between the last poll and the kill: nothing to report
         self.events.append(f"pair {end.pair} {end.role}: killed after {JOIN_TIMEOUT:.0f} s")
+
+
+def _normal_priority() -> None:
+    """An end runs at nice 0 even when made by a monitor thread that raised its priority."""
+    if os.getpriority(os.PRIO_PROCESS, 0) < 0:  # this thread only, on Linux
+        os.setpriority(os.PRIO_PROCESS, 0, 0)
 
 
 def _errno_text(err: int) -> str:

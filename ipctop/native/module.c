@@ -17,6 +17,7 @@
 #include <sys/ipc.h>
 #include <sys/msg.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/sem.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -56,6 +57,12 @@ static int run_loop(loop_fn loop, struct end_ctx *ctx, int cpu)
     int err;
 
     __atomic_store_n(&s->tid, (int32_t)syscall(SYS_gettid), __ATOMIC_RELAXED);
+    /* Threads inherit their creator's nice: an end made by a monitor thread
+       that raised its own priority runs at nice 0 again (per thread on Linux). */
+    errno = 0;
+    int nice = getpriority(PRIO_PROCESS, 0);
+    if (errno == 0 && nice < 0)
+        (void)setpriority(PRIO_PROCESS, 0, 0);
     if (cpu >= 0) {
         cpu_set_t set;
         CPU_ZERO(&set);

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import statistics
 from collections import deque
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import islice
 
 from ..analysis.scaling import ScalingCurve, ScalingPoint, scalability_pct
 from ..analysis.settle import SETTLED, Settler
@@ -32,7 +34,7 @@ class ThreadRow:
     sample: ThreadSample
     share: float  # of the total, 0..1
     off_median: float | None  # (ops - median) / median, None when no median
-    history: tuple[float, ...]
+    history: Sequence[float] = field(compare=False)
 
     @property
     def imbalanced(self) -> bool:
@@ -163,7 +165,8 @@ class Session:
                     sample=t,
                     share=t.ops_per_s / total if total > 0 else 0.0,
                     off_median=off,
-                    history=tuple(self.threads.get(thread_key(t), ())),
+                    # The live deque, not a copy: 512 copies of 512 values per redraw add up.
+                    history=self.threads.get(thread_key(t), ()),
                 )
             )
         return rows
@@ -173,7 +176,7 @@ class Session:
         top = 0.0
         for h in self.threads.values():
             if h:
-                top = max(top, max(list(h)[-width:]) if len(h) > width else max(h))
+                top = max(top, max(islice(reversed(h), width)) if width > 0 else max(h))
         return top
 
     def pair_cpus(self) -> set[int]:

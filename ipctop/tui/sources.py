@@ -22,6 +22,7 @@ from ..engine.sample import Sample
 from ..engine.sampler import Sampler
 from ..errors import UnsupportedError
 from .monitor import choose_monitor_cpu, pin_monitor
+from .priority import MonitorPriority
 
 #: on_sample(sample, generation): generation changes when the run is restarted
 SampleCallback = Callable[[Sample, int], None]
@@ -106,6 +107,7 @@ class LiveSource:
         engine: Engine | None = None,
         pin: bool = True,
         own_engine: bool = True,
+        boost: bool = True,
     ) -> None:
         # Validates workload, mode and placement before anything is created.
         self.engine = engine if engine is not None else Engine(config)
@@ -113,6 +115,9 @@ class LiveSource:
         self.own_engine = own_engine
         self.interval = interval
         self.pin = pin
+        # Raise the monitor's threads above the pairs' (see priority.py).
+        self.boost = boost
+        self._priority = MonitorPriority()
         self.generation = 0
         self._kernel, self._cpu_model = _box_text()
         # Read before any pinning: the set pairs and the monitor may use.
@@ -147,6 +152,11 @@ class LiveSource:
     @property
     def monitor_cpu(self) -> int | None:
         return self._monitor_cpu
+
+    @property
+    def monitor_note(self) -> str:
+        """Why the monitor runs at normal priority, or ""."""
+        return self._priority.note
 
     def pair_count(self) -> int:
         return len(self.engine.pairs)
@@ -183,6 +193,7 @@ class LiveSource:
             if self.pin:
                 # Pairs of an engine we do not own keep running, and keep their binding.
                 pin_monitor(self._allowed, self.pair_tids())
+            self._priority.restore(self.pair_tids())
 
     # -- control (blocking: call from a worker thread) -----------------------------
     def add_pair(self) -> str:
@@ -272,6 +283,8 @@ class LiveSource:
             os.sched_setaffinity(0, self._allowed)
 
     def _repin(self) -> None:
+        if self.boost:
+            self._priority.apply(self.pair_tids())
         if not self.pin:
             return
         cpu = choose_monitor_cpu(self._allowed, self._pair_cpus())
