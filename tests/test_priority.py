@@ -146,3 +146,26 @@ def test_live_source_raises_its_monitor_and_puts_it_back() -> None:
     finally:
         source.stop()
     assert _nice(0) == base
+
+
+def test_fake_unraised_monitor_is_said_in_the_footer() -> None:
+    import asyncio
+
+    from ipctop.tui.app import IpctopApp
+    from ipctop.tui.fixed_run import fixed_source
+    from ipctop.tui.widgets.status_line import StatusLine
+
+    source = fixed_source()
+    # What a LiveSource says after a real refusal (see the forked child above).
+    source.monitor_note = "monitor at normal priority (not root: no renice)"  # type: ignore[attr-defined]
+
+    async def go() -> None:
+        app = IpctopApp(source, own_cpu=lambda _t: 1.4)
+        async with app.run_test(size=(160, 40)) as pilot:
+            await pilot.pause(0.2)
+            app.redraw_now()
+            assert "monitor at normal priority (not root: no renice)" in (
+                app.query_one(StatusLine).text.plain
+            )
+
+    asyncio.run(go())

@@ -260,7 +260,12 @@ class IpctopApp(RecordActions, App[int]):
         notes.extend(self._records_notes())
         self.run_header.update_from(self.info, self.session, None, notes)
         self.status_line.update_status(
-            self._own_cpu_value, self.source.monitor_cpu, self.info.interval, self._message
+            self._own_cpu_value,
+            self.source.monitor_cpu,
+            self.info.interval,
+            self._message,
+            # Only a live source raises its monitor; others have no such note.
+            getattr(self.source, "monitor_note", ""),
         )
         if self._paused:
             return

@@ -25,6 +25,7 @@ class StatusLine(TextBlock):
         monitor_cpu: int | None,
         interval: float,
         message: str = "",
+        priority_note: str = "",
     ) -> None:
         text = Text()
         cpu = "measuring" if own_cpu is None else f"{own_cpu:.1f} % CPU"
@@ -33,6 +34,8 @@ class StatusLine(TextBlock):
             text.append(" · monitor shares the pairs' CPUs")
         else:
             text.append(f" · monitor on CPU {monitor_cpu}")
+        if priority_note:
+            text.append(f" · {priority_note}", "bold")
         text.append(f" · sample every {interval:g} s")
         if message:
             text.append(f" · {message}")
