@@ -172,6 +172,15 @@ def _task_dir(proc: str, pid: int, tid: int) -> str:
     return os.path.join(proc, str(pid), "task", str(tid))
 
 
+def _status_field(status: bytes, name: bytes) -> int | None:
+    at = status.find(name)
+    if at < 0:
+        return None
+    start = at + len(name)
+    end = status.find(b"\n", start)
+    return int(status[start : end if end >= 0 else None])
+
+
 def read_task(pid: int, tid: int, proc: str = "/proc") -> TaskStat | None:
     """Read one thread's stat and status; None if the thread is gone."""
     task = _task_dir(proc, pid, tid)
@@ -183,12 +192,9 @@ def read_task(pid: int, tid: int, proc: str = "/proc") -> TaskStat | None:
     fields = stat[stat.rindex(b")") + 2 :].split()
     # fields[0] is field 3 (state) of proc(5), so field n is fields[n - 3].
     utime, stime, last_cpu = int(fields[11]), int(fields[12]), int(fields[36])
-    voluntary = involuntary = None
-    for line in status.split(b"\n"):
-        if line.startswith(b"voluntary_ctxt_switches:"):
-            voluntary = int(line.split()[1])
-        elif line.startswith(b"nonvoluntary_ctxt_switches:"):
-            involuntary = int(line.split()[1])
+    # Found by index, not by splitting every line: this runs per thread per sample.
+    voluntary = _status_field(status, b"\nvoluntary_ctxt_switches:")
+    involuntary = _status_field(status, b"\nnonvoluntary_ctxt_switches:")
     if voluntary is None or involuntary is None:
         raise ValueError(f"{task}/status has no ctxt_switches lines")
     return TaskStat(voluntary, involuntary, last_cpu, utime, stime)

@@ -69,8 +69,9 @@ class Sampler:
     @detail.setter
     def detail(self, on: bool) -> None:
         if on and self._costs is None:
-            self._costs = CostTracker(self.proc)
+            # Siblings first: a sample on the sampler thread may see _costs at once.
             self._siblings = read_topology().siblings
+            self._costs = CostTracker(self.proc)
         elif not on:
             self._costs = None
 
