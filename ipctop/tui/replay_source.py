@@ -122,6 +122,9 @@ class ReplaySource:
     def pair_tids(self) -> set[int]:
         return set()
 
+    def set_detail(self, on: bool) -> None:
+        """Costs are whatever the record holds; nothing to switch on."""
+
     def pair_count(self) -> int:
         i = self.delivered
         return self.samples[i - 1].pairs if i else 0
