@@ -28,6 +28,11 @@ PANELS = [
         "scalability % = total(N) / total(1). A reading settles when its coefficient of variation "
         "stays under 5 % over 3 s.",
     ),
+    (
+        "Detail (d)",
+        "where the time goes: CPU and run delay in µs per round, switches and migrations, "
+        "IPIs and wake-ups per CPU, round trip per pair; n/a says why a source is missing.",
+    ),
 ]
 
 
