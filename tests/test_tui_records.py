@@ -198,9 +198,9 @@ def test_replay_of_a_sweep_starts_no_workers_and_shows_its_curve(tmp_path: Path)
     async def go() -> None:
         app = IpctopApp(source)
         async with app.run_test(size=(120, 40)) as pilot:
-            await pilot.press("plus")
             await wait_for(pilot, lambda: source.finished, "the end of the replay")
             await wait_for(pilot, lambda: app.session.count == len(source.samples), "every sample")
+            await pilot.press("plus")  # after the end: "replay finished" would overwrite its answer
             app.redraw_now()
             await pilot.pause()
             header = app.run_header.text.plain

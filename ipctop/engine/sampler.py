@@ -174,7 +174,7 @@ class Sampler:
             allowed = None
         why = ""
         if allowed is not None and allowed != {end.bound_cpu}:
-            why = f"; its affinity was widened to {sorted(allowed)} (CPU {end.bound_cpu} offline?)"
+            why = f"; its affinity is now {sorted(allowed)} (CPU {end.bound_cpu} offline?)"
         return f"pair {end.pair} {end.role} is bound to CPU {end.bound_cpu} but ran on CPU {ran_on}{why}"
 
     def _cpus(self) -> tuple[CpuSample, ...]:
