@@ -18,7 +18,7 @@ from ..counters import SlotWriter
 from ..objects import _native
 from .base import PairResources, Workload
 from .limits import check_fds, check_mq_count, check_mqueue, mq_error
-from .shared import close_area, native_hook, new_area, tracker
+from .shared import area_pair, native_hook, tracker
 
 MODE = 0o600
 MQ_MAXMSG = 4  # the token and a wake-up kick must both fit, with room to spare
@@ -54,13 +54,7 @@ class PosixSem(Workload):
     def create_pair(self, index: int, engine: str) -> PairResources:
         if engine == "python":
             return self._named_pair()
-        area = new_area()
-        try:
-            native_hook(self.name, "setup", -1, (), area)
-        except BaseException:
-            area.close()
-            raise
-        return PairResources(args=((), ()), shm=area, closers=[lambda: close_area(area)])
+        return area_pair(self.name)
 
     def _named_pair(self) -> PairResources:
         sems = []

@@ -37,6 +37,20 @@ def native_hook(workload: str, hook: str, role: int, args: tuple[int, ...], area
         raise OSError(err, f"{workload} {hook}: {os.strerror(err)}")
 
 
+def area_pair(workload: str, setup: bool = True) -> Any:
+    """PairResources over a fresh area, set up by the workload's native hook."""
+    from .base import PairResources
+
+    area = new_area()
+    if setup:
+        try:
+            native_hook(workload, "setup", -1, (), area)
+        except BaseException:
+            area.close()
+            raise
+    return PairResources(args=((), ()), shm=area, closers=[lambda: close_area(area)])
+
+
 def tracker() -> Any:
     """The reaper of the engine creating objects right now, if any.
 

@@ -18,7 +18,7 @@ import time
 
 from ..counters import SlotWriter
 from .base import PairResources, Workload
-from .shared import close_area, native_hook, new_area
+from .shared import area_pair, native_hook
 
 TOKEN = signal.SIGURG
 _AREA = struct.Struct("<iiii")  # tgid A, tgid B, tid A, tid B: the native layout
@@ -41,15 +41,8 @@ class Signal(Workload):
     python_unavailable = None if _tgkill is not None else "this libc has no tgkill()"
 
     def create_pair(self, index: int, engine: str) -> PairResources:
-        area = new_area()
-        _AREA.pack_into(area, 0, 0, 0, 0, 0)
-        if engine == "native":
-            try:
-                native_hook(self.name, "setup", -1, (), area)
-            except BaseException:
-                area.close()
-                raise
-        return PairResources(args=((), ()), shm=area, closers=[lambda: close_area(area)])
+        # A fresh mapping is zero-filled, as _AREA's fields must start.
+        return area_pair(self.name, setup=engine == "native")
 
     def wake(self, res: PairResources, index: int) -> None:
         if res.shm is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...errors import UsageError
 from .base import PairResources, Workload
-from .shared import close_area, native_hook, new_area
+from .shared import area_pair, native_hook
 
 _NO_FUTEX = "the standard library has no futex() call"
 _NO_SPIN = (
@@ -17,13 +17,7 @@ class _Word(Workload):
     """One page per pair: the word at offset 0, set up by the native hook."""
 
     def create_pair(self, index: int, engine: str) -> PairResources:
-        area = new_area()
-        try:
-            native_hook(self.name, "setup", -1, (), area)
-        except BaseException:
-            area.close()
-            raise
-        return PairResources(args=((), ()), shm=area, closers=[lambda: close_area(area)])
+        return area_pair(self.name)
 
     def wake(self, res: PairResources, index: int) -> None:
         if res.shm is not None:
