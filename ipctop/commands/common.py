@@ -11,24 +11,23 @@ from ..engine.placement import MODES, PLACEMENTS
 from ..engine.workloads import WORKLOADS
 
 
-def positive_float(text: str) -> float:
+def _seconds(text: str, allow_zero: bool) -> float:
     try:
         value = float(text.rstrip("s"))
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be a positive number of seconds")
+    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        need = "zero or more" if allow_zero else "a positive number of"
+        raise argparse.ArgumentTypeError(f"{text!r} must be {need} seconds")
     return value
+
+
+def positive_float(text: str) -> float:
+    return _seconds(text, allow_zero=False)
 
 
 def non_negative_float(text: str) -> float:
-    try:
-        value = float(text.rstrip("s"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be zero or more seconds")
-    return value
+    return _seconds(text, allow_zero=True)
 
 
 def count(low: int, high: int):

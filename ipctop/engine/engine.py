@@ -21,7 +21,6 @@ from .reaper import ReaperClient
 from .workloads import WORKLOADS, PairResources, Workload, make_workload
 
 ENGINES = ("auto", "native", "python")
-ROLES = ("A", "B")
 JOIN_TIMEOUT = 5.0  # a loaded box can take seconds to run a woken end
 
 

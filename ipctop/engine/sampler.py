@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import psutil
 
 from ..analysis.opstats import op_stats
-from ..cpus import read_topology
+from ..cpus import parse_cpu_list, read_topology
 from . import procfs
 from .costs import CostTracker
 from .engine import Engine
@@ -258,11 +258,7 @@ def _online_cpus(n: int) -> list[int]:
     """psutil lists online CPUs in order; name them by number, not position."""
     try:
         with open("/sys/devices/system/cpu/online") as f:
-            text = f.read().strip()
-        cpus: list[int] = []
-        for part in text.split(","):
-            lo, _, hi = part.partition("-")
-            cpus.extend(range(int(lo), int(hi or lo) + 1))
+            cpus = parse_cpu_list(f.read())
     except (OSError, ValueError):
         return list(range(n))  # no sysfs (a container): name them by position
     return cpus if len(cpus) == n else list(range(n))
