@@ -88,7 +88,8 @@ class Sampler:
         op_rates: list[list[float]] = []
         seen: dict[tuple[int, str, int], _Seen] = {}
         pairs = {p.index: p for p in self.engine.pairs}
-        for end in self.engine.ends():
+        ends = self.engine.ends()
+        for end in ends:
             r = self.engine.counters.read(end.slot)
             key = (end.pair, end.role, end.tid)
             prev = self._seen.get(key)
@@ -141,7 +142,7 @@ class Sampler:
             extra["ops"] = op_stats(names, op_rates)
         if self._costs is not None:
             extra["costs"] = self._costs.update(
-                self.engine.ends(), tuple(threads), tasks, ipis, dt,
+                ends, tuple(threads), tasks, ipis, dt,
                 self.engine.oversubscribed, self._siblings,
             ).to_dict()  # fmt: skip
         sample = Sample(
