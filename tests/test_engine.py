@@ -153,3 +153,50 @@ def test_thread_moved_off_its_cpu_is_reported() -> None:
     said = [ev for ev in events if "bound to CPU 1 but ran on CPU 0" in ev]
     assert said and "affinity is now [0]" in said[0], events
     assert len(said) == 1  # once per thread, not every interval
+
+
+@two_cpus
+@pytest.mark.parametrize("mode", ["threads", "processes"])
+def test_native_ends_answer_with_what_proc_says(mode: str) -> None:
+    from ipctop.engine import procfs
+
+    if resolve_engine() != "native":
+        pytest.skip("the native engine was not built")
+    with Engine(EngineConfig("sysv-sem", "cross", mode, (0, 1))) as e:
+        e.start(1)
+        time.sleep(0.1)
+        assert [e.counters.stats(end.slot) for end in e.ends()] == [None, None]  # not asked
+        sampler = Sampler(e)
+        sampler.ask()
+        time.sleep(0.1)
+        for end in e.ends():
+            answer = e.counters.stats(end.slot)
+            task = procfs.read_task(end.pid, end.tid)
+            assert answer is not None and answer.ack == 1
+            assert answer.cpu == task.last_cpu == end.bound_cpu
+            # The same kernel counters, read a little later: never fewer, not many more.
+            assert answer.voluntary <= task.voluntary
+            assert task.voluntary - answer.voluntary < 20_000  # ~0.1 s of rounds
+            assert 0 <= time.monotonic() - answer.ns / 1e9 < 1.0
+        first = sampler.sample()
+        time.sleep(0.3)
+        second = sampler.sample()
+    assert [t.last_cpu for t in second.threads] == [0, 1]
+    for t in second.threads:
+        # A blocking ping-pong sleeps once per round: switches track rounds.
+        assert 0.5 * t.ops_per_s < t.vcsw_per_s < 2 * t.ops_per_s, (first, second)
+
+
+def test_python_ends_never_answer_and_proc_stands_in() -> None:
+    import os
+
+    cpu = min(os.sched_getaffinity(0))
+    with Engine(EngineConfig("sysv-sem", "same", "threads", (cpu,), "python")) as e:
+        e.start(1)
+        sampler = Sampler(e)
+        sampler.ask()
+        time.sleep(0.2)
+        assert [e.counters.stats(end.slot) for end in e.ends()] == [None, None]
+        s = sampler.sample()
+    assert [t.last_cpu for t in s.threads] == [cpu, cpu]
+    assert all(t.vcsw_per_s is not None for t in s.threads)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import errno
 import mmap
 import struct
-from dataclasses import dataclass
+from typing import NamedTuple
 
 SLOT_SIZE = 128
 NOPS = 6
@@ -18,12 +18,19 @@ _LAYOUT = struct.Struct("<QQiiiiq6Qi")
 _STOP_OFFSET = 8 + 8 + 4 + 4 + 4
 _ROUNDS = struct.Struct("<Q")
 _STOP = struct.Struct("<i")
+# After failed_op: stats_req, stats_ack, cpu, stats_ns, nvcsw, nivcsw (native.h).
+_REQ_OFFSET = 92
+_REQ = struct.Struct("<I")
+_ACK_OFFSET = 96
+_ACK = struct.Struct("<I")
+_STATS = struct.Struct("<iQQQ")
+_STATS_OFFSET = 100
+_STATS_BUSY = 0xFFFFFFFF  # IPCTOP_STATS_BUSY: the end is writing its answer
 
 STATES = {0: "starting", 1: "running", 2: "done", 3: "failed", 4: "removed externally"}
 
 
-@dataclass(frozen=True)
-class SlotReading:
+class SlotReading(NamedTuple):
     rounds: int
     errors: int
     tid: int
@@ -75,8 +82,35 @@ class CounterBlock:
     def stop_requested(self, slot: int) -> bool:
         return _STOP.unpack_from(self.buf, slot * SLOT_SIZE + _STOP_OFFSET)[0] != 0
 
+    def request_stats(self, slot: int, seq: int) -> None:
+        """Ask the end to publish its CPU and switch counts at its next round."""
+        _REQ.pack_into(self.buf, slot * SLOT_SIZE + _REQ_OFFSET, seq % _STATS_BUSY or 1)
+
+    def stats(self, slot: int) -> EndStats | None:
+        """The end's last whole answer; None if it never answered (Python ends never
+        do) or is writing one right now, twice over (it takes a microsecond)."""
+        off = slot * SLOT_SIZE
+        for _ in range(2):
+            ack = _ACK.unpack_from(self.buf, off + _ACK_OFFSET)[0]
+            if ack == 0:
+                return None
+            fields = _STATS.unpack_from(self.buf, off + _STATS_OFFSET)
+            if ack != _STATS_BUSY and _ACK.unpack_from(self.buf, off + _ACK_OFFSET)[0] == ack:
+                return EndStats(ack, *fields)
+        return None
+
     def close(self) -> None:
         self.buf.close()
+
+
+class EndStats(NamedTuple):
+    """What a native end publishes on request: see count_round in native.h."""
+
+    ack: int
+    cpu: int
+    ns: int  # CLOCK_MONOTONIC when it answered
+    voluntary: int
+    involuntary: int
 
 
 class SlotWriter:

@@ -1,8 +1,9 @@
 """The sampler: owns the clock and turns counters and /proc into Samples.
 
-One reading costs one read of each end's slot, one open of each thread's
-/proc stat and status files, and one read each of /proc/stat and
-/proc/interrupts. The thread re-arms only after a reading finished, so
+One reading costs a request and a read of each end's slot (native ends
+answer with their CPU and switch counts there), and one read each of
+/proc/stat and /proc/interrupts. Only ends that cannot answer (the Python
+engine) and the detail view open each thread's /proc stat and status files. The thread re-arms only after a reading finished, so
 readings never overlap; consumers get immutable Samples through a callback
 or the bounded history.
 """
@@ -14,7 +15,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import psutil
 
@@ -22,17 +23,27 @@ from ..analysis.opstats import op_stats
 from ..cpus import parse_cpu_list, read_topology
 from . import procfs
 from .costs import CostTracker
+from .counters import SlotReading
 from .engine import Engine
 from .sample import CpuSample, IpiSample, Sample, ThreadSample
 
+ASK_LEAD = 0.05  # seconds between asking the ends and reading their answers
 
-@dataclass
+
+@dataclass(frozen=True)
 class _Seen:
+    """What one end showed at the last reading; switch counts carry their time."""
+
     rounds: int
     errors: int
     vcsw: int | None
     ivcsw: int | None
-    ops: tuple[int, ...] = ()
+    ops: tuple[int, ...]
+    at: float  # monotonic seconds when vcsw/ivcsw/cpu were true
+    ack: int | None  # the answer they came from; None when read from /proc
+    cpu: int | None
+    vrate: float | None
+    ivrate: float | None
 
 
 class Sampler:
@@ -60,6 +71,7 @@ class Sampler:
         self._halt = threading.Event()
         self._drift_said: set[tuple[int, str, int]] = set()
         self._costs: CostTracker | None = None
+        self._ask = 0  # the last stats request posted to the ends
 
     @property
     def detail(self) -> bool:
@@ -82,61 +94,61 @@ class Sampler:
         now = time.monotonic()
         dt = max(now - self._last_t, 1e-9)
         self._last_t = now
+        ends = self.engine.ends()
+        counters = self.engine.counters
+        cpus, ctxt, ipis = self._cpus(), self._ctxt(dt), self._ipis(dt)
         threads = []
         tasks = {}
         names = self.engine.workload.ops
         op_rates: list[list[float]] = []
         seen: dict[tuple[int, str, int], _Seen] = {}
         pairs = {p.index: p for p in self.engine.pairs}
-        ends = self.engine.ends()
         for end in ends:
-            r = self.engine.counters.read(end.slot)
+            r = counters.read(end.slot)
             key = (end.pair, end.role, end.tid)
             prev = self._seen.get(key)
             pair = pairs.get(end.pair)
             state = pair.state if pair is not None and not pair.active else r.state
-            task = procfs.read_task(end.pid, end.tid, self.proc) if r.tid else None
+            now_seen, task = self._switches(end, r, prev, now)
             tasks[key] = task
-            vcsw = task.voluntary if task else None
-            ivcsw = task.involuntary if task else None
             if prev is None:
                 started = pair.started if pair is not None else now - dt
                 span = max(now - started, 1e-9)
                 ops = r.rounds / span
-                prev = _Seen(0, 0, vcsw, ivcsw, (0,) * len(r.ops))
-                op_dt = span
+                op_prev: tuple[int, ...] = (0,) * len(r.ops)
+                op_dt, errors_before = span, 0
             else:
                 ops = (r.rounds - prev.rounds) / dt
-                op_dt = dt
+                op_prev, op_dt, errors_before = prev.ops, dt, prev.errors
             if names:
-                op_rates.append([(a - b) / op_dt for a, b in zip(r.ops, prev.ops)])
-            if r.errors > prev.errors:
+                op_rates.append([(a - b) / op_dt for a, b in zip(r.ops, op_prev)])
+            if r.errors > errors_before:
                 events.append(
-                    f"pair {end.pair} {end.role}: {r.errors - prev.errors} wrong message(s) "
+                    f"pair {end.pair} {end.role}: {r.errors - errors_before} wrong message(s) "
                     f"in the shared queue (got pair id {r.bad_value}); not counted"
                 )
-            seen[key] = _Seen(r.rounds, r.errors, vcsw, ivcsw, r.ops)
-            if task and end.bound_cpu is not None and task.last_cpu != end.bound_cpu:
-                drift = self._drift(end, task.last_cpu, key)
-                if drift:
-                    events.append(drift)
+            seen[key] = now_seen
+            if now_seen.cpu is not None and end.bound_cpu is not None:
+                if now_seen.cpu != end.bound_cpu:
+                    drift = self._drift(end, now_seen.cpu, key)
+                    if drift:
+                        events.append(drift)
             threads.append(
                 ThreadSample(
                     pair=end.pair,
                     role=end.role,
                     tid=end.tid,
                     bound_cpu=end.bound_cpu,
-                    last_cpu=task.last_cpu if task else None,
+                    last_cpu=now_seen.cpu,
                     rounds=r.rounds,
                     ops_per_s=ops if state == "running" else 0.0,
                     errors=r.errors,
                     state=state,
-                    vcsw_per_s=_rate(prev.vcsw, vcsw, dt),
-                    ivcsw_per_s=_rate(prev.ivcsw, ivcsw, dt),
+                    vcsw_per_s=now_seen.vrate,
+                    ivcsw_per_s=now_seen.ivrate,
                 )
             )
         self._seen = seen
-        ipis = self._ipis(dt)
         extra: dict = {"oversubscribed": self.engine.oversubscribed}
         if names:
             extra["ops"] = op_stats(names, op_rates)
@@ -151,14 +163,72 @@ class Sampler:
             pairs=self.engine.active_pairs,
             threads=tuple(threads),
             total_ops_per_s=sum(t.ops_per_s for t in threads),
-            cpus=self._cpus(),
-            ctxt_per_s=self._ctxt(dt),
+            cpus=cpus,
+            ctxt_per_s=ctxt,
             ipis=ipis,
             events=tuple(events),
             extra=extra,
         )
         self.history.append(sample)
+        # Asked now, answered at the ends' next round: the next reading has
+        # answers at most an interval old even when nothing asks again.
+        self.ask(ends)
         return sample
+
+    def ask(self, ends: list | None = None) -> None:
+        """Ask every native end to publish its CPU and switch counts in its slot."""
+        self._ask += 1
+        for end in self.engine.ends() if ends is None else ends:
+            self.engine.counters.request_stats(end.slot, self._ask)
+
+    def _switches(
+        self, end, r: SlotReading, prev: _Seen | None, now: float
+    ) -> tuple[_Seen, procfs.TaskStat | None]:
+        """Where the thread runs and how often it switches, cheapest source first.
+
+        A native end answers in its counter slot (no file opened); an end that
+        never answered (the Python engine, or one not yet past a round) and the
+        detail view (which needs its CPU times too) read /proc. Counts keep the
+        time they were taken, so rates hold whichever source gave them.
+        """
+        task, ans = None, None
+        if r.tid and self._costs is None:
+            ans = self.engine.counters.stats(end.slot)
+        if ans is not None:
+            if prev is not None and prev.ack == ans.ack:
+                # Not a round since we asked: blocked or waiting for a CPU.
+                ran = r.rounds != prev.rounds
+                return replace(
+                    prev,
+                    rounds=r.rounds,
+                    errors=r.errors,
+                    ops=r.ops,
+                    vrate=prev.vrate if ran else 0.0,
+                    ivrate=prev.ivrate if ran else 0.0,
+                ), None
+            at, cpu, vcsw, ivcsw, ack = (
+                ans.ns / 1e9,
+                ans.cpu,
+                ans.voluntary,
+                ans.involuntary,
+                ans.ack,
+            )
+        elif prev is not None and prev.ack is not None and self._costs is None:
+            # Answered before but not now (mid-answer): keep what it said.
+            return replace(prev, rounds=r.rounds, errors=r.errors, ops=r.ops), None
+        else:
+            task = procfs.read_task(end.pid, end.tid, self.proc) if r.tid else None
+            at, ack = now, None
+            cpu = task.last_cpu if task else None
+            vcsw = task.voluntary if task else None
+            ivcsw = task.involuntary if task else None
+        span = at - prev.at if prev is not None else 0.0
+        vrate = _rate(prev.vcsw, vcsw, span) if prev is not None and span > 0 else 0.0
+        ivrate = _rate(prev.ivcsw, ivcsw, span) if prev is not None and span > 0 else 0.0
+        if vcsw is None:
+            vrate = ivrate = None
+        seen = _Seen(r.rounds, r.errors, vcsw, ivcsw, r.ops, at, ack, cpu, vrate, ivrate)
+        return seen, task
 
     def _drift(self, end, ran_on: int, key: tuple[int, str, int]) -> str | None:
         """Say once per thread that it ran off its CPU, and why if we can tell.
@@ -240,8 +310,14 @@ class Sampler:
     def _loop(self, callback: Callable[[Sample], None] | None) -> None:
         if self.monitor_cpu is not None:
             os.sched_setaffinity(0, {self.monitor_cpu})
+        # Ask the ends shortly before each reading: the CPUs are free for them
+        # to answer while this thread sleeps (answers carry their own time).
+        lead = min(ASK_LEAD, self.interval / 4)
         due = time.monotonic() + self.interval
-        while not self._halt.wait(max(0.0, due - time.monotonic())):
+        while not self._halt.wait(max(0.0, due - lead - time.monotonic())):
+            self.ask()
+            if self._halt.wait(max(0.0, due - time.monotonic())):
+                break
             sample = self.sample()
             if callback is not None:
                 callback(sample)

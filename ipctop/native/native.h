@@ -34,7 +34,15 @@ struct end_slot {
     volatile int64_t bad_value;   /* last wrong pair id seen in a shared queue */
     volatile uint64_t ops[IPCTOP_NOPS]; /* per-operation counts (life-cycle loops) */
     volatile int32_t failed_op;   /* which call failed, a loop-specific index */
-    char pad[IPCTOP_SLOT_SIZE - 8 * 2 - 4 * 4 - 8 - 8 * IPCTOP_NOPS - 4];
+    /* The end's own scheduler facts, published when the monitor asks, so the
+     * monitor need not open two /proc files per thread per sample (at 512
+     * threads that was most of its CPU). Read only when stats_ack changed. */
+    volatile uint32_t stats_req;  /* written by the monitor: publish once */
+    volatile uint32_t stats_ack;  /* the request last answered, stored last */
+    volatile int32_t cpu;         /* sched_getcpu() at that answer */
+    volatile uint64_t stats_ns;   /* CLOCK_MONOTONIC at that answer */
+    volatile uint64_t nvcsw;      /* getrusage(RUSAGE_THREAD) switch counts */
+    volatile uint64_t nivcsw;
 };
 
 _Static_assert(sizeof(struct end_slot) == IPCTOP_SLOT_SIZE, "slot must be 128 bytes");
@@ -79,9 +87,19 @@ static inline int stop_requested(const struct end_slot *s)
     return __atomic_load_n(&s->stop, __ATOMIC_RELAXED);
 }
 
+#define IPCTOP_STATS_BUSY 0xFFFFFFFFu /* stats_ack while the answer is written */
+
+void ipctop_publish_stats(struct end_slot *s, uint32_t req);
+
+/* One load and compare per round: the rare answer is out of line. */
 static inline void count_round(struct end_slot *s, uint64_t n)
 {
+    uint32_t req;
+
     __atomic_store_n(&s->rounds, n, __ATOMIC_RELAXED);
+    req = __atomic_load_n(&s->stats_req, __ATOMIC_RELAXED);
+    if (__builtin_expect(req != s->stats_ack, 0))
+        ipctop_publish_stats(s, req);
 }
 
 #endif
