@@ -293,6 +293,20 @@ class Sampler:
         )
 
     # -- the clock ------------------------------------------------------------
+    def sample_at(self, due: float) -> Sample | None:
+        """Sleep until `due` (monotonic) and take a reading; None if stopped meanwhile.
+
+        The ends are asked shortly before: the CPUs are free for them to answer
+        while this thread sleeps, and each answer carries its own time.
+        """
+        lead = min(ASK_LEAD, self.interval / 4)
+        if self._halt.wait(max(0.0, due - lead - time.monotonic())):
+            return None
+        self.ask()
+        if self._halt.wait(max(0.0, due - time.monotonic())):
+            return None
+        return self.sample()
+
     def start(self, callback: Callable[[Sample], None] | None = None) -> None:
         """Sample every interval on a thread of its own until stop()."""
         self._halt.clear()
@@ -310,15 +324,8 @@ class Sampler:
     def _loop(self, callback: Callable[[Sample], None] | None) -> None:
         if self.monitor_cpu is not None:
             os.sched_setaffinity(0, {self.monitor_cpu})
-        # Ask the ends shortly before each reading: the CPUs are free for them
-        # to answer while this thread sleeps (answers carry their own time).
-        lead = min(ASK_LEAD, self.interval / 4)
         due = time.monotonic() + self.interval
-        while not self._halt.wait(max(0.0, due - lead - time.monotonic())):
-            self.ask()
-            if self._halt.wait(max(0.0, due - time.monotonic())):
-                break
-            sample = self.sample()
+        while (sample := self.sample_at(due)) is not None:
             if callback is not None:
                 callback(sample)
             # Re-arm from the schedule, but never queue up missed ticks.
