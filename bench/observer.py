@@ -4,7 +4,8 @@
 
 For each thread count the same engine (same workload, same pairs, same
 objects) runs throughout, and phases alternate in one run:
-  headless  the sampler alone at the default interval, no UI;
+  headless  the sampler alone at the default interval, no UI, raised above
+            the pairs as the TUI's monitor is (ipctop run does the same);
   tui       the Textual app drawing at the default interval.
 It prints, per thread count, throughput tui/headless (median of the rounds;
 target >= 0.98) and the monitor's own CPU use in % of one CPU (every thread of
@@ -42,7 +43,8 @@ sys.path.insert(0, str(ROOT))
 from ipctop.cpus import default_cpus, read_topology  # noqa: E402
 from ipctop.engine.engine import Engine, EngineConfig  # noqa: E402
 from ipctop.engine.sampler import Sampler  # noqa: E402
-from ipctop.tui.monitor import MonitorCpuMeter  # noqa: E402
+from ipctop.monitor import MonitorCpuMeter  # noqa: E402
+from ipctop.priority import MonitorPriority  # noqa: E402
 
 WARMUP = 1.5  # seconds after a phase starts before measuring (app start-up, first samples)
 INTERVAL = 0.5  # the TUI's default
@@ -59,11 +61,15 @@ def pair_tids(engine: Engine) -> set[int]:
 def headless_phase(engine: Engine, seconds: float) -> dict:
     sampler = Sampler(engine, INTERVAL)
     sampler.start(lambda _s: None)
+    # The same priority the TUI's monitor gets, so drawing is the only difference.
+    priority = MonitorPriority()
+    priority.apply(pair_tids(engine))
     try:
         time.sleep(WARMUP)
         return measure(engine, seconds, lambda: len(sampler.history))
     finally:
         sampler.stop()
+        priority.restore(pair_tids(engine))
 
 
 def measure(engine: Engine, seconds: float, samples: Callable[[], int]) -> dict:

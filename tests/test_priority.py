@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from ipctop.engine.engine import Engine, EngineConfig
-from ipctop.tui.priority import RAISE, MonitorPriority
+from ipctop.priority import RAISE, MonitorPriority
 
 CPU = min(os.sched_getaffinity(0))
 

@@ -8,8 +8,8 @@ import time
 import pytest
 
 from ipctop.engine.sample import Sample, ThreadSample
+from ipctop.monitor import MonitorCpuMeter, choose_monitor_cpu
 from ipctop.tui.fixed_run import fixed_samples
-from ipctop.tui.monitor import MonitorCpuMeter, choose_monitor_cpu
 from ipctop.tui.session import Session
 from ipctop.tui.sweep import AutoSweep
 from ipctop.tui.widgets.spark import BARS, si, spark

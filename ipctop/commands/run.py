@@ -9,6 +9,7 @@ import sys
 from ..engine.engine import Engine
 from ..engine.measure import measure_engine
 from ..engine.sample import Sample
+from ..priority import MonitorPriority
 from .common import (
     add_workload_options,
     count,
@@ -32,15 +33,24 @@ def run(args: argparse.Namespace) -> int:
     (workload,) = workload_names(args.workload)[:1]
     cpus = resolve_cpus(args.cpus)
     config = engine_config(args, workload, cpus)
+    # Raised before any thread exists, so the sampler inherits it and prints
+    # on time when the pairs oversubscribe the CPUs; the ends drop back to 0.
+    priority = MonitorPriority()
+    priority.apply(set())
     with Engine(config) as engine:
         engine.start(args.pairs)
         over = " · oversubscribed" if engine.oversubscribed else ""
+        note = f" · {priority.note}" if priority.note else ""
         print(
-            f"# ipctop run: {engine.describe()} · {args.pairs} pair(s) on CPUs {cpu_text(cpus)}{over}",
+            f"# ipctop run: {engine.describe()} · {args.pairs} pair(s) on CPUs "
+            f"{cpu_text(cpus)}{over}{note}",
             flush=True,
         )
         printer = _jsonl if args.jsonl else _line
-        result = measure_engine(engine, args.seconds, 0.0, args.interval, printer)
+        # Where the time goes is read only when it is printed (in --jsonl samples).
+        result = measure_engine(
+            engine, args.seconds, 0.0, args.interval, printer, detail=args.jsonl
+        )
     print(
         f"# total {result.total_ops_per_s:,.0f} ops/s over {result.seconds:.2f} s "
         f"(engine {engine.kind})",

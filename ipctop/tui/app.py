@@ -32,11 +32,11 @@ from ..engine.placement import MODES, PLACEMENTS
 from ..engine.sample import Sample
 from ..engine.workloads import WORKLOADS
 from ..errors import IpctopError, UsageError
+from ..monitor import MonitorCpuMeter
 from ..signals import HANDLED, Interrupted
 from .baseline import Baseline, load_baseline
 from .live_lock import live_session
 from .mechanisms import comparable, next_mechanism
-from .monitor import MonitorCpuMeter
 from .record_actions import RecordActions
 from .screens.choice import ChoiceScreen
 from .screens.help import HelpScreen

@@ -21,8 +21,8 @@ from ..engine.engine import Engine, EngineConfig
 from ..engine.sample import Sample
 from ..engine.sampler import Sampler
 from ..errors import UnsupportedError
-from .monitor import choose_monitor_cpu, pin_monitor
-from .priority import MonitorPriority
+from ..monitor import choose_monitor_cpu, pin_monitor
+from ..priority import MonitorPriority
 
 #: on_sample(sample, generation): generation changes when the run is restarted
 SampleCallback = Callable[[Sample, int], None]
