@@ -18,8 +18,10 @@ import os
 
 from .monitor import own_tids
 
-#: nice levels above the process's own (see the module docstring for why 15)
-RAISE = 15
+#: nice levels above the process's own: as far as nice goes (-20 from 0). At
+#: 256 pairs on 2 CPUs starting the pairs took 27.9 s at nice 0, 2.5 s at -15
+#: and 1.2 s at -20; the monitor still uses only the CPU it needs.
+RAISE = 20
 
 
 class MonitorPriority:
@@ -62,3 +64,11 @@ class MonitorPriority:
             except ProcessLookupError:
                 continue  # it ended meanwhile
         self.raised = False
+
+
+def raise_monitor() -> MonitorPriority:
+    """Raise this process before it makes any thread, so every monitor thread
+    inherits it (the headless commands); the ends drop back to nice 0."""
+    priority = MonitorPriority()
+    priority.apply(set())
+    return priority

@@ -169,3 +169,27 @@ def test_fake_unraised_monitor_is_said_in_the_footer() -> None:
             )
 
     asyncio.run(go())
+
+
+@needs_nice
+def test_headless_commands_raise_their_sampler_and_not_their_ends() -> None:
+    """ipctop run raises itself before any thread: the sampler inherits, the ends reset."""
+    import subprocess
+    import sys
+
+    code = (
+        "import os, threading, time\n"
+        "from ipctop.priority import raise_monitor\n"
+        "from ipctop.engine.engine import Engine, EngineConfig\n"
+        "raise_monitor()\n"
+        f"e = Engine(EngineConfig(cpus=({CPU},)))\n"
+        "e.start(1)\n"
+        "seen = []\n"
+        "t = threading.Thread(target=lambda: seen.append(os.getpriority(os.PRIO_PROCESS, 0)))\n"
+        "t.start(); t.join()\n"
+        "print(seen[0], *[os.getpriority(os.PRIO_PROCESS, x.tid) for x in e.ends()])\n"
+        "e.stop()\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+    assert out.stdout.split() == [str(max(-20, base - RAISE)), "0", "0"], out

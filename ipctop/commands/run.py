@@ -9,7 +9,7 @@ import sys
 from ..engine.engine import Engine
 from ..engine.measure import measure_engine
 from ..engine.sample import Sample
-from ..priority import MonitorPriority
+from ..priority import raise_monitor
 from .common import (
     add_workload_options,
     count,
@@ -35,8 +35,7 @@ def run(args: argparse.Namespace) -> int:
     config = engine_config(args, workload, cpus)
     # Raised before any thread exists, so the sampler inherits it and prints
     # on time when the pairs oversubscribe the CPUs; the ends drop back to 0.
-    priority = MonitorPriority()
-    priority.apply(set())
+    priority = raise_monitor()
     with Engine(config) as engine:
         engine.start(args.pairs)
         over = " · oversubscribed" if engine.oversubscribed else ""

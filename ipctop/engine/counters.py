@@ -16,6 +16,8 @@ NOPS = 6
 # rounds, errors, tid, state, last_errno, stop, bad_value, ops[6], failed_op
 _LAYOUT = struct.Struct("<QQiiiiq6Qi")
 _STOP_OFFSET = 8 + 8 + 4 + 4 + 4
+_STATE_OFFSET = 8 + 8 + 4
+_STATE_CODE = struct.Struct("<i")
 _ROUNDS = struct.Struct("<Q")
 _STOP = struct.Struct("<i")
 # After failed_op: stats_req, stats_ack, cpu, stats_ns, nvcsw, nivcsw (native.h).
@@ -28,6 +30,7 @@ _STATS_OFFSET = 100
 _STATS_BUSY = 0xFFFFFFFF  # IPCTOP_STATS_BUSY: the end is writing its answer
 
 STATES = {0: "starting", 1: "running", 2: "done", 3: "failed", 4: "removed externally"}
+ENDED = (3, 4)  # the codes of "failed" and "removed externally"
 
 
 class SlotReading(NamedTuple):
@@ -72,6 +75,10 @@ class CounterBlock:
             ops=tuple(r[7:13]),
             failed_op=r[13],
         )
+
+    def state_code(self, slot: int) -> int:
+        """The end's state as its number (see STATES): one small read, for polling."""
+        return _STATE_CODE.unpack_from(self.buf, slot * SLOT_SIZE + _STATE_OFFSET)[0]
 
     def rounds(self, slot: int) -> int:
         return _ROUNDS.unpack_from(self.buf, slot * SLOT_SIZE)[0]

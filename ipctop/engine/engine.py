@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from ..errors import UsageError
 from ..signals import deferred
 from . import objects
-from .counters import CounterBlock, SlotWriter
+from .counters import ENDED, CounterBlock, SlotWriter
 from .forker import Forker
 from .objects import _native
 from .placement import MODES, check_placement, oversubscribed
@@ -311,13 +311,13 @@ class Engine:
 
     def _death(self, pair: Pair) -> str | None:
         for end in pair.ends:
-            r = self.counters.read(end.slot)
-            if r.state == "removed externally":
-                return (
-                    f"{end.role}: its object was removed externally ({os.strerror(r.last_errno)})"
-                )
-            if r.state == "failed":
-                return f"{end.role}: {os.strerror(r.last_errno)}"
+            # Runs per end per sample: the whole slot is read only for an end that ended.
+            if self.counters.state_code(end.slot) in ENDED:
+                r = self.counters.read(end.slot)
+                why = os.strerror(r.last_errno)
+                if r.state == "removed externally":
+                    return f"{end.role}: its object was removed externally ({why})"
+                return f"{end.role}: {why}"
             if end.child:
                 try:
                     done, status = os.waitpid(end.pid, os.WNOHANG)

@@ -100,10 +100,13 @@ class RowsView(ScrollView, can_focus=True):
             return
         # refresh() takes regions relative to the content (it adds border and padding).
         width = frame[0]
-        for y, (new, old) in enumerate(zip(lines, self._lines)):
-            if new != old:
-                self.refresh(Region(0, y, width, 1))
+        changed = [y for y, (new, old) in enumerate(zip(lines, self._lines)) if new != old]
         self._lines = lines
+        if len(changed) > len(lines) // 2:
+            self.refresh()  # one region costs the compositor less than many lines
+            return
+        for y in changed:
+            self.refresh(Region(0, y, width, 1))
 
     def _frame_now(self) -> tuple[int, int, int]:
         region = self.scrollable_content_region
