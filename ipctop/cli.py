@@ -60,7 +60,8 @@ def build_parser() -> Parser:
     sub = parser.add_subparsers(dest="command", parser_class=Parser, metavar="COMMAND")
     for name, help_text in COMMANDS.items():
         module = importlib.import_module(f"ipctop.commands.{name}")
-        p = sub.add_parser(name, help=help_text, description=help_text)
+        # argparse %-formats help strings (not descriptions), so a literal % is doubled.
+        p = sub.add_parser(name, help=help_text.replace("%", "%%"), description=help_text)
         module.add_arguments(p)
         p.set_defaults(_module=module)
     return parser

@@ -9,6 +9,7 @@ import sys
 import pytest
 from conftest import ROOT, run_cli, two_cpus
 
+from ipctop.cli import COMMANDS
 from ipctop.output.record import validate_record_dict
 
 QUICK = ("--seconds", "0.2", "--warmup", "0", "--repeat", "1")
@@ -48,6 +49,14 @@ def test_bad_values_exit_2_without_traceback(args: tuple[str, ...]) -> None:
     assert r.returncode == 2, r
     assert "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+@pytest.mark.parametrize("command", [None, *COMMANDS])
+def test_every_help_page_prints(command: str | None) -> None:
+    r = run_cli(*([command] if command else []), "--help")
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr
+    assert r.stdout.startswith("usage: ipctop")
 
 
 @two_cpus
