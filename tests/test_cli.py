@@ -99,6 +99,17 @@ def test_run_prints_a_line_per_interval() -> None:
     assert all("0A@0=" in ln and "0B@0=" in ln for ln in lines)
 
 
+def test_run_lines_follow_the_schedule_without_a_sliver_at_the_end() -> None:
+    # Ten steps of 0.1 s add up to a hair under 1 s in floating point; that hair
+    # once made a last line of near-zero rates at the same time as the one before.
+    r = run_cli("run", "--cpus", "0", "--seconds", "1", "--interval", "0.1")
+    assert r.returncode == 0, r.stderr
+    times = [float(ln.split()[1]) for ln in r.stdout.splitlines() if ln.startswith("t=")]
+    assert times and len(times) <= 10, r.stdout
+    assert all(b > a for a, b in zip(times, times[1:])), r.stdout
+    assert times[-1] <= 1.0 + 0.005, r.stdout
+
+
 def test_python_engine_is_named_and_explains_sysv_sem() -> None:
     r = run_cli("run", "--workload", "sysv-sem", "--engine", "python", "--cpus", "0",
                 "--seconds", "0.3")  # fmt: skip

@@ -120,7 +120,10 @@ def _tick(sampler: Sampler, seconds: float, on_sample: Callable[[Sample], None] 
     out = []
     due = time.monotonic()
     end = due + seconds
-    while due < end:
+    # Sums of float intervals fall short of `end` by a hair (ten 0.1 s steps
+    # make 0.99999...): such a sliver is not a tick of its own.
+    sliver = sampler.interval * 1e-3
+    while end - due > sliver:
         # A late reading moves the schedule on: missed ticks are not queued up.
         due = max(min(due + sampler.interval, end), time.monotonic())
         s = sampler.sample_at(due)
