@@ -77,6 +77,19 @@ def test_a_removed_thread_loses_its_history() -> None:
     assert len(s.threads) == 2
 
 
+def test_a_removed_thread_no_longer_holds_the_scale_up() -> None:
+    s = Session()
+    s.feed(_sample(0.5, [10.0, 900.0]))
+    s.feed(_sample(1.0, [20.0, 800.0]))
+    assert s.thread_scale(width=10) == 900.0
+    s.feed(_sample(1.5, [30.0]))  # pair 1 removed: its 900 and 800 go with it
+    assert s.thread_scale(width=10) == 30.0
+    # Pair 0's own past still counts, aligned on the samples it shared.
+    assert s.thread_scale(width=1) == 30.0 and s.thread_scale(width=3) == 30.0
+    s.feed(_sample(2.0, [5.0, 7.0]))  # a new pair 1: a short history, ending now
+    assert s.thread_scale(width=1) == 7.0 and s.thread_scale(width=2) == 30.0
+
+
 def test_each_visit_records_one_settled_point_and_unsettled_ones_say_settling() -> None:
     s = Session()
     s.feed(_sample(0.5, [100.0]))

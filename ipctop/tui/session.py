@@ -10,8 +10,8 @@ from __future__ import annotations
 import statistics
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from itertools import islice
+from typing import NamedTuple
 
 from ..analysis.scaling import ScalingCurve, ScalingPoint, scalability_pct
 from ..analysis.settle import SETTLED, Settler
@@ -29,12 +29,13 @@ def thread_key(t: ThreadSample) -> ThreadKey:
     return (t.pair, t.role, t.tid)
 
 
-@dataclass(frozen=True)
-class ThreadRow:
+class ThreadRow(NamedTuple):
+    """A NamedTuple, not a frozen dataclass: 512 of them are built per redraw."""
+
     sample: ThreadSample
     share: float  # of the total, 0..1
     off_median: float | None  # (ops - median) / median, None when no median
-    history: Sequence[float] = field(compare=False)
+    history: Sequence[float]
 
     @property
     def imbalanced(self) -> bool:
@@ -48,6 +49,9 @@ class Session:
         self.latest: Sample | None = None
         self.count = 0
         self.threads: dict[ThreadKey, deque[float]] = {}
+        # Per sample, the highest ops/s of any thread still shown: the shared
+        # sparkline ceiling without walking 512 histories on every redraw.
+        self._peaks: deque[float] = deque(maxlen=history)
         self.cpu_busy: dict[int, deque[float]] = {}
         self.ctxt: deque[float] = deque(maxlen=history)
         self.totals: deque[float] = deque(maxlen=history)
@@ -64,12 +68,19 @@ class Session:
         self.latest = sample
         self.count += 1
         seen = set()
+        peak = 0.0
         for t in sample.threads:
             key = thread_key(t)
             seen.add(key)
             self.threads.setdefault(key, deque(maxlen=self.history)).append(t.ops_per_s)
-        for key in [k for k in self.threads if k not in seen]:
+            peak = max(peak, t.ops_per_s)
+        gone = [k for k in self.threads if k not in seen]
+        for key in gone:
             del self.threads[key]
+        if gone:
+            self._rebuild_peaks()  # a removed thread's past must not hold the ceiling up
+        else:
+            self._peaks.append(peak)
         for c in sample.cpus:
             self.cpu_busy.setdefault(c.cpu, deque(maxlen=self.history)).append(c.busy)
         self.ctxt.append(sample.ctxt_per_s or 0.0)
@@ -172,12 +183,20 @@ class Session:
         return rows
 
     def thread_scale(self, width: int) -> float:
-        """One ceiling for every thread sparkline, so rows compare."""
-        top = 0.0
+        """One ceiling for every thread sparkline (its last `width` samples), so rows compare."""
+        recent = islice(reversed(self._peaks), width) if width > 0 else self._peaks
+        return max(recent, default=0.0)
+
+    def _rebuild_peaks(self) -> None:
+        # Every history got this sample's value, so they all end at the same sample.
+        longest = max((len(h) for h in self.threads.values()), default=0)
+        peaks = [0.0] * longest
         for h in self.threads.values():
-            if h:
-                top = max(top, max(islice(reversed(h), width)) if width > 0 else max(h))
-        return top
+            offset = longest - len(h)
+            for i, v in enumerate(h, offset):
+                if v > peaks[i]:
+                    peaks[i] = v
+        self._peaks = deque(peaks, maxlen=self.history)
 
     def pair_cpus(self) -> set[int]:
         """CPUs a pair is bound to (or last ran on, when unpinned)."""
