@@ -8,8 +8,10 @@ objects) runs throughout, and phases alternate in one run:
             the pairs as the TUI's monitor is (ipctop run does the same);
   tui       the Textual app drawing at the default interval.
 It prints, per thread count, throughput tui/headless (the median over rounds
-of each TUI phase against the headless phase just before it; target >= 0.98) and the monitor's own CPU use in % of one CPU (every thread of
-this process that is not a pair end: UI, input and writer threads, sampler).
+of each TUI phase against the headless phase beside it, in ABBA order so a
+drifting host favours neither; target >= 0.98) and the monitor's own CPU use in
+% of one CPU (every thread of this process that is not a pair end: UI, input
+and writer threads, sampler).
 Targets: < 3 % at 16 threads, < 10 % at 512 threads. samples/s is how many
 samples the monitor actually took (2.0 expected at 0.5 s): a starved monitor
 uses little CPU because it barely runs, and the column shows it.
@@ -140,9 +142,15 @@ def run_inner(args: argparse.Namespace) -> dict:
         engine.start(pairs)
         run = {"threads": 2 * pairs, "pairs": pairs, "headless": [], "tui": []}
         try:
-            for _ in range(args.rounds):
-                run["headless"].append(headless_phase(engine, args.seconds))
-                run["tui"].append(tui_phase(engine, args.seconds, headless_driver))
+            for i in range(args.rounds):
+                # ABBA: every other round draws first, so a slow drift of the
+                # host favours neither side.
+                if i % 2:
+                    run["tui"].append(tui_phase(engine, args.seconds, headless_driver))
+                    run["headless"].append(headless_phase(engine, args.seconds))
+                else:
+                    run["headless"].append(headless_phase(engine, args.seconds))
+                    run["tui"].append(tui_phase(engine, args.seconds, headless_driver))
         finally:
             engine.stop()
         out["runs"].append(run)
@@ -164,8 +172,8 @@ def report(res: dict) -> str:
         hs = statistics.median(p["samples_per_s"] for p in run["headless"])
         ts = statistics.median(p["samples_per_s"] for p in run["tui"])
         cap = 3.0 if run["threads"] <= 16 else 10.0
-        # Each TUI phase against the headless phase just before it: adjacent
-        # phases share the host's slow swings, which a ratio of medians does not.
+        # Each TUI phase against the headless phase beside it: adjacent phases
+        # share the host's slow swings, which a ratio of medians does not.
         ratio = statistics.median(
             b["ops_per_s"] / a["ops_per_s"] if a["ops_per_s"] > 0 else float("nan")
             for a, b in zip(run["headless"], run["tui"])
