@@ -174,10 +174,11 @@ def report(res: dict) -> str:
         cap = 3.0 if run["threads"] <= 16 else 10.0
         # Each TUI phase against the headless phase beside it: adjacent phases
         # share the host's slow swings, which a ratio of medians does not.
-        ratio = statistics.median(
+        ratios = [
             b["ops_per_s"] / a["ops_per_s"] if a["ops_per_s"] > 0 else float("nan")
             for a, b in zip(run["headless"], run["tui"])
-        )
+        ]
+        ratio = statistics.median(ratios)
         expected = 1.0 / res["interval"]
         if ts < 0.75 * expected:
             # It used little CPU because it hardly ran: that is not a pass.
@@ -197,6 +198,13 @@ def report(res: dict) -> str:
             for a, b in zip(run["headless"], run["tui"])
         )
         lines.append(f"{'':>13} rounds (headless/tui ops/s): {per}")
+        if len(ratios) >= 4:
+            # The host's noise, next to the effect being measured.
+            q1, _, q3 = statistics.quantiles(ratios, n=4)
+            lines.append(
+                f"{'':>13} per-round ratios: {min(ratios):.3f} .. {max(ratios):.3f}, "
+                f"middle half {q1:.3f} .. {q3:.3f}"
+            )
         lines.append(
             f"{'':>13} headless ops/s and tui ops/s are medians; ratio is the median per round"
         )
