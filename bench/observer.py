@@ -1,12 +1,17 @@
 """The observer effect of the live TUI: what watching costs the pairs being watched.
 
     python bench/observer.py [--threads 16,512] [--seconds 8] [--rounds 4]
+                             [--windows 40] [--window 3]
 
 For each thread count the same engine (same workload, same pairs, same
 objects) runs throughout, and phases alternate in one run:
   headless  the sampler alone at the default interval, no UI, raised above
             the pairs as the TUI's monitor is (ipctop run does the same);
   tui       the Textual app drawing at the default interval.
+A second measurement follows in one app: 40 short windows (3 s) in ABBA
+order, the sampler's samples handed to the app in the "tui" windows and
+withheld (the app idle, the sampler alone) in the "headless" ones; adjacent
+windows share the host's swings better than phases half a minute apart.
 It prints, per thread count, throughput tui/headless (the median over rounds
 of each TUI phase against the headless phase beside it, in ABBA order so a
 drifting host favours neither; target >= 0.98) and the monitor's own CPU use in
@@ -130,9 +135,82 @@ def tui_phase(engine: Engine, seconds: float, headless_driver: bool) -> dict:
     return result
 
 
+def interleaved_phase(engine: Engine, windows: int, seconds: float, headless_driver: bool) -> list:
+    """One app; its samples reach it in every other pair of short windows (ABBA).
+
+    In a "headless" window the sampler samples as usual but the app is handed
+    nothing, so it sits idle: the sampler alone. Windows seconds apart share the
+    host's swings far better than phases half a minute apart.
+    """
+    import threading
+
+    from ipctop.tui.app import IpctopApp
+    from ipctop.tui.sources import LiveSource
+
+    class GatedSource(LiveSource):
+        def __init__(self, *a, **k) -> None:
+            super().__init__(*a, **k)
+            self.drawing = threading.Event()
+            self.drawing.set()
+            self.samples = 0
+
+        def start(self, on_sample) -> None:
+            def gated(sample, generation) -> None:
+                self.samples += 1
+                if self.drawing.is_set():
+                    on_sample(sample, generation)
+
+            super().start(gated)
+
+    source = GatedSource(engine.config, INTERVAL, engine=engine, own_engine=False)
+    app = IpctopApp(source)
+    out: list = []
+
+    async def drive() -> None:
+        loop = asyncio.get_running_loop()
+
+        def measured() -> None:
+            for i in range(windows):
+                drawing = i % 4 in (1, 2)  # H T T H, H T T H, ...
+                if drawing:
+                    source.drawing.set()
+                else:
+                    source.drawing.clear()
+                w = measure(engine, seconds, lambda: source.samples)
+                out.append({"drawing": drawing, **w})
+            app.call_from_thread(app.exit)
+
+        async def later() -> None:
+            while app.session.count < 2:
+                await asyncio.sleep(0.1)
+            await asyncio.sleep(WARMUP)
+            await loop.run_in_executor(None, measured)
+
+        task = asyncio.ensure_future(later())
+        if headless_driver:
+            async with app.run_test(size=(120, 40)) as pilot:
+                while app.is_running:
+                    await pilot.pause(0.2)
+        else:
+            await app.run_async()
+        await task
+
+    try:
+        asyncio.run(drive())
+    finally:
+        source.stop()
+    return out
+
+
 def run_inner(args: argparse.Namespace) -> dict:
     cpus = tuple(default_cpus(read_topology()))
-    out: dict = {"cpus": list(cpus), "workload": args.workload, "interval": INTERVAL, "runs": []}
+    out: dict = {
+        "cpus": list(cpus),
+        "workload": args.workload,
+        "interval": INTERVAL,
+        "window": args.window,
+        "runs": [],
+    }
     headless_driver = not sys.stdout.isatty()
     out["driver"] = "headless (no terminal)" if headless_driver else "real terminal"
     for threads in args.threads:
@@ -151,6 +229,10 @@ def run_inner(args: argparse.Namespace) -> dict:
                 else:
                     run["headless"].append(headless_phase(engine, args.seconds))
                     run["tui"].append(tui_phase(engine, args.seconds, headless_driver))
+            if args.windows:
+                run["windows"] = interleaved_phase(
+                    engine, args.windows, args.window, headless_driver
+                )
         finally:
             engine.stop()
         out["runs"].append(run)
@@ -208,7 +290,27 @@ def report(res: dict) -> str:
         lines.append(
             f"{'':>13} headless ops/s and tui ops/s are medians; ratio is the median per round"
         )
+        if run.get("windows"):
+            lines.append(_windows_line(run["windows"], res["window"]))
     return "\n".join(lines)
+
+
+def _windows_line(windows: list, seconds: float) -> str:
+    ratios = []
+    for a, b in zip(windows[::2], windows[1::2]):  # each pair holds one of each
+        h, t = (a, b) if b["drawing"] else (b, a)
+        if h["ops_per_s"] > 0:
+            ratios.append(t["ops_per_s"] / h["ops_per_s"])
+    if not ratios:
+        return f"{'':>13} interleaved windows: none measured"
+    hc = statistics.median(w["monitor_cpu_pct"] or 0.0 for w in windows if not w["drawing"])
+    tc = statistics.median(w["monitor_cpu_pct"] or 0.0 for w in windows if w["drawing"])
+    q = statistics.quantiles(ratios, n=4) if len(ratios) >= 4 else [min(ratios), 0, max(ratios)]
+    return (
+        f"{'':>13} interleaved, one app, {len(windows)} windows of {seconds:g} s (ABBA): "
+        f"ratio {statistics.median(ratios):.3f} (middle half {q[0]:.3f} .. {q[2]:.3f}), "
+        f"monitor CPU {hc:.1f} % idle app / {tc:.1f} % drawing"
+    )
 
 
 def in_tmux(argv: list[str]) -> dict:
@@ -245,6 +347,8 @@ def main() -> int:
     ap.add_argument("--threads", default="16,512", help="thread counts, comma-separated")
     ap.add_argument("--seconds", type=float, default=8.0, help="measured per phase")
     ap.add_argument("--rounds", type=int, default=4, help="headless/tui alternations")
+    ap.add_argument("--windows", type=int, default=40, help="interleaved windows in one app")
+    ap.add_argument("--window", type=float, default=3.0, help="seconds per interleaved window")
     ap.add_argument("--workload", default="sysv-msg")
     ap.add_argument("--no-tmux", action="store_true", help="draw headless even without a tty")
     ap.add_argument("--inner", metavar="JSON", help=argparse.SUPPRESS)
