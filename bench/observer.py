@@ -95,20 +95,15 @@ def measure(engine: Engine, seconds: float, samples: Callable[[], int]) -> dict:
     }
 
 
-def tui_phase(engine: Engine, seconds: float, headless_driver: bool) -> dict:
-    from ipctop.tui.app import IpctopApp
-    from ipctop.tui.sources import LiveSource
-
-    source = LiveSource(engine.config, INTERVAL, engine=engine, own_engine=False)
-    app = IpctopApp(source)
-    result: dict = {}
+def watch(app, source, measured: Callable[[], None], headless_driver: bool) -> None:
+    """Run the app until `measured` (on a worker thread) is done, then stop its source."""
 
     async def drive() -> None:
         loop = asyncio.get_running_loop()
 
-        def measured() -> None:
+        def then_exit() -> None:
             # The measurement sleeps: off the event loop, so the app keeps drawing.
-            result.update(measure(engine, seconds, lambda: app.session.count))
+            measured()
             app.call_from_thread(app.exit)
 
         async def later() -> None:
@@ -117,7 +112,7 @@ def tui_phase(engine: Engine, seconds: float, headless_driver: bool) -> dict:
             while app.session.count < 2:
                 await asyncio.sleep(0.1)
             await asyncio.sleep(WARMUP)
-            await loop.run_in_executor(None, measured)
+            await loop.run_in_executor(None, then_exit)
 
         task = asyncio.ensure_future(later())
         if headless_driver:
@@ -132,6 +127,21 @@ def tui_phase(engine: Engine, seconds: float, headless_driver: bool) -> dict:
         asyncio.run(drive())
     finally:
         source.stop()
+
+
+def tui_phase(engine: Engine, seconds: float, headless_driver: bool) -> dict:
+    from ipctop.tui.app import IpctopApp
+    from ipctop.tui.sources import LiveSource
+
+    source = LiveSource(engine.config, INTERVAL, engine=engine, own_engine=False)
+    app = IpctopApp(source)
+    result: dict = {}
+    watch(
+        app,
+        source,
+        lambda: result.update(measure(engine, seconds, lambda: app.session.count)),
+        headless_driver,
+    )
     return result
 
 
@@ -166,39 +176,18 @@ def interleaved_phase(engine: Engine, windows: int, seconds: float, headless_dri
     app = IpctopApp(source)
     out: list = []
 
-    async def drive() -> None:
-        loop = asyncio.get_running_loop()
+    def measured() -> None:
+        for i in range(windows):
+            drawing = i % 4 in (1, 2)  # H T T H, H T T H, ...
+            if drawing:
+                source.drawing.set()
+            else:
+                source.drawing.clear()
+            w = measure(engine, seconds, lambda: source.samples)
+            out.append({"drawing": drawing, **w})
+        source.drawing.set()
 
-        def measured() -> None:
-            for i in range(windows):
-                drawing = i % 4 in (1, 2)  # H T T H, H T T H, ...
-                if drawing:
-                    source.drawing.set()
-                else:
-                    source.drawing.clear()
-                w = measure(engine, seconds, lambda: source.samples)
-                out.append({"drawing": drawing, **w})
-            app.call_from_thread(app.exit)
-
-        async def later() -> None:
-            while app.session.count < 2:
-                await asyncio.sleep(0.1)
-            await asyncio.sleep(WARMUP)
-            await loop.run_in_executor(None, measured)
-
-        task = asyncio.ensure_future(later())
-        if headless_driver:
-            async with app.run_test(size=(120, 40)) as pilot:
-                while app.is_running:
-                    await pilot.pause(0.2)
-        else:
-            await app.run_async()
-        await task
-
-    try:
-        asyncio.run(drive())
-    finally:
-        source.stop()
+    watch(app, source, measured, headless_driver)
     return out
 
 
