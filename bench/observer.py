@@ -271,10 +271,9 @@ def report(res: dict) -> str:
         lines.append(f"{'':>13} rounds (headless/tui ops/s): {per}")
         if len(ratios) >= 4:
             # The host's noise, next to the effect being measured.
-            q1, _, q3 = statistics.quantiles(ratios, n=4)
             lines.append(
                 f"{'':>13} per-round ratios: {min(ratios):.3f} .. {max(ratios):.3f}, "
-                f"middle half {q1:.3f} .. {q3:.3f}"
+                f"{_middle_half(ratios)}"
             )
         lines.append(
             f"{'':>13} headless ops/s and tui ops/s are medians; ratio is the median per round"
@@ -282,6 +281,13 @@ def report(res: dict) -> str:
         if run.get("windows"):
             lines.append(_windows_line(run["windows"], res["window"]))
     return "\n".join(lines)
+
+
+def _middle_half(ratios: list[float]) -> str:
+    if len(ratios) < 4:
+        return f"all {min(ratios):.3f} .. {max(ratios):.3f}"
+    q1, _, q3 = statistics.quantiles(ratios, n=4)
+    return f"middle half {q1:.3f} .. {q3:.3f}"
 
 
 def _windows_line(windows: list, seconds: float) -> str:
@@ -294,10 +300,9 @@ def _windows_line(windows: list, seconds: float) -> str:
         return f"{'':>13} interleaved windows: none measured"
     hc = statistics.median(w["monitor_cpu_pct"] or 0.0 for w in windows if not w["drawing"])
     tc = statistics.median(w["monitor_cpu_pct"] or 0.0 for w in windows if w["drawing"])
-    q = statistics.quantiles(ratios, n=4) if len(ratios) >= 4 else [min(ratios), 0, max(ratios)]
     return (
         f"{'':>13} interleaved, one app, {len(windows)} windows of {seconds:g} s (ABBA): "
-        f"ratio {statistics.median(ratios):.3f} (middle half {q[0]:.3f} .. {q[2]:.3f}), "
+        f"ratio {statistics.median(ratios):.3f} ({_middle_half(ratios)}), "
         f"monitor CPU {hc:.1f} % idle app / {tc:.1f} % drawing"
     )
 
