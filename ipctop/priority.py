@@ -3,9 +3,9 @@
 At 512 threads on 2 CPUs a monitor at the pairs' nice gets about one
 runnable task's share of a CPU, and takes a sample every few seconds at best.
 Its threads (UI, input, writer, sampler, control workers) are raised as far
-above the pairs as nice goes (RAISE); it still only uses the CPU it needs. Ends drop
-back to nice 0 themselves when they start (engine.py, module.c): a thread
-inherits its creator's nice, and a monitor thread creates the pairs.
+above the pairs as nice goes (RAISE); it still only uses the CPU it needs.
+Ends drop back to nice 0 themselves when they start (engine.py, module.c): a
+thread inherits its creator's nice, and a monitor thread creates the pairs.
 
 Raising priority needs CAP_SYS_NICE (or RLIMIT_NICE); without it the monitor
 stays at normal priority and `note` says so for the footer.

@@ -73,7 +73,8 @@ class Session:
             key = thread_key(t)
             seen.add(key)
             self.threads.setdefault(key, deque(maxlen=self.history)).append(t.ops_per_s)
-            peak = max(peak, t.ops_per_s)
+            if t.ops_per_s > peak:
+                peak = t.ops_per_s
         gone = [k for k in self.threads if k not in seen]
         for key in gone:
             del self.threads[key]
