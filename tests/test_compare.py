@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ipctop.analysis.compare import compare, format_comparison
 from ipctop.errors import EXIT_USAGE, UsageError
+from ipctop.output.compare import compare, format_comparison
 from ipctop.output.record import Record, Step, read_record, write_record
 
 Q6600_2622 = [4.79e6, 9.40e6, 13.58e6, 18.10e6]

@@ -7,9 +7,9 @@ import json
 import sys
 
 from ..engine.engine import Engine
-from ..engine.measure import measure_engine
 from ..engine.sample import Sample
-from ..priority import raise_monitor
+from ..live.measure import measure_engine
+from ..live.priority import raise_monitor
 from .common import (
     add_workload_options,
     count,
