@@ -128,3 +128,45 @@ def test_fmt_diff_drops_digits_the_noise_does_not_allow() -> None:
     assert fmt_diff(difference(planted(1000.0), planted(950.0))) == "-5 % [-7, -3]"
     tight = difference([1000 * math.exp(e / 10) for e in E], [950 * math.exp(e / 10) for e in E])
     assert fmt_diff(tight) == "-5.0 % [-5.2, -4.8]"
+
+
+def test_autocorrelated_windows_get_a_smaller_effective_n() -> None:
+    # Two plateaus twice over: mean 1/2, sum of squares 16/4 = 4, 12 of the 15
+    # neighbours on one plateau (+1/4 each) and 3 across (-1/4): r = 2.25 / 4.
+    logs = ([0.0] * 4 + [1.0] * 4) * 2
+    assert stats.lag1_autocorrelation(logs) == pytest.approx(0.5625)
+    assert stats.effective_n(logs) == pytest.approx(16 * 0.4375 / 1.5625)
+    s = summarize([math.exp(x) for x in logs])
+    assert "effective n 4.5" in s.method
+    # Shuffled into independence-looking order the same values get the narrower
+    # distribution-free interval.
+    alternating = [math.exp(x) for x in [0.0, 1.0] * 8]
+    assert summarize(alternating).method == stats.METHOD_ORDER
+    assert s.half_width_pct > summarize(alternating).half_width_pct
+
+
+def test_paired_difference_of_abba_blocks_matches_the_closed_form() -> None:
+    # Five blocks whose log ratios are log(0.95) + E: sd sqrt(0.00025), 4 df.
+    blocks = [([100.0, 100.0], [95.0 * math.exp(e)] * 2) for e in E]
+    d = stats.paired_difference(blocks)
+    half = T_975_DF4 * math.sqrt(0.00025) / math.sqrt(5)
+    assert d.ratio == pytest.approx(0.95)
+    assert (d.low, d.high) == (
+        pytest.approx(0.95 * math.exp(-half)),
+        pytest.approx(0.95 * math.exp(half)),
+    )
+    assert (d.n_a, d.n_b, d.test, d.verdict) == (10, 10, stats.TEST_PAIRED, REGRESSION)
+    ref = sps.ttest_1samp([math.log(0.95) + e for e in E], 0.0)
+    assert d.p_value == pytest.approx(ref.pvalue, rel=1e-9)
+    with pytest.raises(TooFewWindows, match="2 blocks"):
+        stats.paired_difference(blocks[:1])
+
+
+def test_a_drift_that_abba_cancels_is_not_a_difference() -> None:
+    # A linear drift of 2 % per window over A B B A blocks: Welch on the pooled
+    # windows sees the spread, the paired blocks see exactly no difference.
+    drift = [1000.0 * (1 + 0.02 * i) for i in range(16)]
+    blocks = [([drift[i], drift[i + 3]], [drift[i + 1], drift[i + 2]]) for i in range(0, 16, 4)]
+    d = stats.paired_difference(blocks)
+    assert d.verdict == NO_DIFFERENCE
+    assert d.ratio == pytest.approx(1.0, abs=1e-3)

@@ -23,8 +23,16 @@ Choices, stated once:
   positive and their noise is multiplicative, and the log turns a ratio into a
   difference, so the interval of B/A is exp() of Welch's interval. Welch does
   not assume equal variances (A and B rarely have them).
-- The windows must be close to independent; ipctop's window length is chosen
-  for that (see ``WINDOW_S`` and bench/window_autocorr.py).
+- Windows are not independent on a shared box: its load drifts over tens of
+  seconds, so consecutive windows of any length up to 2 s were correlated
+  (lag-1 r 0.5..0.9, bench/window_autocorr.py). When the windows of a sample
+  (in time order) show a positive lag-1 autocorrelation r, the interval is a
+  t interval on the log rates over an effective n = n (1 - r) / (1 + r), which
+  widens it by sqrt((1 + r) / (1 - r)) as it should; only when r <= 0 is the
+  distribution-free median interval used.
+- Two configurations are told apart best by interleaving them (``ipctop ab``):
+  an ABBA block cancels a linear drift, so ``paired_difference`` takes one
+  log ratio per block, log(mean B) - log(mean A), and a one-sample t on those.
 """
 
 from __future__ import annotations
@@ -35,9 +43,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 CONFIDENCE = 0.95
-# The sampler's interval doubles as the window: on the shared 2-CPU box the
-# lag-1 autocorrelation of 0.5 s windows was small (bench/window_autocorr.py),
-# while shorter ones carry the scheduler's tick pattern from one to the next.
+# The sampler's interval doubles as the window. No length up to 2 s made the
+# windows independent on the shared box (the load drifts), so length buys
+# nothing past the sampler's 0.5 s; the autocorrelation is corrected for instead.
 WINDOW_S = 0.5
 
 REGRESSION = "regression"
@@ -47,6 +55,9 @@ NO_DIFFERENCE = "no difference shown"
 METHOD_ORDER = "order statistics of the median"
 METHOD_LOG_T = "t on log rates"
 TEST_WELCH = "Welch's t on log rates"
+TEST_PAIRED = "t on ABBA blocks' log ratios"
+# Below this many windows the autocorrelation estimate is noise; it is taken as 0.
+MIN_FOR_R = 8
 
 # Rates of zero (a stalled window) have no log; they count as this many ops/s,
 # which makes the spread huge rather than the arithmetic fail.
@@ -142,6 +153,24 @@ def _logs(windows: Sequence[float]) -> list[float]:
     return [math.log(max(float(x), _FLOOR)) for x in windows]
 
 
+def lag1_autocorrelation(xs: Sequence[float]) -> float:
+    """The lag-1 autocorrelation of a series in time order (0 for a constant one)."""
+    m = statistics.fmean(xs)
+    den = sum((x - m) ** 2 for x in xs)
+    if den == 0:
+        return 0.0
+    return sum((a - m) * (b - m) for a, b in zip(xs, xs[1:])) / den
+
+
+def effective_n(logs: Sequence[float]) -> float:
+    """n shrunk by the positive lag-1 autocorrelation: n (1 - r) / (1 + r), at least 2."""
+    n = len(logs)
+    if n < MIN_FOR_R:
+        return float(n)
+    r = min(max(lag1_autocorrelation(logs), 0.0), 0.9)
+    return max(2.0, n * (1.0 - r) / (1.0 + r))
+
+
 def _t_quantile(df: float, confidence: float) -> float:
     from scipy.stats import t
 
@@ -166,21 +195,23 @@ def median_rank_interval(n: int, confidence: float = CONFIDENCE) -> tuple[int, i
 
 
 def summarize(windows: Sequence[float], confidence: float = CONFIDENCE) -> Summary:
-    """n, median and a `confidence` interval of a sample of rates."""
-    xs = sorted(float(x) for x in windows)
-    n = len(xs)
+    """n, median and a `confidence` interval of rates given in time order."""
+    n = len(windows)
     if n == 0:
         raise TooFewWindows("no windows to summarize")
+    xs = sorted(float(x) for x in windows)
     med = float(statistics.median(xs))
     if n < 2:
         return Summary(n, med, None, None, METHOD_ORDER)
-    ranks = median_rank_interval(n, confidence)
+    logs = _logs(windows)
+    n_eff = effective_n(logs)
+    ranks = median_rank_interval(n, confidence) if n_eff == n else None
     if ranks is not None:
         return Summary(n, med, xs[ranks[0]], xs[ranks[1]], METHOD_ORDER)
-    logs = _logs(xs)
     m = statistics.fmean(logs)
-    half = _t_quantile(n - 1, confidence) * statistics.stdev(logs) / math.sqrt(n)
-    return Summary(n, med, math.exp(m - half), math.exp(m + half), METHOD_LOG_T)
+    half = _t_quantile(n_eff - 1, confidence) * statistics.stdev(logs) / math.sqrt(n_eff)
+    method = METHOD_LOG_T if n_eff == n else f"{METHOD_LOG_T}, effective n {n_eff:.1f}"
+    return Summary(n, med, math.exp(m - half), math.exp(m + half), method)
 
 
 def require_interval(windows: Sequence[float], what: str = "an interval") -> Summary:
@@ -199,8 +230,9 @@ def difference(
             f"a difference needs at least 2 windows a side, got {len(a)} and {len(b)}"
         )
     la, lb = _logs(a), _logs(b)
+    na, nb = effective_n(la), effective_n(lb)
     ma, mb = statistics.fmean(la), statistics.fmean(lb)
-    va, vb = statistics.variance(la) / len(la), statistics.variance(lb) / len(lb)
+    va, vb = statistics.variance(la) / na, statistics.variance(lb) / nb
     d = mb - ma
     se = math.sqrt(va + vb)
     if se == 0.0:
@@ -208,12 +240,39 @@ def difference(
         p = 1.0 if d == 0.0 else 0.0
         return Difference(len(a), len(b), math.exp(d), math.exp(d), math.exp(d), p)
     # Welch-Satterthwaite degrees of freedom.
-    df = (va + vb) ** 2 / (va**2 / (len(la) - 1) + vb**2 / (len(lb) - 1))
+    df = (va + vb) ** 2 / (va**2 / (na - 1) + vb**2 / (nb - 1))
     from scipy.stats import t
 
     half = _t_quantile(df, confidence) * se
     p = float(2.0 * t.sf(abs(d) / se, df))
     return Difference(len(a), len(b), math.exp(d), math.exp(d - half), math.exp(d + half), p)
+
+
+def paired_difference(
+    blocks: Sequence[tuple[Sequence[float], Sequence[float]]], confidence: float = CONFIDENCE
+) -> Difference:
+    """B/A from interleaved blocks, each (A windows, B windows) measured side by
+    side (ABBA): one log ratio per block, then a one-sample t on them."""
+    ratios = [
+        math.log(max(statistics.fmean(b), _FLOOR)) - math.log(max(statistics.fmean(a), _FLOOR))
+        for a, b in blocks
+        if a and b
+    ]
+    n = len(ratios)
+    if n < 2:
+        raise TooFewWindows(f"a paired difference needs at least 2 blocks, got {n}")
+    na = sum(len(a) for a, _ in blocks)
+    nb = sum(len(b) for _, b in blocks)
+    d = statistics.fmean(ratios)
+    se = statistics.stdev(ratios) / math.sqrt(n)
+    if se == 0.0:
+        p = 1.0 if d == 0.0 else 0.0
+        return Difference(na, nb, math.exp(d), math.exp(d), math.exp(d), p, TEST_PAIRED)
+    from scipy.stats import t
+
+    half = _t_quantile(n - 1, confidence) * se
+    p = float(2.0 * t.sf(abs(d) / se, n - 1))
+    return Difference(na, nb, math.exp(d), math.exp(d - half), math.exp(d + half), p, TEST_PAIRED)
 
 
 def noise_floor(a: Sequence[float], b: Sequence[float]) -> float:
