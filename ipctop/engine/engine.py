@@ -217,6 +217,11 @@ class Engine:
         """True when the ends time their rounds."""
         return self.kind == "native" and self.config.latency and self.config.workload in TIMED
 
+    def pause_timing(self, paused: bool) -> None:
+        """Stop or resume timing in every end while the loops run (for measuring its cost)."""
+        for end in self.ends():
+            self.counters.latency.pause(end.slot, paused)
+
     @property
     def latency_note(self) -> str:
         """How rounds are timed, or why not: printed with every latency figure."""
