@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from ..analysis.stats import summarize
 from ..engine.engine import Engine
 from ..engine.measure import measure_engine
 from ..engine.sample import Sample
@@ -57,6 +58,13 @@ def run(args: argparse.Namespace) -> int:
         f"(engine {engine.kind})",
         flush=True,
     )
+    if len(result.windows) >= 2:
+        s = summarize(result.windows)
+        print(
+            f"# windows: median {s.median:,.0f} ops/s, 95 % interval "
+            f"[{s.low:,.0f}, {s.high:,.0f}], n={s.n} x {args.interval:g} s ({s.method})",
+            flush=True,
+        )
     if result.latency:
         print(f"# {result.latency_note}; over the whole window:")
         for line in latency_text.table(result.latency).splitlines():

@@ -46,6 +46,9 @@ class RunResult:
     latency: tuple[PairLatency, ...] = ()  # per pair over the window, when timed
     latency_all: PairLatency | None = None  # every pair's rounds as one (pair -1)
     latency_note: str = ""  # how rounds were timed, or why not (Engine.latency_note)
+    # The total rate in each sampler interval of the window: the samples an
+    # interval is built from (analysis.stats; one interval is one window).
+    windows: tuple[float, ...] = ()
 
 
 def measure(
@@ -123,6 +126,7 @@ def measure_engine(
         latency=lat,
         latency_all=_all_pairs(tracker) if lat else None,
         latency_note=engine.latency_note,
+        windows=window_rates(timeline, sampler.interval),
     )
 
 
@@ -131,6 +135,12 @@ def _all_pairs(tracker: Tracker) -> PairLatency:
     rtt = merged(*(h[0] for h in hists))
     oneway = merged(*(h for trio in hists for h in trio[1:]))
     return PairLatency(-1, summarize(rtt), summarize(oneway))
+
+
+def window_rates(timeline: list[Sample], interval: float) -> tuple[float, ...]:
+    """Each sample's total rate, leaving out a late short sliver at the end
+    (its rate is noisier than the rest and would get the same weight)."""
+    return tuple(s.total_ops_per_s for s in timeline if s.dt >= interval / 2)
 
 
 def _tick(sampler: Sampler, seconds: float, on_sample: Callable[[Sample], None] | None) -> list:
