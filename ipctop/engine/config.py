@@ -18,3 +18,6 @@ class EngineConfig:
     engine: str = "auto"
     threads: int | None = None  # sysv-sem-multi: threads in all (default 4 per CPU)
     sems: int = 128  # sysv-sem-multi: semaphores in the one shared array
+    latency: bool = True  # time rounds in the native ends (see latency.py)
+    latency_every: int = 1  # time one round in this many
+    rt: int | None = None  # SCHED_FIFO priority of the ends; None: normal scheduling
