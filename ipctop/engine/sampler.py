@@ -151,16 +151,12 @@ class Sampler:
                 )
             )
         self._seen = seen
-        extra: dict = {"oversubscribed": self.engine.oversubscribed}
-        if names:
-            extra["ops"] = op_stats(names, op_rates)
-        if self._latency is not None:
-            extra["latency"] = [p.to_dict() for p in self._latency.read(self.engine.pairs)]
+        costs = None
         if self._costs is not None:
-            extra["costs"] = self._costs.update(
+            costs = self._costs.update(
                 ends, tuple(threads), tasks, ipis, dt,
                 self.engine.oversubscribed, self._siblings,
-            ).to_dict()  # fmt: skip
+            )  # fmt: skip
         sample = Sample(
             t=now - self._t0,
             dt=dt,
@@ -171,7 +167,12 @@ class Sampler:
             ctxt_per_s=ctxt,
             ipis=ipis,
             events=tuple(events),
-            extra=extra,
+            oversubscribed=self.engine.oversubscribed,
+            ops=op_stats(names, op_rates) if names else None,
+            latency=tuple(self._latency.read(self.engine.pairs))
+            if self._latency is not None
+            else (),
+            costs=costs,
         )
         self.history.append(sample)
         # Asked now, answered at the ends' next round: the next reading has

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..engine import procfs
 from ..engine.config import EngineConfig
-from ..engine.costs import Costs, costs_of, merge
+from ..engine.costs import Costs, merge
 from ..engine.engine import Engine
 from ..engine.latency import PairLatency, Tracker, merged, summarize
 from ..engine.opstats import op_stats
@@ -122,7 +122,7 @@ def measure_engine(
         oversubscribed=engine.oversubscribed,
         events=tuple(dict.fromkeys(events)),
         timeline=tuple(timeline),
-        costs=merge([costs_of(s) for s in timeline]),
+        costs=merge([s.costs for s in timeline]),
         ops=op_stats(names, op_rates) if names else None,
         latency=lat,
         latency_all=_all_pairs(tracker) if lat else None,

@@ -62,7 +62,7 @@ def sweep_samples(record: Record) -> list[Sample]:
                 threads=threads,
                 total_ops_per_s=step.total_ops_per_s,
                 events=tuple(step.events) if i == 0 else (),
-                extra={"oversubscribed": step.oversubscribed},
+                oversubscribed=step.oversubscribed,
             )
             out.append(sample)
             settler.feed_sample(sample)
