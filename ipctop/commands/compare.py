@@ -16,7 +16,8 @@ from ..analysis.verdicts import fmt_rate
 from ..errors import EXIT_FAILED, EXIT_OK, UsageError
 from ..output.compare import Comparison, compare, format_comparison
 from ..output.gnuplot import write_gnuplot
-from ..output.record import Record, read_record, record_points
+from ..output.record import Record, record_points
+from ..output.record_io import read_record
 
 PLAIN_MARKERS = ("*", "o", "x", "+", "#", "@")
 

@@ -16,7 +16,8 @@ from ..live.priority import raise_monitor
 from ..output import tables
 from ..output.costs_table import format_costs
 from ..output.csvout import write_csv
-from ..output.record import Record, Step, StepThread, write_record
+from ..output.record import Record, RunConfig, Step, StepThread
+from ..output.record_io import write_record
 from ..signals import Interrupted
 from .common import (
     add_workload_options,
@@ -85,18 +86,14 @@ def _new_record(box: dict, config, kind: str, args: argparse.Namespace) -> Recor
     return Record(
         kind="sweep",
         box=box,
-        config={
-            "workload": config.workload,
-            "placement": config.placement,
-            "mode": config.mode,
-            "engine": kind,
-            "cpus": list(config.cpus),
-            "seconds": args.seconds,
-            "warmup": args.warmup,
-            "repeat": args.repeat,
-            "interval": None,
-            "window_s": WINDOW_S,
-        },
+        config=RunConfig.of(
+            config,
+            kind,
+            seconds=args.seconds,
+            warmup=args.warmup,
+            repeat=args.repeat,
+            window_s=WINDOW_S,
+        ),
     )
 
 

@@ -100,7 +100,7 @@ def _records(side: Side) -> list[Record]:
 
 
 def _describe(record: Record) -> str:
-    return "/".join(str(record.config.get(k, "?")) for k in SAME_KEYS)
+    return "/".join(str(getattr(record.config, k, "?")) for k in SAME_KEYS)
 
 
 def record_label(record: Record) -> str:
@@ -119,10 +119,11 @@ def mismatches(a: Record, b: Record) -> tuple[list[str], list[str]]:
     """(fields that differ, fields one of them did not record), over MATCH_KEYS."""
     differ, unknown = [], []
     for k in MATCH_KEYS:
-        if k in a.config and k in b.config:
-            if a.config[k] != b.config[k]:
-                differ.append(f"{k} {a.config[k]!r} vs {b.config[k]!r}")
-        elif k in a.config or k in b.config:
+        if a.config.recorded(k) and b.config.recorded(k):
+            mine, theirs = a.config.to_dict()[k], b.config.to_dict()[k]
+            if mine != theirs:
+                differ.append(f"{k} {mine!r} vs {theirs!r}")
+        elif a.config.recorded(k) or b.config.recorded(k):
             unknown.append(k)
     return differ, unknown
 
