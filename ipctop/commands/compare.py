@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from ..analysis.compare import Comparison, compare, format_comparison
+from ..analysis.latency_compare import format_latency_comparison, has_latency
 from ..analysis.verdicts import fmt_rate
 from ..errors import EXIT_FAILED, EXIT_OK, UsageError
 from ..output.gnuplot import write_gnuplot
@@ -50,6 +51,9 @@ def run(args: argparse.Namespace) -> int:
     records = [read_record(path) for path in args.records]
     cmp = compare(records, force=args.force)
     print(format_comparison(cmp))
+    if has_latency(records):
+        print("\nLatency (all pairs; median of the sampler windows [95 % interval] n)")
+        print(format_latency_comparison(records, cmp.labels))
     if args.plot:
         print()
         print(plot_text(cmp, records))

@@ -248,6 +248,29 @@ class Tracker:
         self.last = last
         return out
 
+    def all_pairs(self) -> PairLatency:
+        """Every pair of the last reading as one (pair -1)."""
+        hists = self.last.values()
+        rtt = merged(*(h[0] for h in hists))
+        oneway = merged(*(h for trio in hists for h in trio[1:]))
+        return PairLatency(-1, summarize(rtt), summarize(oneway))
+
+    def entries(self, pairs: list) -> list[dict]:
+        """What a sample carries: one dict per pair, and all pairs (-1) when several."""
+        got = self.read(pairs)
+        out = [p.to_dict() for p in got]
+        if len(got) > 1:
+            out.append(self.all_pairs().to_dict())
+        return out
+
+
+def overall(entries: list[dict]) -> dict | None:
+    """The all-pairs entry of a sample's list: -1, or the only pair."""
+    for d in entries:
+        if d.get("pair") == -1:
+            return d
+    return entries[0] if len(entries) == 1 else None
+
 
 def merged(*hists: bytes | bytearray) -> bytearray:
     """The sum of histograms, as one."""

@@ -155,7 +155,7 @@ class Sampler:
         if names:
             extra["ops"] = op_stats(names, op_rates)
         if self._latency is not None:
-            extra["latency"] = [p.to_dict() for p in self._latency.read(self.engine.pairs)]
+            extra["latency"] = self._latency.entries(self.engine.pairs)
         if self._costs is not None:
             extra["costs"] = self._costs.update(
                 ends, tuple(threads), tasks, ipis, dt,
