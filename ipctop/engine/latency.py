@@ -179,6 +179,8 @@ def format_ns(ns: float | None) -> str:
     """3 significant digits with a unit: 812ns, 12.3us, 4.56ms."""
     if ns is None:
         return "-"
+    if ns < 0:
+        return "-" + format_ns(-ns)
     for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
         if ns >= scale:
             return f"{ns / scale:.3g}{unit}"
