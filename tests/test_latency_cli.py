@@ -107,7 +107,8 @@ def test_rt_ends_run_sched_fifo():
     import os
     import time
 
-    from ipctop.engine.engine import Engine, EngineConfig
+    from ipctop.engine.config import EngineConfig
+    from ipctop.engine.engine import Engine
     from ipctop.errors import ResourceError
 
     try:

@@ -12,12 +12,12 @@ import shutil
 import sys
 from pathlib import Path
 
-from ..analysis.compare import Comparison, compare, format_comparison, record_label
-from ..analysis.latency_compare import format_latency_comparison, has_latency
 from ..analysis.verdicts import fmt_rate
 from ..errors import EXIT_FAILED, EXIT_OK, UsageError
 from ..output import matrix_text
+from ..output.compare import Comparison, compare, format_comparison, record_label
 from ..output.gnuplot import write_gnuplot
+from ..output.latency_compare import format_latency_comparison, has_latency
 from ..output.matrix_record import MatrixRecord, is_matrix, matrix_from_dict
 from ..output.record import Record, read_record, record_points
 

@@ -12,9 +12,9 @@ from ..engine.latency import format_ns
 from ..engine.matrix import BASELINE, Cell, check_workload, class_rows, run_matrix
 from ..engine.placement import MODES
 from ..errors import UsageError
+from ..live.priority import raise_monitor
 from ..output import matrix_text
 from ..output.matrix_record import MatrixRecord, write_matrix
-from ..priority import raise_monitor
 from .common import count, cpu_text, non_negative_float, positive_float, resolve_cpus
 
 # Every ordered pair up to this many CPUs (64 cells); a sample per class above it.

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from ..cpuclass import CLASSES, SAME_CPU, CpuClasses
 from ..errors import UsageError
-from .engine import Engine, EngineConfig
+from .config import EngineConfig
+from .engine import Engine
 from .latency import TIMED, LatencySummary, Tracker, summarize
 
 BASELINE = "spin"

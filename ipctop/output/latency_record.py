@@ -11,18 +11,16 @@ A step's optional "latency" object (the record version does not change):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..engine.latency import PairLatency, overall
-
-if TYPE_CHECKING:
-    from ..engine.measure import RunResult
 
 FIGURES = ("rtt_p50", "rtt_p99", "oneway_p50", "oneway_p99")
 
 
-def step_latency(runs: list[RunResult], middle: RunResult) -> dict[str, Any] | None:
-    """The latency object of a step, None when its rounds were not timed."""
+def step_latency(runs: list[Any], middle: Any) -> dict[str, Any] | None:
+    """The latency object of a step (from live.measure's RunResults), None when
+    its rounds were not timed."""
     if not middle.latency:
         return None
     pairs = [p.to_dict() for p in middle.latency]

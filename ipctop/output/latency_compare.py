@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ..analysis.stats import difference, fmt_diff, fmt_interval, summarize
 from ..engine.latency import format_ns
-from ..output.tables import format_table
-from .stats import difference, fmt_diff, fmt_interval, summarize
+from .tables import format_table
 
 if TYPE_CHECKING:
     from ..output.record import Record
