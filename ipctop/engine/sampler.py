@@ -179,6 +179,10 @@ class Sampler:
         self.ask(ends)
         return sample
 
+    def latency_last(self) -> dict:
+        """pair -> (rtt of A, one-way A to B, B to A) raw histograms of the last interval."""
+        return dict(self._latency.last) if self._latency is not None else {}
+
     def ask(self, ends: list | None = None) -> None:
         """Ask every native end to publish its CPU and switch counts in its slot."""
         self._ask += 1

@@ -62,6 +62,8 @@ class Session:
         self._visit: int | None = None  # pair count of the current visit
         self._recorded = False  # its settled reading is in the curve
         self.events: deque[str] = deque(maxlen=50)
+        #: per pair: the round trip's p99 per sample (ns), for the latency panel's sparkline
+        self.latency_p99: dict[int, deque[float]] = {}
 
     # -- input -----------------------------------------------------------------
     def feed(self, sample: Sample) -> None:
@@ -87,7 +89,22 @@ class Session:
         self.ctxt.append(sample.ctxt_per_s or 0.0)
         self.totals.append(sample.total_ops_per_s)
         self.events.extend(sample.events)
+        self._feed_latency(sample)
         self._settle(sample)
+
+    def _feed_latency(self, sample: Sample) -> None:
+        entries = sample.extra.get("latency", ())
+        seen = set()
+        for d in entries:
+            pair = d.get("pair")
+            p99 = (d.get("rtt") or {}).get("p99")
+            if not isinstance(pair, int) or pair < 0:
+                continue
+            seen.add(pair)
+            hist = self.latency_p99.setdefault(pair, deque(maxlen=self.history))
+            hist.append(float(p99) if p99 is not None else 0.0)
+        for gone in [p for p in self.latency_p99 if p not in seen]:
+            del self.latency_p99[gone]
 
     def _settle(self, sample: Sample) -> None:
         self.settler.feed_sample(sample)
