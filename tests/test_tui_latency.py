@@ -39,8 +39,16 @@ def test_l_shows_each_pairs_percentiles_and_h_its_histogram() -> None:
             series = app.screen._series
             assert sum(c for _, c in series["round trip (A)"]) > 0
             await pilot.press("escape")
-
-    run(go())
+            scaling = app.scaling_panel
+            await pilot.press("P")
+            assert scaling.metric == "p99"
+            await wait_for(pilot, lambda: app.session.p99_curve() != [], "a p99 point")
+            ((pairs, p99),) = app.session.p99_curve()
+            assert pairs == 2 and p99 > 0
+            await wait_for(pilot, lambda: scaling._drawn == ("p99", ((2, p99),)) or
+                           scaling._drawn[0] == "p99", "the p99 curve drawn")  # fmt: skip
+            await pilot.press("P")
+            assert scaling.metric == "ops"
 
 
 @native

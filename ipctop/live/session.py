@@ -15,7 +15,10 @@ from typing import NamedTuple
 
 from ..analysis.scaling import ScalingCurve, ScalingPoint, scalability_pct
 from ..analysis.settle import SETTLED, Settler
+from ..engine.latency import overall
 from ..engine.sample import Sample, ThreadSample
+
+P99_SAMPLES = 20  # the p99 curve's point at a pair count: the median of this many samples
 
 #: samples of history kept per row; a sparkline never gets wider than this
 HISTORY = 512
@@ -64,6 +67,8 @@ class Session:
         self.events: deque[str] = deque(maxlen=50)
         #: per pair: the round trip's p99 per sample (ns), for the latency panel's sparkline
         self.latency_p99: dict[int, deque[float]] = {}
+        #: per pair count: all pairs' round-trip p99 per sample (ns), the p99 curve
+        self.p99_by_pairs: dict[int, deque[float]] = {}
 
     # -- input -----------------------------------------------------------------
     def feed(self, sample: Sample) -> None:
@@ -105,6 +110,14 @@ class Session:
             hist.append(float(p99) if p99 is not None else 0.0)
         for gone in [p for p in self.latency_p99 if p not in seen]:
             del self.latency_p99[gone]
+        whole = overall(list(entries))
+        p99 = (whole or {}).get("rtt", {}).get("p99")
+        if p99 is not None and sample.pairs > 0:
+            self.p99_by_pairs.setdefault(sample.pairs, deque(maxlen=P99_SAMPLES)).append(p99)
+
+    def p99_curve(self) -> list[tuple[int, float]]:
+        """(pairs, median round-trip p99 in ns) over the recent samples at each count."""
+        return [(n, statistics.median(xs)) for n, xs in sorted(self.p99_by_pairs.items()) if xs]
 
     def _settle(self, sample: Sample) -> None:
         self.settler.feed_sample(sample)

@@ -99,6 +99,7 @@ class IpctopApp(RecordActions, App[int]):
         Binding("b", "baseline", "baseline"),
         Binding("l", "toggle_latency", "latency", show=False),
         Binding("h", "latency_histogram", "histogram", show=False),
+        Binding("P", "toggle_curve_metric", "p99 curve", show=False),
         Binding("ctrl+c", "interrupt", "quit", show=False, priority=True),
     ]
 
@@ -388,6 +389,15 @@ class IpctopApp(RecordActions, App[int]):
         self.latency_panel.display = self._latency_on
         self._schedule_redraw()
         self._say("latency panel on" if self._latency_on else "latency panel off")
+
+    def action_toggle_curve_metric(self) -> None:
+        panel = self.scaling_panel
+        panel.metric = "p99" if panel.metric == "ops" else "ops"
+        panel.redraw()
+        what = "round-trip p99 by pairs (P)" if panel.metric == "p99" else "total ops/s by pairs"
+        panel.border_subtitle = what
+        self._schedule_redraw()
+        self._say(f"scaling curve: {what}")
 
     def action_latency_histogram(self) -> None:
         from .screens.histogram import HistogramScreen
