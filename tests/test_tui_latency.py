@@ -50,6 +50,9 @@ def test_l_shows_each_pairs_percentiles_and_h_its_histogram() -> None:
             await pilot.press("P")
             assert scaling.metric == "ops"
 
+    run(go())
+    assert source.engine._closed, "closing the app stops the engine"
+
 
 @native
 def test_python_engine_panel_says_there_is_no_latency() -> None:
