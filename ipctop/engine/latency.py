@@ -11,6 +11,7 @@ live counts without stopping the loops; percentiles are bucket midpoints, within
 from __future__ import annotations
 
 import mmap
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 # The layout of native.h; the module checks its constants against these.
@@ -179,6 +180,8 @@ def format_ns(ns: float | None) -> str:
     """3 significant digits with a unit: 812ns, 12.3us, 4.56ms."""
     if ns is None:
         return "-"
+    if ns < 0:
+        return "-" + format_ns(-ns)
     for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
         if ns >= scale:
             return f"{ns / scale:.3g}{unit}"
@@ -247,6 +250,36 @@ class Tracker:
         self._prev = seen
         self.last = last
         return out
+
+    def all_pairs(self) -> PairLatency:
+        """Every pair of the last reading as one (pair -1)."""
+        hists = self.last.values()
+        rtt = merged(*(h[0] for h in hists))
+        oneway = merged(*(h for trio in hists for h in trio[1:]))
+        return PairLatency(-1, summarize(rtt), summarize(oneway))
+
+    def readings(self, pairs: list) -> tuple[PairLatency, ...]:
+        """What a sample carries: one per pair, and all pairs (-1) when several."""
+        got = self.read(pairs)
+        if len(got) > 1:
+            got.append(self.all_pairs())
+        return tuple(got)
+
+
+def overall(entries: list[dict]) -> dict | None:
+    """The all-pairs entry of a sample's list: -1, or the only pair."""
+    for d in entries:
+        if d.get("pair") == -1:
+            return d
+    return entries[0] if len(entries) == 1 else None
+
+
+def whole(readings: Sequence[PairLatency]) -> PairLatency | None:
+    """The all-pairs reading of a sample: -1, or the only pair."""
+    for p in readings:
+        if p.pair == -1:
+            return p
+    return readings[0] if len(readings) == 1 else None
 
 
 def merged(*hists: bytes | bytearray) -> bytearray:

@@ -169,9 +169,7 @@ class Sampler:
             events=tuple(events),
             oversubscribed=self.engine.oversubscribed,
             ops=op_stats(names, op_rates) if names else None,
-            latency=tuple(self._latency.read(self.engine.pairs))
-            if self._latency is not None
-            else (),
+            latency=self._latency.readings(self.engine.pairs) if self._latency else (),
             costs=costs,
         )
         self.history.append(sample)
@@ -179,6 +177,10 @@ class Sampler:
         # answers at most an interval old even when nothing asks again.
         self.ask(ends)
         return sample
+
+    def latency_last(self) -> dict:
+        """pair -> (rtt of A, one-way A to B, B to A) raw histograms of the last interval."""
+        return dict(self._latency.last) if self._latency is not None else {}
 
     def ask(self, ends: list | None = None) -> None:
         """Ask every native end to publish its CPU and switch counts in its slot."""

@@ -34,6 +34,7 @@ from ipctop.analysis.scaling import ScalingPoint, spread_pct
 from ipctop.engine.config import EngineConfig
 from ipctop.engine.sample import Sample, lift_extra
 from ipctop.errors import RecordError
+from ipctop.output.latency_record import problems as latency_problems
 from ipctop.output.record_problems import phrase
 
 SCHEMA = "ipctop.record/2"
@@ -98,6 +99,7 @@ class Step:
     ops: dict[str, Any] | None = None  # per-operation rates (life-cycle workloads)
     events: list[str] = field(default_factory=list)
     windows: list[Rate] = field(default_factory=list)  # every run's window rates, in order
+    latency: dict[str, Any] | None = None  # optional: see output/latency_record.py
 
     def __post_init__(self) -> None:
         self.repeats = [float(x) for x in self.repeats] or [float(self.total_ops_per_s)]
@@ -107,7 +109,10 @@ class Step:
             self.spread_pct = spread_pct(self.repeats)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        if d["latency"] is None:
+            del d["latency"]  # optional: absent, not null, when rounds were not timed
+        return d
 
 
 def point_to_dict(p: ScalingPoint) -> dict[str, Any]:
@@ -261,6 +266,10 @@ def _validate(d: Any) -> tuple[Record | None, list[str]]:
         # Another version's other keys may mean other things: stop here.
         return None, [f"schema is {found!r}; this ipctop reads {' and '.join(READS)}"]
     problems = [f"{key} is missing" for key in FILE_KEYS if key not in d]
+    steps = d.get("steps")
+    for i, step in enumerate(steps if isinstance(steps, list) else []):
+        if isinstance(step, dict):
+            problems += latency_problems(step.get("latency"), f"steps[{i}].")
     timeline = d.get("timeline")
     if isinstance(timeline, list):
         d = {**d, "timeline": [lift_extra(s) if isinstance(s, dict) else s for s in timeline]}
