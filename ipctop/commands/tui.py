@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import argparse
 
-from .common import add_workload_options, count, positive_float
+from .common import add_metrics_option, add_workload_options, count, positive_float
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_monitor_arguments(p)
+    add_metrics_option(p)
+
+
+def add_monitor_arguments(p: argparse.ArgumentParser) -> None:
+    """The monitor's options, shared with `serve` (which has no --metrics of its own)."""
     add_workload_options(p)
     p.add_argument("--pairs", type=count(0, 4096), default=1, help="start with N pairs (1)")
     p.add_argument("--interval", type=positive_float, default=0.5, help="sample interval (0.5)")

@@ -132,8 +132,10 @@ class IpctopApp(RecordActions, App[int]):
         own_cpu: Callable[[set[int]], float | None] | None = None,
         record: str | None = None,
         baseline: Baseline | None = None,
+        metrics: Callable[[Sample, Any, Session], None] | None = None,
     ) -> None:
         super().__init__()
+        self.metrics = metrics  # publishes each fed sample to --metrics
         self.source = source
         self.info = source.info
         self.session = Session(workload=self.info.workload)
@@ -229,6 +231,8 @@ class IpctopApp(RecordActions, App[int]):
             if comparable(old_info, self.info):
                 self.session.carry_curves(old)  # a workload switch: one curve per mechanism
         self.session.feed(msg.sample)
+        if self.metrics is not None:
+            self.metrics(msg.sample, self.info, self.session)
         for event in msg.sample.events:
             self.notify(event, severity="error", timeout=8)
         self._schedule_redraw()
@@ -534,7 +538,7 @@ def _signals_deferred():
 
 def run_app(args: argparse.Namespace) -> int:
     """`ipctop` / `ipctop tui`: start the pairs, run the app, always clean up."""
-    from ..commands.common import engine_config, resolve_cpus, workload_names
+    from ..commands.common import metrics_endpoint, resolve_cpus, workload_names
 
     theme = getattr(args, "theme", None)
     if theme is not None and theme not in BUILTIN_THEMES:
@@ -549,6 +553,14 @@ def run_app(args: argparse.Namespace) -> int:
     baseline = load_baseline(baseline_file) if baseline_file else None
     (workload,) = workload_names(args.workload)[:1]
     cpus = resolve_cpus(args.cpus)
+    with metrics_endpoint(args) as metrics:  # before any pair: a port in use starts nothing
+        return _run_live(args, workload, cpus, theme, record, baseline, metrics)
+
+
+def _run_live(args, workload, cpus, theme, record, baseline, metrics) -> int:
+    from ..commands.common import engine_config
+    from .metrics_feed import MetricsFeed
+
     source = LiveSource(engine_config(args, workload, cpus), args.interval)
     app = IpctopApp(
         source,
@@ -557,6 +569,7 @@ def run_app(args: argparse.Namespace) -> int:
         screenshot_dir=getattr(args, "screenshot_dir", "."),
         record=record,
         baseline=baseline,
+        metrics=MetricsFeed(metrics.board) if metrics is not None else None,
     )
     with live_session():  # tells a served monitor that this box is busy
         try:
