@@ -232,3 +232,27 @@ def test_the_monitor_publishes_its_samples_and_curve() -> None:
     (point,) = got["ipctop_scaling_ops_per_second"]
     assert point.labels["pairs"] == "1" and point.value > 0
     assert point.labels["settled"] in ("true", "false")  # a busy box may not settle
+
+
+def test_the_grafana_dashboard_asks_only_for_series_ipctop_serves() -> None:
+    import json
+
+    from ipctop.analysis.scaling import ScalingPoint
+    from ipctop.engine.sample import CpuSample, IpiSample
+    from ipctop.output.metrics import SampleCollector
+
+    dash = json.loads((ROOT / "dashboards" / "ipctop.json").read_text())
+    exprs = [t["expr"] for p in dash["panels"] for t in p["targets"]]
+    asked = {n for e in exprs for n in re.findall(r"\b(ipctop_[a-z_]+)\b", e)}
+    t = ThreadSample(pair=0, role="A", tid=1, bound_cpu=0, last_cpu=0, rounds=10, ops_per_s=5.0)
+    lat = {"bounds_ns": [1000], "ends": [{"pair": 0, "role": "A", "counts": [1, 1]}]}
+    sample = Sample(
+        t=1, dt=1, pairs=1, threads=(t,), total_ops_per_s=5.0, ctxt_per_s=3.0,
+        cpus=(CpuSample(0, 10, 20, 0, 70),), ipis=(IpiSample(0, 1.0, 2.0),),
+        extra={"latency": lat},
+    )  # fmt: skip
+    board = MetricsBoard()
+    labels = RunLabels("sysv-msg", "same", "threads", "native")
+    board.publish(sample, labels, [ScalingPoint(1, 5.0)])
+    served = {s.name for f in SampleCollector(board).collect() for s in f.samples}
+    assert asked and asked <= served, sorted(asked - served)
