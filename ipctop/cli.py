@@ -20,6 +20,7 @@ COMMANDS = {
     "clean": "remove objects left by an ipctop that was killed",
     "replay": "play a record back in the monitor, read-only (no pairs start)",
     "serve": "serve the monitor to a browser through textual-serve (loopback)",
+    "report": "many boxes' records in one table: groups, medians, outliers and why",
     "completion": "print a shell completion script: bash, zsh or tcsh",
 }
 
