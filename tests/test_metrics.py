@@ -62,6 +62,10 @@ def start(*args: str) -> tuple[subprocess.Popen, str]:
     return proc, m.group(1)
 
 
+def native(m: dict[str, list]) -> bool:
+    return m["ipctop_end_ops_per_second"][0].labels["engine"] == "native"
+
+
 def wait_for(url: str, what, why: str) -> dict[str, list]:
     deadline = time.monotonic() + TIMEOUT
     while True:
@@ -82,6 +86,9 @@ def test_run_serves_every_end_and_cpu_while_two_real_pairs_run() -> None:
         )
         time.sleep(0.6)
         second = scrape(url)
+        # an interval in which no round was timed has counts but no quantiles
+        lat = wait_for(url, lambda m: m.get("ipctop_round_trip_seconds") or not native(m),
+                       "round-trip quantiles")  # fmt: skip
         om = scrape(url, openmetrics=True)
     finally:
         out, err = proc.communicate(timeout=TIMEOUT)
@@ -102,6 +109,9 @@ def test_run_serves_every_end_and_cpu_while_two_real_pairs_run() -> None:
     assert busy >= {str(c) for c in sorted(os.sched_getaffinity(0))[:2]}
     assert all(0.0 <= s.value <= 1.0 for s in second["ipctop_cpu_busy_ratio"])
     assert second["ipctop_pairs"][0].value == 2
+    if native(second):  # the native ends time their rounds
+        assert {s.labels["quantile"] for s in lat["ipctop_round_trip_seconds"]} >= {"0.5", "0.99"}
+        assert all(0 < s.value < 10 for s in lat["ipctop_round_trip_seconds"])
     assert "ipctop_end_ops_per_second" in om  # the OpenMetrics flavour parses too
     # Gone with the run: the port no longer answers.
     with pytest.raises(OSError):
@@ -245,7 +255,8 @@ def test_the_grafana_dashboard_asks_only_for_series_ipctop_serves() -> None:
     exprs = [t["expr"] for p in dash["panels"] for t in p["targets"]]
     asked = {n for e in exprs for n in re.findall(r"\b(ipctop_[a-z_]+)\b", e)}
     t = ThreadSample(pair=0, role="A", tid=1, bound_cpu=0, last_cpu=0, rounds=10, ops_per_s=5.0)
-    lat = {"bounds_ns": [1000], "ends": [{"pair": 0, "role": "A", "counts": [1, 1]}]}
+    summary = {"n": 9, "mean": 2e3, "p50": 1e3, "p99": 5e3, "p999": 6e3, "max": 7e3}
+    lat = [{"pair": 0, "rtt": summary, "oneway": summary}]
     sample = Sample(
         t=1, dt=1, pairs=1, threads=(t,), total_ops_per_s=5.0, ctxt_per_s=3.0,
         cpus=(CpuSample(0, 10, 20, 0, 70),), ipis=(IpiSample(0, 1.0, 2.0),),

@@ -229,17 +229,55 @@ def _scaling_families(host: str, points: dict[RunLabels, tuple]) -> Iterable[Met
 
 
 def latency_families(run: list[str], s: Sample) -> Iterable[Metric]:
-    """Round-trip latency histograms, when the engine measured them.
+    """Round-trip and wake-up latency, when the engine timed rounds.
 
-    The hook for the native round timing: a sample that carries
-    extra["latency"] = {"bounds_ns": [b0, b1, ...], "ends": [{"pair": p,
-    "role": r, "counts": [per bucket, cumulative or not, see "cumulative"],
-    "sum_ns": total}]} is exposed as one histogram per end, in seconds.
-    Engines without round timing carry no such key and expose nothing.
+    The native ends time their rounds (engine/latency.py) and the sampler puts
+    each pair's interval summary in extra["latency"]: [{"pair", "rtt": {n,
+    p50, p99, p999, max...}, "oneway": {...}}] in ns. They are exposed as
+    gauges per quantile, in seconds, over the sampler's last interval.
+
+    A sample carrying cumulative buckets instead (extra["latency"] = {"bounds_ns":
+    [...], "ends": [{"pair", "role", "counts", "sum_ns"}]}) is exposed as a
+    Prometheus histogram per end; that is the hook for an engine that keeps them.
+    Engines without round timing carry neither and expose nothing.
     """
     lat = s.extra.get("latency") if s.extra else None
-    if not isinstance(lat, dict) or not lat.get("bounds_ns"):
-        return
+    if isinstance(lat, list):
+        yield from _latency_quantiles(run, lat)
+    elif isinstance(lat, dict) and lat.get("bounds_ns"):
+        yield _latency_histogram(run, lat)
+
+
+_QUANTILES = (("0.5", "p50"), ("0.99", "p99"), ("0.999", "p999"), ("1", "max"))
+
+
+def _latency_quantiles(run: list[str], pairs: list) -> Iterable[Metric]:
+    rtt = _family(
+        "ipctop_round_trip_seconds",
+        "A's post to its next wake-up, over the last interval",
+        ("pair", "quantile"),
+    )
+    wake = _family(
+        "ipctop_wakeup_seconds",
+        "one end's post to its peer's wake-up, both directions, over the last interval",
+        ("pair", "quantile"),
+    )
+    timed = _family("ipctop_timed_rounds", "rounds timed in the last interval", ("pair", "what"))
+    for d in pairs:
+        if not isinstance(d, dict) or "pair" not in d:
+            continue
+        pair = str(d["pair"])
+        for fam, key in ((rtt, "rtt"), (wake, "oneway")):
+            summary = d.get(key) or {}
+            timed.add_metric([*run, pair, key], float(summary.get("n", 0)))
+            for q, name in _QUANTILES:
+                v = summary.get(name)
+                if v is not None:
+                    fam.add_metric([*run, pair, q], float(v) / 1e9)
+    yield from (rtt, wake, timed)
+
+
+def _latency_histogram(run: list[str], lat: dict) -> Metric:
     bounds = [float(b) / 1e9 for b in lat["bounds_ns"]]
     fam = HistogramMetricFamily(
         "ipctop_round_latency_seconds",
@@ -263,7 +301,7 @@ def latency_families(run: list[str], s: Sample) -> Iterable[Metric]:
             buckets,
             float(e.get("sum_ns", 0)) / 1e9,
         )
-    yield fam
+    return fam
 
 
 class MetricsEndpoint:
