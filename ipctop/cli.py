@@ -76,6 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version")):
         argv = ["tui", *argv]
     args = parser.parse_args(argv)
+    args._parser = parser  # `ipctop completion` walks the whole parser
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE

@@ -213,9 +213,9 @@ def test_an_endpoint_without_a_sample_yet_serves_only_its_info() -> None:
 
 @two_cpus
 def test_the_monitor_publishes_its_samples_and_curve() -> None:
+    from ipctop.live.metrics_feed import MetricsFeed
+    from ipctop.live.sources import LiveSource
     from ipctop.tui.app import IpctopApp
-    from ipctop.tui.metrics_feed import MetricsFeed
-    from ipctop.tui.sources import LiveSource
 
     cpus = tuple(sorted(os.sched_getaffinity(0))[:2])
     source = LiveSource(EngineConfig(cpus=cpus, workload="sysv-msg"), interval=0.2)

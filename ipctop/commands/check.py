@@ -27,10 +27,11 @@ from ..analysis.verdicts import (
     overall,
 )
 from ..box import describe, read_box
-from ..engine.engine import ENGINES, Engine, EngineConfig, resolve_engine
-from ..engine.measure import RunResult, measure_engine
+from ..engine.config import EngineConfig
+from ..engine.engine import ENGINES, Engine, resolve_engine
 from ..engine.sample import Sample
 from ..errors import ResourceError, UnsupportedError
+from ..live.measure import RunResult, measure_engine
 from .common import add_metrics_option, cpu_text, each, metrics_endpoint, publisher, resolve_cpus
 from .progress import PlannedProgress
 

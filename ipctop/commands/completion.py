@@ -33,12 +33,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("shell", choices=SHELLS, help="the shell to write a completion script for")
 
 
-def script(shell: str) -> str:
+def script(parser: argparse.ArgumentParser, shell: str) -> str:
+    """The completion script for ipctop's whole parser (cli hands it over: commands
+    sit below cli and do not import it)."""
     import shtab
 
-    from ..cli import build_parser
-
-    parser = build_parser()
     names = " ".join(WORKLOADS)
     workloads = {"bash": "_ipctop_workloads", "zsh": f"({names})", "tcsh": f"({names})"}
     records = shtab.glob("*.json")
@@ -65,5 +64,5 @@ def _actions(parser: argparse.ArgumentParser):
 
 
 def run(args: argparse.Namespace) -> int:
-    sys.stdout.write(script(args.shell))
+    sys.stdout.write(script(args._parser, args.shell))
     return 0
