@@ -143,6 +143,29 @@ def test_sweep_exposes_each_settled_point_as_it_is_measured() -> None:
     assert "summary" in out
 
 
+@two_cpus
+def test_check_exposes_its_one_pair_and_all_cpu_points_as_it_goes() -> None:
+    proc, url = start("check", "--quick")
+    try:
+        got = wait_for(
+            url,
+            lambda m: (
+                {
+                    (s.labels["workload"], s.labels["pairs"])
+                    for s in m.get("ipctop_scaling_ops_per_second", ())
+                }
+                >= {("sysv-msg", "1"), ("sysv-msg", "2")}
+            ),
+            "sysv-msg at 1 and 2 pairs",
+        )
+    finally:
+        out, err = proc.communicate(timeout=120)
+    assert proc.returncode in (0, 1), err  # 1: a check line failed on the shared box
+    assert "check:" in out
+    ratios = [s for s in got["ipctop_scalability_ratio"] if s.labels["workload"] == "sysv-msg"]
+    assert {s.labels["pairs"] for s in ratios} == {"1", "2"}
+
+
 @pytest.mark.parametrize("command", ["run", "sweep", "check", "tui"])
 def test_a_port_in_use_is_one_line_exit_2_and_nothing_starts(command: str) -> None:
     with socket.socket() as taken:

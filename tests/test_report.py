@@ -210,12 +210,14 @@ def test_other_schemas_and_versions_are_named_and_skipped(tmp_path: Path) -> Non
         write(tmp_path, f"synthetic{i}.json", synthetic_check(f"synthetic-{i}"))
     write(tmp_path, "future.json", {"schema": "ipctop.record/9", "kind": "sweep"})
     write(tmp_path, "ab.json", {"schema": "ipctop.ab/1"})
+    write(tmp_path, "abrec.json", {"schema": "ipctop.record/2", "kind": "ab"})
     write(tmp_path, "grafana.json", {"title": "not ours"})
     (tmp_path / "broken.json").write_text('{"schema": "ipctop.check/1", "box": ')
     r = run_cli("report", str(tmp_path))
     assert r.returncode == 0, r.stderr
     notes = [ln for ln in r.stdout.splitlines() if ln.startswith("# skipped")]
-    assert len(notes) == 4, notes
+    assert len(notes) == 5, notes
+    assert any("abrec.json: an A/B of two settings on one box" in n for n in notes)
     assert any(
         "future.json: ipctop.record/9: a version this ipctop does not read" in n for n in notes
     )

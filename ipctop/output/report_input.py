@@ -101,6 +101,10 @@ def _load_one(path: Path) -> BoxRun:
         except (KeyError, TypeError, ValueError) as exc:
             raise _Skip(f"a malformed {schema} result ({type(exc).__name__}: {exc})") from None
     if schema in READS:
+        if d.get("kind") == "ab":
+            raise _Skip(
+                "an A/B of two settings on one box, not the box's figures (compare reads it)"
+            )
         try:
             return from_record(Record.from_dict(d, source=str(path)))
         except RecordError as exc:
