@@ -16,13 +16,14 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.filter import LineFilter
 from textual.message import Message
 from textual.screen import Screen
 from textual.theme import BUILTIN_THEMES
@@ -36,6 +37,7 @@ from ..errors import IpctopError, UsageError
 from ..monitor import MonitorCpuMeter
 from ..signals import HANDLED, Interrupted
 from .baseline import Baseline, load_baseline
+from .contrast_floor import ContrastFloor
 from .live_lock import live_session
 from .mechanisms import comparable, next_mechanism
 from .record_actions import RecordActions
@@ -156,7 +158,14 @@ class IpctopApp(RecordActions, App[int]):
         self._old_signals: dict[int, Any] = {}
         self.signalled: int | None = None
         self.run_header: RunHeader | None = None
+        self._contrast_floor: ContrastFloor | None = None
         self._records_init(record, baseline, screenshot_dir)
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        # Last: it judges the colours the terminal will show, after Textual's filters.
+        if self._contrast_floor is None:
+            self._contrast_floor = ContrastFloor(self.console.color_system)
+        return [*super().get_line_filters(), self._contrast_floor]
 
     # -- layout ------------------------------------------------------------------
     def compose(self) -> ComposeResult:
