@@ -125,7 +125,10 @@ def test_wrong_version_record_one_line_exit_2(q6600: tuple[str, str], tmp_path: 
     r = run_cli("compare", q6600[0], str(future))
     assert r.returncode == 2
     [line] = r.stderr.strip().splitlines()
-    assert "future.json is ipctop.record/9; this ipctop reads ipctop.record/1" in line
+    assert (
+        "future.json is ipctop.record/9; this ipctop reads ipctop.record/1 and ipctop.record/2"
+        in line
+    )
 
 
 @pytest.mark.parametrize(

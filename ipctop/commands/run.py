@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from ..analysis.stats import summarize
 from ..engine.engine import Engine
 from ..engine.measure import measure_engine
 from ..engine.sample import Sample
@@ -55,6 +56,13 @@ def run(args: argparse.Namespace) -> int:
         f"(engine {engine.kind})",
         flush=True,
     )
+    if len(result.windows) >= 2:
+        s = summarize(result.windows)
+        print(
+            f"# windows: median {s.median:,.0f} ops/s, 95 % interval "
+            f"[{s.low:,.0f}, {s.high:,.0f}], n={s.n} x {args.interval:g} s ({s.method})",
+            flush=True,
+        )
     for event in result.events:
         print(f"# {event}", file=sys.stderr)
     failed = [t for t in result.threads if t.state not in ("running", "done")]

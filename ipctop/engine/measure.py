@@ -42,6 +42,9 @@ class RunResult:
     timeline: tuple[Sample, ...]
     costs: Costs | None = None  # where the time went over the window
     ops: dict | None = None  # per-operation rates (life-cycle workloads)
+    # The total rate in each sampler interval of the window: the samples an
+    # interval is built from (analysis.stats; one interval is one window).
+    windows: tuple[float, ...] = ()
 
 
 def measure(
@@ -112,7 +115,14 @@ def measure_engine(
         timeline=tuple(timeline),
         costs=merge([costs_of(s) for s in timeline]),
         ops=op_stats(names, op_rates) if names else None,
+        windows=window_rates(timeline, sampler.interval),
     )
+
+
+def window_rates(timeline: list[Sample], interval: float) -> tuple[float, ...]:
+    """Each sample's total rate, leaving out a late short sliver at the end
+    (its rate is noisier than the rest and would get the same weight)."""
+    return tuple(s.total_ops_per_s for s in timeline if s.dt >= interval / 2)
 
 
 def _tick(sampler: Sampler, seconds: float, on_sample: Callable[[Sample], None] | None) -> list:
