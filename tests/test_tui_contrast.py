@@ -44,6 +44,7 @@ class Pane:
             for k, v in os.environ.items()
             if not k.startswith("TMUX") and k not in ("COLUMNS", "LINES")
         }
+        self.env.setdefault("TERM", "xterm-256color")  # tmux refuses to start without one
         self.tmux("new-session", "-d", "-s", "t", "-x", str(size[0]), "-y", str(size[1]), cmd)
 
     def tmux(self, *args: str) -> str:

@@ -54,6 +54,7 @@ from .widgets.scaling_panel import ScalingPanel
 from .widgets.status_line import StatusLine
 from .widgets.switches_panel import SwitchesPanel
 from .widgets.threads_panel import ThreadsPanel
+from .widgets.too_small import MIN_SIZE, TooSmall
 
 REDRAW_HZ = 4
 OWN_CPU_EVERY = 1.0  # seconds between readings of the monitor's own CPU use
@@ -78,8 +79,21 @@ class SampleArrived(Message):
 class IpctopApp(RecordActions, App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "ipctop"
-    HORIZONTAL_BREAKPOINTS = [(0, "-tiny"), (50, "-narrow"), (80, "-wide")]
-    VERTICAL_BREAKPOINTS = [(0, "-flat"), (16, "-short"), (24, "-tall")]
+    # The first of each: below the smallest layout (widgets/too_small.py says so).
+    HORIZONTAL_BREAKPOINTS = [
+        (0, "-too-narrow"),
+        (MIN_SIZE[0], "-tiny"),
+        (50, "-narrow"),
+        (80, "-wide"),
+        (120, "-full"),
+    ]
+    VERTICAL_BREAKPOINTS = [
+        (0, "-too-low"),
+        (MIN_SIZE[1], "-flat"),
+        (16, "-short"),
+        (24, "-tall"),
+        (32, "-full-height"),
+    ]
 
     # Most used first: the footer cuts the tail on narrow terminals.
     BINDINGS = [
@@ -171,14 +185,16 @@ class IpctopApp(RecordActions, App[int]):
     def compose(self) -> ComposeResult:
         yield RunHeader(id="header")
         yield BaselineBar(id="baseline-bar")
+        # Threads take the rows they need (capped); the chart takes the rest.
+        with Horizontal(id="top"):
+            yield ThreadsPanel(id="threads", classes="panel")
+            yield CpusPanel(id="cpus", classes="panel")
         with Horizontal(id="main"):
-            with Vertical(id="left"):
-                yield ThreadsPanel(id="threads", classes="panel")
-                yield CpusPanel(id="cpus", classes="panel")
-            with Vertical(id="right"):
-                yield ScalingPanel(id="scaling", classes="panel")
+            yield ScalingPanel(id="scaling", classes="panel")
+            with Vertical(id="side"):
                 yield SwitchesPanel(id="switches", classes="panel")
-        yield DetailPanel(id="detail", classes="panel")
+                yield DetailPanel(id="detail", classes="panel")
+        yield TooSmall(id="too-small")
         yield StatusLine(id="status")
         yield Footer()
 
@@ -388,6 +404,8 @@ class IpctopApp(RecordActions, App[int]):
     def action_toggle_detail(self) -> None:
         self._detail_on = not self._detail_on
         self.detail_panel.display = self._detail_on
+        # The layout gives it the side column (a class on #main: a screen on top changes self.screen).
+        self.query_one("#main").set_class(self._detail_on, "-detail")
         # The sampler stops and starts to switch: a worker, and the latest wish wins.
         self.run_worker(self._switch_detail, thread=True, group="detail")
         self._say("detail on: extra /proc reads per sample" if self._detail_on else "detail off")

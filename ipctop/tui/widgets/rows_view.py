@@ -98,6 +98,8 @@ class RowsView(ScrollView, can_focus=True):
         resized = size != self.virtual_size
         if resized:
             self.virtual_size = size
+            if self.styles.height is not None and self.styles.height.is_auto:
+                self.refresh(layout=True)  # as tall as its rows: the panels below move
         frame = self._frame_now()
         lines = [self._line(y, frame) for y in range(frame[1])]
         if resized or frame != self._frame or len(lines) != len(self._lines):
