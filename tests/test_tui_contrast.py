@@ -176,8 +176,8 @@ def test_floor_resolves_reverse_into_plain_colours() -> None:
 @pytest.mark.parametrize("theme", THEMES)
 def test_band_rows_resolve_their_alpha_background(theme: str) -> None:
     """Without the floor: the band's own style is readable (its alpha blended, not opaque)."""
+    from ipctop.live.fixed_run import fixed_source
     from ipctop.tui.app import IpctopApp
-    from ipctop.tui.fixed_run import fixed_source
 
     async def go() -> None:
         a = IpctopApp(fixed_source(), theme=theme, own_cpu=lambda _t: 1.0)

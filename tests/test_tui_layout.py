@@ -11,8 +11,8 @@ import asyncio
 import pytest
 from test_tui_snapshots import app, settle
 
+from ipctop.live.fixed_run import fixed_comparison
 from ipctop.tui.app import IpctopApp
-from ipctop.tui.fixed_run import fixed_comparison
 from ipctop.tui.widgets.scaling_panel import ScalingPlot
 from ipctop.tui.widgets.text_block import TextBlock
 

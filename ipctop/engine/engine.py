@@ -13,11 +13,13 @@ from dataclasses import dataclass, field
 from ..errors import UsageError
 from ..signals import deferred
 from . import objects
+from .config import EngineConfig
 from .counters import ENDED, CounterBlock, SlotWriter
 from .forker import Forker
 from .latency import TIMED
 from .objects import _native
 from .placement import MODES, check_placement, oversubscribed
+from .realtime import check_rt
 from .reaper import ReaperClient
 from .workloads import WORKLOADS, PairResources, Workload, make_workload
 
@@ -35,20 +37,6 @@ def resolve_engine(requested: str = "auto") -> str:
     if requested == "native" and _native is None:
         raise UsageError("the native engine was not built on this install; use --engine python")
     return requested
-
-
-@dataclass(frozen=True)
-class EngineConfig:
-    workload: str = "sysv-msg"
-    placement: str = "same"
-    mode: str = "threads"
-    cpus: tuple[int, ...] = (0,)
-    engine: str = "auto"
-    threads: int | None = None  # sysv-sem-multi: threads in all (default 4 per CPU)
-    sems: int = 128  # sysv-sem-multi: semaphores in the one shared array
-    latency: bool = True  # time rounds in the native ends (see latency.py)
-    latency_every: int = 1  # time one round in this many
-    rt: int | None = None  # SCHED_FIFO priority of the ends; None: normal scheduling
 
 
 @dataclass
@@ -116,6 +104,8 @@ class Engine:
     def start(self, pairs: int = 0) -> None:
         with self._lock:
             if not self._opened:
+                if self.config.rt is not None:
+                    check_rt(self.config.rt)
                 with deferred():
                     self._opened = True
                     self.reaper = ReaperClient()
@@ -213,6 +203,11 @@ class Engine:
     def timing(self) -> bool:
         """True when the ends time their rounds."""
         return self.kind == "native" and self.config.latency and self.config.workload in TIMED
+
+    def pause_timing(self, paused: bool) -> None:
+        """Stop or resume timing in every end while the loops run (for measuring its cost)."""
+        for end in self.ends():
+            self.counters.latency.pause(end.slot, paused)
 
     @property
     def latency_note(self) -> str:
