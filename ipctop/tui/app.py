@@ -135,8 +135,10 @@ class IpctopApp(RecordActions, App[int]):
         own_cpu: Callable[[set[int]], float | None] | None = None,
         record: str | None = None,
         baseline: Baseline | None = None,
+        metrics: Callable[[Sample, Any, Session], None] | None = None,
     ) -> None:
         super().__init__()
+        self.metrics = metrics  # publishes each fed sample to --metrics
         self.source = source
         self.info = source.info
         self.session = Session(workload=self.info.workload)
@@ -236,6 +238,8 @@ class IpctopApp(RecordActions, App[int]):
             if comparable(old_info, self.info):
                 self.session.carry_curves(old)  # a workload switch: one curve per mechanism
         self.session.feed(msg.sample)
+        if self.metrics is not None:
+            self.metrics(msg.sample, self.info, self.session)
         for event in msg.sample.events:
             self.notify(event, severity="error", timeout=8)
         self._schedule_redraw()
@@ -600,6 +604,7 @@ def run_app(
     screenshot_dir: str = ".",
     record: str | None = None,
     baseline: Baseline | None = None,
+    metrics: Callable[[Sample, Any, Session], None] | None = None,
 ) -> int:
     """Start the pairs, run the app, always clean up. Options were checked by the caller."""
     app = IpctopApp(
@@ -609,6 +614,7 @@ def run_app(
         screenshot_dir=screenshot_dir,
         record=record,
         baseline=baseline,
+        metrics=metrics,
     )
     with live_session():  # tells a served monitor that this box is busy
         try:

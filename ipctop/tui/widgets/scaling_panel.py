@@ -185,6 +185,7 @@ class ScalingPanel(Vertical):
             plt.text(label, p.pairs, p.total_ops_per_s, alignment="center", color="red+")
         lo, hi = min(xs), max(xs)
         plt.xlim(lo - 0.5, hi + 0.5)
+        top = max(top, 1.0)  # every reading 0 (pairs not started yet): plotext divides by it
         plt.ylim(0, top * 1.15)
         plot.y_top = top * 1.15
         plt.xticks(list(range(lo, hi + 1)))
