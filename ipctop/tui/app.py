@@ -116,6 +116,7 @@ class IpctopApp(RecordActions, App[int]):
         Binding("l", "toggle_latency", "latency", show=False),
         Binding("h", "latency_histogram", "histogram", show=False),
         Binding("P", "toggle_curve_metric", "p99 curve", show=False),
+        Binding("x", "show_matrix", "matrix", show=False),
         Binding("ctrl+c", "interrupt", "quit", show=False, priority=True),
     ]
 
@@ -418,6 +419,28 @@ class IpctopApp(RecordActions, App[int]):
         self.latency_panel.display = self._latency_on
         self._schedule_redraw()
         self._say("latency panel on" if self._latency_on else "latency panel off")
+
+    def action_show_matrix(self) -> None:
+        from .screens.path_input import PathInputScreen
+
+        self.push_screen(PathInputScreen("matrix record (ipctop matrix --json)"), self._open_matrix)
+
+    def _open_matrix(self, path: str | None) -> None:
+        import json
+
+        from ..errors import RecordError
+        from ..output.matrix_record import matrix_from_dict
+        from .screens.matrix import MatrixScreen
+
+        if not path:
+            return
+        try:
+            with open(path, encoding="utf-8") as f:
+                rec = matrix_from_dict(json.load(f), path)
+        except (OSError, ValueError, RecordError) as exc:
+            self._say(f"no matrix from {path}: {exc}", "error")
+            return
+        self.push_screen(MatrixScreen(rec))
 
     def action_toggle_curve_metric(self) -> None:
         panel = self.scaling_panel
