@@ -15,13 +15,14 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.filter import LineFilter
 from textual.message import Message
 from textual.screen import Screen
 from textual.widget import Widget
@@ -39,6 +40,7 @@ from ..live.session import Session
 from ..live.sources import LiveSource, SampleSource
 from ..live.sweep import AutoSweep
 from ..signals import HANDLED, Interrupted
+from .contrast_floor import ContrastFloor
 from .record_actions import RecordActions
 from .screens.choice import ChoiceScreen
 from .screens.help import HelpScreen
@@ -51,6 +53,7 @@ from .widgets.scaling_panel import ScalingPanel
 from .widgets.status_line import StatusLine
 from .widgets.switches_panel import SwitchesPanel
 from .widgets.threads_panel import ThreadsPanel
+from .widgets.too_small import MIN_SIZE, TooSmall
 
 REDRAW_HZ = 4
 OWN_CPU_EVERY = 1.0  # seconds between readings of the monitor's own CPU use
@@ -75,8 +78,21 @@ class SampleArrived(Message):
 class IpctopApp(RecordActions, App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "ipctop"
-    HORIZONTAL_BREAKPOINTS = [(0, "-tiny"), (50, "-narrow"), (80, "-wide")]
-    VERTICAL_BREAKPOINTS = [(0, "-flat"), (16, "-short"), (24, "-tall")]
+    # The first of each: below the smallest layout (widgets/too_small.py says so).
+    HORIZONTAL_BREAKPOINTS = [
+        (0, "-too-narrow"),
+        (MIN_SIZE[0], "-tiny"),
+        (50, "-narrow"),
+        (80, "-wide"),
+        (120, "-full"),
+    ]
+    VERTICAL_BREAKPOINTS = [
+        (0, "-too-low"),
+        (MIN_SIZE[1], "-flat"),
+        (16, "-short"),
+        (24, "-tall"),
+        (32, "-full-height"),
+    ]
 
     # Most used first: the footer cuts the tail on narrow terminals.
     BINDINGS = [
@@ -100,6 +116,7 @@ class IpctopApp(RecordActions, App[int]):
         Binding("l", "toggle_latency", "latency", show=False),
         Binding("h", "latency_histogram", "histogram", show=False),
         Binding("P", "toggle_curve_metric", "p99 curve", show=False),
+        Binding("x", "show_matrix", "matrix", show=False),
         Binding("ctrl+c", "interrupt", "quit", show=False, priority=True),
     ]
 
@@ -134,8 +151,10 @@ class IpctopApp(RecordActions, App[int]):
         own_cpu: Callable[[set[int]], float | None] | None = None,
         record: str | None = None,
         baseline: Baseline | None = None,
+        metrics: Callable[[Sample, Any, Session], None] | None = None,
     ) -> None:
         super().__init__()
+        self.metrics = metrics  # publishes each fed sample to --metrics
         self.source = source
         self.info = source.info
         self.session = Session(workload=self.info.workload)
@@ -159,21 +178,30 @@ class IpctopApp(RecordActions, App[int]):
         self._old_signals: dict[int, Any] = {}
         self.signalled: int | None = None
         self.run_header: RunHeader | None = None
+        self._contrast_floor: ContrastFloor | None = None
         self._records_init(record, baseline, screenshot_dir)
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        # Last: it judges the colours the terminal will show, after Textual's filters.
+        if self._contrast_floor is None:
+            self._contrast_floor = ContrastFloor(self.console.color_system)
+        return [*super().get_line_filters(), self._contrast_floor]
 
     # -- layout ------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield RunHeader(id="header")
         yield BaselineBar(id="baseline-bar")
+        # Threads take the rows they need (capped); the chart takes the rest.
+        with Horizontal(id="top"):
+            yield ThreadsPanel(id="threads", classes="panel")
+            yield CpusPanel(id="cpus", classes="panel")
         with Horizontal(id="main"):
-            with Vertical(id="left"):
-                yield ThreadsPanel(id="threads", classes="panel")
-                yield CpusPanel(id="cpus", classes="panel")
-            with Vertical(id="right"):
-                yield ScalingPanel(id="scaling", classes="panel")
+            yield ScalingPanel(id="scaling", classes="panel")
+            with Vertical(id="side"):
                 yield SwitchesPanel(id="switches", classes="panel")
-        yield DetailPanel(id="detail", classes="panel")
+                yield DetailPanel(id="detail", classes="panel")
         yield LatencyPanel(id="latency", classes="panel")
+        yield TooSmall(id="too-small")
         yield StatusLine(id="status")
         yield Footer()
 
@@ -235,6 +263,8 @@ class IpctopApp(RecordActions, App[int]):
             if comparable(old_info, self.info):
                 self.session.carry_curves(old)  # a workload switch: one curve per mechanism
         self.session.feed(msg.sample)
+        if self.metrics is not None:
+            self.metrics(msg.sample, self.info, self.session)
         for event in msg.sample.events:
             self.notify(event, severity="error", timeout=8)
         self._schedule_redraw()
@@ -390,6 +420,28 @@ class IpctopApp(RecordActions, App[int]):
         self._schedule_redraw()
         self._say("latency panel on" if self._latency_on else "latency panel off")
 
+    def action_show_matrix(self) -> None:
+        from .screens.path_input import PathInputScreen
+
+        self.push_screen(PathInputScreen("matrix record (ipctop matrix --json)"), self._open_matrix)
+
+    def _open_matrix(self, path: str | None) -> None:
+        import json
+
+        from ..errors import RecordError
+        from ..output.matrix_record import matrix_from_dict
+        from .screens.matrix import MatrixScreen
+
+        if not path:
+            return
+        try:
+            with open(path, encoding="utf-8") as f:
+                rec = matrix_from_dict(json.load(f), path)
+        except (OSError, ValueError, RecordError) as exc:
+            self._say(f"no matrix from {path}: {exc}", "error")
+            return
+        self.push_screen(MatrixScreen(rec))
+
     def action_toggle_curve_metric(self) -> None:
         panel = self.scaling_panel
         panel.metric = "p99" if panel.metric == "ops" else "ops"
@@ -415,6 +467,8 @@ class IpctopApp(RecordActions, App[int]):
     def action_toggle_detail(self) -> None:
         self._detail_on = not self._detail_on
         self.detail_panel.display = self._detail_on
+        # The layout gives it the side column (a class on #main: a screen on top changes self.screen).
+        self.query_one("#main").set_class(self._detail_on, "-detail")
         # The sampler stops and starts to switch: a worker, and the latest wish wins.
         self.run_worker(self._switch_detail, thread=True, group="detail")
         self._say("detail on: extra /proc reads per sample" if self._detail_on else "detail off")
@@ -577,6 +631,7 @@ def run_app(
     screenshot_dir: str = ".",
     record: str | None = None,
     baseline: Baseline | None = None,
+    metrics: Callable[[Sample, Any, Session], None] | None = None,
 ) -> int:
     """Start the pairs, run the app, always clean up. Options were checked by the caller."""
     app = IpctopApp(
@@ -586,6 +641,7 @@ def run_app(
         screenshot_dir=screenshot_dir,
         record=record,
         baseline=baseline,
+        metrics=metrics,
     )
     with live_session():  # tells a served monitor that this box is busy
         try:
