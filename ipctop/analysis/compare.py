@@ -18,8 +18,10 @@ from ipctop.output.tables import fmt_int, fmt_pct, fmt_signed, format_table
 if TYPE_CHECKING:
     from ipctop.output.record import Record
 
-# What must match for a comparison to mean anything.
+# What must match for a comparison to mean anything. "size" (payload bytes) is
+# optional: records before it have none, and an unknown size matches any.
 SAME_KEYS = ("workload", "placement", "mode")
+OPTIONAL_KEYS = ("size",)
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,18 @@ class Comparison:
 
 
 def _describe(record: Record) -> str:
-    return "/".join(str(record.config.get(k, "?")) for k in SAME_KEYS)
+    text = "/".join(str(record.config.get(k, "?")) for k in SAME_KEYS)
+    size = record.config.get("size")
+    return text if size is None else f"{text}/{size} B"
+
+
+def _differing(a: Record, b: Record) -> list[str]:
+    keys = [k for k in SAME_KEYS if a.config.get(k) != b.config.get(k)]
+    for k in OPTIONAL_KEYS:
+        x, y = a.config.get(k), b.config.get(k)
+        if x is not None and y is not None and x != y:
+            keys.append(k)
+    return keys
 
 
 def record_label(record: Record) -> str:
@@ -76,12 +89,12 @@ def compare(records: Sequence[Record], force: bool = False) -> Comparison:
     first = records[0]
     notes = []
     for other in records[1:]:
-        differing = [k for k in SAME_KEYS if first.config.get(k) != other.config.get(k)]
+        differing = _differing(first, other)
         if not differing:
             continue
         msg = (
             f"{first.name} is {_describe(first)} but {other.name} is {_describe(other)} "
-            f"(workload/placement/mode; {', '.join(differing)} differ)"
+            f"(workload/placement/mode/size; {', '.join(differing)} differ)"
         )
         if not force:
             raise UsageError(f"{msg}; pass --force to compare them anyway")

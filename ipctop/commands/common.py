@@ -69,6 +69,14 @@ def add_workload_options(p: argparse.ArgumentParser, many: bool = False) -> None
         default=128,
         help="sysv-sem-multi: semaphores in the one shared array (default 128)",
     )
+    p.add_argument(
+        "--size",
+        type=count(1, 1 << 24),
+        metavar="BYTES",
+        help="payload per message: sysv-msg, sysv-msg-shared, posix-mq, pipe, socket "
+        "(default: the seed's, 8 for sysv-msg and posix-mq, 16 for sysv-msg-shared, 1 for "
+        "pipe and socket)",
+    )
 
 
 def resolve_cpus(spec: str | None) -> list[int]:
@@ -96,6 +104,7 @@ def engine_config(args: argparse.Namespace, workload: str, cpus: list[int]) -> E
         engine=args.engine,
         threads=getattr(args, "threads", None),
         sems=getattr(args, "sems", 128),
+        size=getattr(args, "size", None),
     )
 
 

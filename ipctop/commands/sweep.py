@@ -94,8 +94,18 @@ def _new_record(box: dict, config, kind: str, args: argparse.Namespace) -> Recor
             "warmup": args.warmup,
             "repeat": args.repeat,
             "interval": None,
+            **_payload(config),
         },
     )
+
+
+def _payload(config) -> dict:
+    """The optional "size" key: the payload bytes of a message workload."""
+    from ..engine.workloads import make_workload
+
+    w = make_workload(config.workload)
+    w.configure(config)
+    return {} if w.size is None else {"size": w.size}
 
 
 def _step(config, n: int, args: argparse.Namespace) -> Step:

@@ -45,6 +45,7 @@ class EngineConfig:
     engine: str = "auto"
     threads: int | None = None  # sysv-sem-multi: threads in all (default 4 per CPU)
     sems: int = 128  # sysv-sem-multi: semaphores in the one shared array
+    size: int | None = None  # payload bytes of a message workload (None: its seed's default)
 
 
 @dataclass
@@ -196,7 +197,8 @@ class Engine:
 
     def describe(self) -> str:
         c = self.config
-        text = f"{c.workload} · {c.placement} · {c.mode} · engine {self.kind}"
+        size = self.workload.size_text()
+        text = f"{c.workload}{size} · {c.placement} · {c.mode} · engine {self.kind}"
         if self.kind == "python" and self.workload.python_note:
             text += f" ({self.workload.python_note})"
         return text

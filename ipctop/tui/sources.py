@@ -20,6 +20,7 @@ from ..box import read_box
 from ..engine.engine import Engine, EngineConfig
 from ..engine.sample import Sample
 from ..engine.sampler import Sampler
+from ..engine.workloads import WORKLOADS
 from ..errors import UnsupportedError
 from ..monitor import choose_monitor_cpu, pin_monitor
 from ..priority import MonitorPriority
@@ -41,6 +42,7 @@ class RunInfo:
     cpu_model: str
     interval: float
     source: str = "live"  # "live", "fixed", "replay ..."
+    size: int | None = None  # payload bytes of a message workload
 
 
 class SampleSource(Protocol):
@@ -143,6 +145,7 @@ class LiveSource:
             kernel=self._kernel,
             cpu_model=self._cpu_model,
             interval=self.interval,
+            size=self.engine.workload.size,
         )
 
     @property
@@ -223,6 +226,8 @@ class LiveSource:
             self._unpin_me()
             old = self.engine
             new_config = replace(old.config, **changes)
+            if new_config.size is not None and WORKLOADS[new_config.workload].default_size is None:
+                new_config = replace(new_config, size=None)  # --size means nothing there
             if new_config == old.config:
                 return "nothing changed"
             new = Engine(new_config)  # raises UsageError before the old run is touched
