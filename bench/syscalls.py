@@ -48,6 +48,9 @@ SEQUENCES: dict[str, dict[str, tuple[float, float]]] = {
     "spin": {},
     "spin-yield": {"sched_yield": (1, 1e9)},
 }
+#: msgbench is not a ping-pong: a round is one queue through its five phases
+LIFECYCLE = {"msgget": (1, 1), "msgsnd": (1, 1), "msgctl": (3, 3)}
+LIFECYCLE_QUEUES = 64
 #: calls that are one name to the kernel but two to strace
 ALIASES = {"semtimedop": "semop", "tgkill": "kill"}
 #: workloads whose ends must sit on two CPUs to make progress
@@ -56,12 +59,13 @@ CROSS = {"spin"}
 _DRIVER = r"""
 import json, sys, time
 from ipctop.engine.engine import Engine, EngineConfig
-w, placement, cpus, seconds, size = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5]
+w, placement, cpus, seconds, size, queues = sys.argv[1:7]
+opt = lambda x: int(x) if x != "-" else None
 cfg = EngineConfig(w, placement, "processes", tuple(int(c) for c in cpus.split(",")), "native",
-                   size=int(size) if size != "-" else None)
+                   size=opt(size), queues=opt(queues))
 e = Engine(cfg)
 e.start(1)
-time.sleep(seconds)
+time.sleep(float(seconds))
 ends = [(end.pid, end.slot) for end in e.pairs[0].ends]
 e.stop()
 out = []
@@ -123,6 +127,7 @@ def trace(
     cpus: str = "0",
     size: int | None = None,
     placement: str | None = None,
+    queues: int | None = None,
 ) -> Trace:
     """Run one unit under strace; each end's calls by name, and its rounds."""
     if placement is None:
@@ -132,7 +137,8 @@ def trace(
     with tempfile.TemporaryDirectory(prefix="ipctop-strace-") as tmp:
         prefix = os.path.join(tmp, "t")
         cmd = ["strace", "-f", "-ff", "-qq", "-o", prefix, sys.executable, "-c", _DRIVER,
-               workload, placement, cpus, str(seconds), "-" if size is None else str(size)]  # fmt: skip
+               workload, placement, cpus, str(seconds), "-" if size is None else str(size),
+               "-" if queues is None else str(queues)]  # fmt: skip
         r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=120)
         if r.returncode != 0:
             raise RuntimeError(f"{workload} under strace failed: {r.stderr.strip()[-400:]}")
@@ -163,8 +169,9 @@ def main() -> int:
     print("| workload | bytes | end | rounds | calls per round | calls outside the loop |")
     print("|---|---|---|---|---|---|")
     for name in names:
-        t = trace(name, args.seconds)
-        expected = SEQUENCES.get(name, {})
+        life = name == "sysv-lifecycle"
+        t = trace(name, args.seconds, queues=LIFECYCLE_QUEUES if life else None)
+        expected = LIFECYCLE if life else SEQUENCES.get(name, {})
         for i, end in enumerate(t.ends):
             shown = expected or {k: 0 for k, _ in end.calls.most_common(3)}
             per = ", ".join(f"{k} {end.per_round(k):.3f}" for k in shown) or "none"

@@ -132,7 +132,8 @@ def test_core_never_imports_textual_or_rich() -> None:
 
 def test_lifecycle_sweep_reports_each_operation(tmp_path) -> None:
     out = tmp_path / "life.json"
-    r = run_cli("sweep", "--workload", "sysv-lifecycle", "--cpus", "0", *QUICK, "--json", str(out))
+    r = run_cli("sweep", "--workload", "sysv-lifecycle", "--cpus", "0", "--queues", "64", *QUICK,
+                "--json", str(out))  # fmt: skip
     assert r.returncode == 0, r.stderr
     for op in ("msgget", "msgsnd", "IPC_STAT", "MSG_STAT", "IPC_RMID"):
         assert op in r.stdout

@@ -74,3 +74,18 @@ def test_pmsg_default_is_8_bytes_and_pmsg_shared_16() -> None:
 
     assert WORKLOADS["sysv-msg"].default_size == 8  # pmsg's DATASIZE
     assert WORKLOADS["sysv-msg-shared"].default_size == 16
+
+
+def test_msgbench_calls_match_its_phase_counters() -> None:
+    # Each phase is one call per queue: msgget, msgsnd, then msgctl for IPC_STAT,
+    # MSG_STAT and IPC_RMID. A stop may cut a repeat short, after which the
+    # queues made so far are removed uncounted: msgctl = IPC_STAT + MSG_STAT + msgget.
+    m = syscalls.LIFECYCLE_QUEUES
+    t = syscalls.trace("sysv-lifecycle", seconds=0.5, queues=m)
+    (end,) = t.ends
+    msgget, msgsnd, ipc_stat, msg_stat, ipc_rmid = end.ops[:5]
+    assert ipc_rmid == end.rounds and end.rounds >= 3 * m
+    assert end.calls["msgget"] == msgget
+    assert end.calls["msgsnd"] == msgsnd
+    assert end.calls["msgctl"] == ipc_stat + msg_stat + msgget
+    assert sum(n for k, n in end.calls.items() if not k.startswith("msg")) <= OUTSIDE

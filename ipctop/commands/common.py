@@ -70,6 +70,21 @@ def add_workload_options(p: argparse.ArgumentParser, many: bool = False) -> None
         help="sysv-sem-multi: semaphores in the one shared array (default 128)",
     )
     p.add_argument(
+        "--queues",
+        type=count(1, 1 << 24),
+        metavar="M",
+        help="sysv-lifecycle: queues per thread (default msgbench's 32768, capped by "
+        "kernel.msgmni over the CPUs)",
+    )
+    p.add_argument(
+        "--prefill",
+        type=count(0, 1 << 24),
+        default=0,
+        metavar="P",
+        help="sysv-lifecycle: idle queues each thread makes first, so the phases run in a "
+        "fuller id space (default 0)",
+    )
+    p.add_argument(
         "--size",
         type=count(1, 1 << 24),
         metavar="BYTES",
@@ -105,6 +120,8 @@ def engine_config(args: argparse.Namespace, workload: str, cpus: list[int]) -> E
         threads=getattr(args, "threads", None),
         sems=getattr(args, "sems", 128),
         size=getattr(args, "size", None),
+        queues=getattr(args, "queues", None),
+        prefill=getattr(args, "prefill", 0),
     )
 
 

@@ -11,6 +11,7 @@ from ..analysis.scaling import ScalingPoint, scalability_pct
 from ..box import read_box
 from ..engine.engine import Engine, resolve_engine
 from ..engine.measure import RunResult, measure
+from ..engine.workloads.msgbench import phase_table
 from ..output import tables
 from ..output.costs_table import format_costs
 from ..output.csvout import write_csv
@@ -59,6 +60,10 @@ def run(args: argparse.Namespace) -> int:
         f"CPUs {cpu_text(cpus)} · 1..{top} pairs · {args.seconds:g} s x {args.repeat}{note}"
     )
     print(f"kernel {box.get('kernel_release')} · {box.get('cpu_model')}")
+    for name in names:
+        detail = _configured(configs[name]).detail_text()
+        if detail:
+            print(f"{name}{detail}")
     status = 0
     try:
         for n in range(1, top + 1):
@@ -100,12 +105,20 @@ def _new_record(box: dict, config, kind: str, args: argparse.Namespace) -> Recor
 
 
 def _payload(config) -> dict:
-    """The optional "size" key: the payload bytes of a message workload."""
+    """Optional keys: a message workload's payload bytes, msgbench's queues."""
+    w = _configured(config)
+    out: dict = {} if w.size is None else {"size": w.size}
+    if hasattr(w, "queues"):
+        out.update(queues=w.queues, prefill=w.prefill, queues_note=w.cap_note or None)
+    return out
+
+
+def _configured(config):
     from ..engine.workloads import make_workload
 
     w = make_workload(config.workload)
     w.configure(config)
-    return {} if w.size is None else {"size": w.size}
+    return w
 
 
 def _step(config, n: int, args: argparse.Namespace) -> Step:
@@ -135,7 +148,11 @@ def _print_step(name: str, step: Step, ncpus: int) -> None:
     over = " · oversubscribed: more pairs than CPUs" if step.oversubscribed else ""
     print(f"\n{name} · {step.pairs} pair(s){over}")
     print(tables.format_matrix(step.threads))
-    if step.ops:
+    if step.ops and all("n" in s for s in step.ops.values()):
+        # msgbench: each phase's rate per repeat, over the repeats this step finished
+        print(tables.format_table(["phase", "total/s", "avg", "stddev", "min", "max", "repeats"],
+                                  phase_table(step.ops)))  # fmt: skip
+    elif step.ops:
         print(tables.format_table(["operation", "total/s", "avg/thread", "stddev", "min", "max"],
                                   format_op_stats(step.ops)))  # fmt: skip
     for e in step.events:

@@ -46,6 +46,8 @@ class EngineConfig:
     threads: int | None = None  # sysv-sem-multi: threads in all (default 4 per CPU)
     sems: int = 128  # sysv-sem-multi: semaphores in the one shared array
     size: int | None = None  # payload bytes of a message workload (None: its seed's default)
+    queues: int | None = None  # sysv-lifecycle: queues per thread (None: 32768 capped by msgmni)
+    prefill: int = 0  # sysv-lifecycle: idle queues each thread makes before its phases
 
 
 @dataclass
@@ -197,7 +199,7 @@ class Engine:
 
     def describe(self) -> str:
         c = self.config
-        size = self.workload.size_text()
+        size = self.workload.detail_text()
         text = f"{c.workload}{size} · {c.placement} · {c.mode} · engine {self.kind}"
         if self.kind == "python" and self.workload.python_note:
             text += f" ({self.workload.python_note})"

@@ -75,6 +75,7 @@ def measure_engine(
     t0 = time.monotonic()
     r0 = [engine.counters.rounds(e.slot) for e in ends]
     o0 = [engine.counters.read(e.slot).ops for e in ends]
+    mark = engine.workload.phase_mark(engine.pairs)
     timeline = _tick(sampler, seconds, on_sample)
     r1 = [engine.counters.rounds(e.slot) for e in ends]
     o1 = [engine.counters.read(e.slot).ops for e in ends]
@@ -84,6 +85,7 @@ def measure_engine(
     events = list(engine.poll())
     for s in timeline:
         events.extend(s.events)
+    ops = _ops(engine, mark, names, op_rates, events)
     threads = []
     pair_state = {p.index: p.state for p in engine.pairs}
     for end, a, b in zip(ends, r0, r1):
@@ -111,8 +113,22 @@ def measure_engine(
         events=tuple(dict.fromkeys(events)),
         timeline=tuple(timeline),
         costs=merge([costs_of(s) for s in timeline]),
-        ops=op_stats(names, op_rates) if names else None,
+        ops=ops,
     )
+
+
+def _ops(engine: Engine, mark: dict, names, op_rates, events: list[str]) -> dict | None:
+    """Per-operation rates; for msgbench, each phase over the repeats the window finished."""
+    if not names:
+        return None
+    if not mark:
+        return op_stats(names, op_rates)
+    phases = engine.workload.phase_stats(engine.pairs, since=mark)
+    if phases is None:
+        events.append(
+            "no msgbench repeat finished in the window: use more --seconds or fewer --queues"
+        )
+    return phases
 
 
 def _tick(sampler: Sampler, seconds: float, on_sample: Callable[[Sample], None] | None) -> list:

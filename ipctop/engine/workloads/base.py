@@ -63,7 +63,15 @@ class Workload:
     def check_size(self, size: int) -> None:
         """Refuse a payload the kernel's limits cannot carry; raise ResourceError."""
 
-    def size_text(self) -> str:
+    def phase_mark(self, pairs: list) -> dict[int, int]:
+        """Where each unit's timed phases stand (msgbench); see phase_stats."""
+        return {}
+
+    def phase_stats(self, pairs: list, since: dict[int, int] | None = None) -> dict | None:
+        """Per-phase rates of a workload that times its phases itself, else None."""
+        return None
+
+    def detail_text(self) -> str:
         """The payload as a description adds it (" · 8 B"); empty without one."""
         return "" if self.size is None else f" · {self.size} B"
 
