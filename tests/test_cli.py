@@ -70,7 +70,7 @@ def test_sweep_json_validates_and_names_the_engine(tmp_path) -> None:
     assert "scalability" in r.stdout
     d = json.loads(out.read_text())
     assert validate_record_dict(d) == []
-    assert d["schema"] == "ipctop.record/1"
+    assert d["schema"] == "ipctop.record/2"
     assert d["config"]["workload"] == "sysv-sem"
     assert d["config"]["engine"] in ("native", "python")
     assert [s["pairs"] for s in d["steps"]] == [1, 2]
@@ -132,8 +132,9 @@ def test_core_never_imports_textual_or_rich() -> None:
 
 def test_lifecycle_sweep_reports_each_operation(tmp_path) -> None:
     out = tmp_path / "life.json"
-    r = run_cli("sweep", "--workload", "sysv-lifecycle", "--cpus", "0", "--queues", "64", *QUICK,
-                "--json", str(out))  # fmt: skip
+    # msgbench counts a round only when a repeat's IPC_RMID phase ends: give it a second
+    r = run_cli("sweep", "--workload", "sysv-lifecycle", "--cpus", "0", "--queues", "64",
+                "--seconds", "1", "--warmup", "0", "--repeat", "1", "--json", str(out))  # fmt: skip
     assert r.returncode == 0, r.stderr
     for op in ("msgget", "msgsnd", "IPC_STAT", "MSG_STAT", "IPC_RMID"):
         assert op in r.stdout

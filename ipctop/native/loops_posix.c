@@ -57,6 +57,8 @@ static int psem_pingpong(struct end_ctx *c)
         }
         if (stop_requested(s))
             break;
+        lat_woken(c);
+        lat_post(c);
         if (sem_post(peer) < 0)
             return errno;
         count_round(s, ++n);
@@ -80,6 +82,7 @@ static int mq_pingpong(struct end_ctx *c)
     if (!buf)
         return ENOMEM;
     if (c->role == 0) {
+        lat_post(c);
         while (mq_send(peer, buf, size, 0) < 0) {
             if (errno != EINTR) {
                 err = errno;
@@ -96,6 +99,8 @@ static int mq_pingpong(struct end_ctx *c)
         }
         if (stop_requested(s))
             break;
+        lat_woken(c);
+        lat_post(c);
         while (mq_send(peer, buf, size, 0) < 0) {
             if (errno != EINTR) {
                 err = errno;

@@ -64,16 +64,21 @@ static int stream_pingpong(struct end_ctx *c)
     char *buf = len <= sizeof(small) ? (char *)small : calloc(1, len);
     if (!buf)
         return ENOMEM;
-    if (c->role == 0 && (err = put(out, buf, len)))
-        goto out;
+    if (c->role == 0) {
+        lat_post(c);
+        if ((err = put(out, buf, len)))
+            goto out;
+    }
     while (!stop_requested(s)) {
         if ((err = get(s, in, buf, len))) {
             if (err < 0)
                 err = 0;
             break;
         }
+        lat_woken(c);
         if (len == sizeof(small))
             small[0] = 1;
+        lat_post(c);
         if ((err = put(out, buf, len)))
             break;
         count_round(s, ++n);

@@ -58,8 +58,11 @@ static int msg_pingpong(struct end_ctx *c)
         return ENOMEM;
     m->mtype = peer;
     put_pair(m, size, pair);
-    if (c->role == 0 && (err = snd(id, m, size)))
-        goto out;
+    if (c->role == 0) {
+        lat_post(c);
+        if ((err = snd(id, m, size)))
+            goto out;
+    }
     while (!stop_requested(s)) {
         if (msgrcv(id, m, size, mine, 0) < 0) {
             if (errno == EINTR)
@@ -75,8 +78,10 @@ static int msg_pingpong(struct end_ctx *c)
             __atomic_store_n(&s->errors, s->errors + 1, __ATOMIC_RELAXED);
             continue;
         }
+        lat_woken(c);
         m->mtype = peer;
         put_pair(m, size, pair);
+        lat_post(c);
         if ((err = snd(id, m, size)))
             goto out;
         count_round(s, ++n);
@@ -101,6 +106,8 @@ static int sem_pingpong(struct end_ctx *c)
                 continue;
             return errno;
         }
+        lat_woken(c);
+        lat_post(c);
         while (semop(id, &up, 1) < 0) {
             if (errno != EINTR)
                 return errno;
