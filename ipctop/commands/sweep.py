@@ -12,6 +12,7 @@ from ..box import read_box
 from ..engine.engine import Engine, resolve_engine
 from ..engine.latency import PairLatency
 from ..engine.opstats import format_op_stats
+from ..engine.workloads.msgbench import phase_table
 from ..live.measure import RunResult, measure
 from ..live.priority import raise_monitor
 from ..output import latency_text, tables
@@ -68,6 +69,10 @@ def run(args: argparse.Namespace) -> int:
         f"CPUs {cpu_text(cpus)} · 1..{top} pairs · {args.seconds:g} s x {args.repeat}{note}"
     )
     print(f"kernel {box.get('kernel_release')} · {box.get('cpu_model')}")
+    for name in names:
+        detail = _configured(configs[name]).detail_text()
+        if detail:
+            print(f"{name}{detail}")
     status = 0
     unit = args.seconds + args.warmup
     plan = top * len(names) * args.repeat * unit
@@ -112,8 +117,26 @@ def _new_record(box: dict, config, kind: str, args: argparse.Namespace) -> Recor
             "repeat": args.repeat,
             "interval": None,
             "window_s": WINDOW_S,
+            **_payload(config),
         },
     )
+
+
+def _payload(config) -> dict:
+    """Optional keys: a message workload's payload bytes, msgbench's queues."""
+    w = _configured(config)
+    out: dict = {} if w.size is None else {"size": w.size}
+    if hasattr(w, "queues"):
+        out.update(queues=w.queues, prefill=w.prefill, queues_note=w.cap_note or None)
+    return out
+
+
+def _configured(config):
+    from ..engine.workloads import make_workload
+
+    w = make_workload(config.workload)
+    w.configure(config)
+    return w
 
 
 def _step(config, n: int, args: argparse.Namespace, bar: PlannedProgress, feed=None) -> Step:
@@ -158,9 +181,15 @@ def _print_step(name: str, step: Step, ncpus: int) -> None:
     over = " · oversubscribed: more pairs than CPUs" if step.oversubscribed else ""
     print(f"\n{name} · {step.pairs} pair(s){over}")
     print(tables.format_matrix(step.threads))
-    if step.ops:
+    if step.ops and all("n" in s for s in step.ops.values()):
+        # msgbench: each phase's rate per repeat, over the repeats this step finished
+        print(tables.format_table(["phase", "total/s", "avg", "stddev", "min", "max", "repeats"],
+                                  phase_table(step.ops)))  # fmt: skip
+    elif step.ops:
         print(tables.format_table(["operation", "total/s", "avg/thread", "stddev", "min", "max"],
                                   format_op_stats(step.ops)))  # fmt: skip
+    elif name == "sysv-lifecycle":
+        print("no msgbench repeat finished in the window: use more --seconds or fewer --queues")
     if step.latency:
         print(f"{step.latency['note']} (the median run):")
         print(latency_text.table(PairLatency.from_dict(d) for d in step.latency["pairs"]))
