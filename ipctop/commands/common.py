@@ -101,3 +101,11 @@ def engine_config(args: argparse.Namespace, workload: str, cpus: list[int]) -> E
 
 def cpu_text(cpus: list[int]) -> str:
     return format_cpu_list(cpus)
+
+
+def add_profile_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help="sample the pairs' CPUs with perf and show the top kernel and user symbols",
+    )

@@ -5,12 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from contextlib import nullcontext
 
 from ..engine.engine import Engine
 from ..engine.measure import measure_engine
+from ..engine.profile.span import SpanProfiler
 from ..engine.sample import Sample
 from ..priority import raise_monitor
 from .common import (
+    add_profile_option,
     add_workload_options,
     count,
     cpu_text,
@@ -27,6 +30,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seconds", type=positive_float, default=10.0, help="default 10")
     p.add_argument("--interval", type=positive_float, default=0.5, help="default 0.5")
     p.add_argument("--jsonl", action="store_true", help="one JSON sample per line")
+    add_profile_option(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -36,6 +40,9 @@ def run(args: argparse.Namespace) -> int:
     # Raised before any thread exists, so the sampler inherits it and prints
     # on time when the pairs oversubscribe the CPUs; the ends drop back to 0.
     priority = raise_monitor()
+    profiler = SpanProfiler(cpus) if args.profile else None
+    for line in profiler.lines if profiler else ():
+        print(f"ipctop: {line}", file=sys.stderr, flush=True)
     with Engine(config) as engine:
         engine.start(args.pairs)
         over = " · oversubscribed" if engine.oversubscribed else ""
@@ -47,18 +54,32 @@ def run(args: argparse.Namespace) -> int:
         )
         printer = _jsonl if args.jsonl else _line
         # Where the time goes is read only when it is printed (in --jsonl samples).
-        result = measure_engine(
-            engine, args.seconds, 0.0, args.interval, printer, detail=args.jsonl
-        )
+        with profiler.span(engine) if profiler else nullcontext():
+            result = measure_engine(
+                engine, args.seconds, 0.0, args.interval, printer, detail=args.jsonl
+            )
     print(
         f"# total {result.total_ops_per_s:,.0f} ops/s over {result.seconds:.2f} s "
         f"(engine {engine.kind})",
         flush=True,
     )
+    if profiler is not None:
+        _print_profile(profiler, args.jsonl)
     for event in result.events:
         print(f"# {event}", file=sys.stderr)
     failed = [t for t in result.threads if t.state not in ("running", "done")]
     return 1 if failed else 0
+
+
+def _print_profile(profiler: SpanProfiler, jsonl: bool) -> None:
+    from ..output.profile_table import format_profile
+
+    profile = profiler.take()
+    if jsonl:
+        print(json.dumps({"profile": profile.to_dict()}), flush=True)
+    elif not profile.na or profiler.status.ok:
+        # When perf cannot run, the one line at the start said why; not twice.
+        print("\n".join(f"# {x}" for x in format_profile(profile).splitlines()), flush=True)
 
 
 def _line(s: Sample) -> None:

@@ -10,14 +10,18 @@ from ..analysis.opstats import format_op_stats
 from ..analysis.scaling import ScalingPoint, scalability_pct
 from ..box import read_box
 from ..engine.engine import Engine, resolve_engine
-from ..engine.measure import RunResult, measure
+from ..engine.measure import RunResult, measure, measure_engine
+from ..engine.profile.span import SpanProfiler
+from ..engine.profile.window import Profile
 from ..output import tables
 from ..output.costs_table import format_costs
 from ..output.csvout import write_csv
+from ..output.profile_table import format_profile
 from ..output.record import Record, Step, StepThread, write_record
 from ..priority import raise_monitor
 from ..signals import Interrupted
 from .common import (
+    add_profile_option,
     add_workload_options,
     count,
     cpu_text,
@@ -38,6 +42,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", metavar="FILE", help="write the record (one per workload)")
     p.add_argument("--csv", metavar="FILE", help="write one row per step and thread")
     p.add_argument("--quiet", "-q", action="store_true", help="only the summary")
+    add_profile_option(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,6 +59,9 @@ def run(args: argparse.Namespace) -> int:
     # in seconds instead of tens of seconds, and reads the counters on time.
     priority = raise_monitor()
     note = f" · {priority.note}" if priority.note else ""
+    profiler = SpanProfiler(cpus) if getattr(args, "profile", False) else None
+    for line in profiler.lines if profiler else ():
+        print(f"ipctop: {line}", file=sys.stderr, flush=True)
     print(
         f"ipctop sweep · {', '.join(names)} · {args.placement} · {args.mode} · engine {kind} · "
         f"CPUs {cpu_text(cpus)} · 1..{top} pairs · {args.seconds:g} s x {args.repeat}{note}"
@@ -63,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         for n in range(1, top + 1):
             for name in names:
-                step = _step(configs[name], n, args)
+                step = _step(configs[name], n, args, profiler)
                 records[name].steps.append(step)
                 records[name].points.append(
                     ScalingPoint.from_repeats(n, step.repeats, settled=True)
@@ -98,10 +106,17 @@ def _new_record(box: dict, config, kind: str, args: argparse.Namespace) -> Recor
     )
 
 
-def _step(config, n: int, args: argparse.Namespace) -> Step:
-    runs: list[RunResult] = [
-        measure(config, n, args.seconds, args.warmup) for _ in range(args.repeat)
-    ]
+def _measure(config, n: int, args: argparse.Namespace, profiler: SpanProfiler | None):
+    if profiler is None:
+        return measure(config, n, args.seconds, args.warmup)
+    with Engine(config) as engine:
+        engine.start(n)
+        with profiler.span(engine):
+            return measure_engine(engine, args.seconds, args.warmup)
+
+
+def _step(config, n: int, args: argparse.Namespace, profiler: SpanProfiler | None = None) -> Step:
+    runs: list[RunResult] = [_measure(config, n, args, profiler) for _ in range(args.repeat)]
     totals = [r.total_ops_per_s for r in runs]
     # The matrix shown is the run whose total is the median, not a lucky one.
     middle = sorted(runs, key=lambda r: r.total_ops_per_s)[len(runs) // 2]
@@ -117,6 +132,8 @@ def _step(config, n: int, args: argparse.Namespace) -> Step:
         costs=middle.costs.to_dict() if middle.costs else None,
         ops=middle.ops,
         events=list(dict.fromkeys(e for r in runs for e in r.events)),
+        # The windows of every repeat: more windows, a tighter interval per share.
+        profile=profiler.take().to_dict() if profiler is not None else None,
     )
     return step
 
@@ -128,6 +145,8 @@ def _print_step(name: str, step: Step, ncpus: int) -> None:
     if step.ops:
         print(tables.format_table(["operation", "total/s", "avg/thread", "stddev", "min", "max"],
                                   format_op_stats(step.ops)))  # fmt: skip
+    if step.profile and not step.profile.get("na"):
+        print(format_profile(Profile.from_dict(step.profile), n=5))
     for e in step.events:
         print(f"! {e}")
 

@@ -75,6 +75,7 @@ class Step:
     costs: dict[str, Any] | None = None  # where the time went (engine.costs.Costs.to_dict)
     ops: dict[str, Any] | None = None  # per-operation rates (life-cycle workloads)
     events: list[str] = field(default_factory=list)
+    profile: dict[str, Any] | None = None  # optional: engine.profile.Profile.to_dict
 
     def __post_init__(self) -> None:
         self.repeats = [float(x) for x in self.repeats] or [float(self.total_ops_per_s)]
@@ -95,6 +96,7 @@ class Step:
             "costs": self.costs,
             "ops": self.ops,
             "events": list(self.events),
+            **({"profile": self.profile} if self.profile is not None else {}),
         }
 
     @classmethod
@@ -109,6 +111,7 @@ class Step:
             costs=d.get("costs") if isinstance(d.get("costs"), dict) else None,
             ops=d.get("ops") if isinstance(d.get("ops"), dict) else None,
             events=[str(e) for e in d.get("events", [])],
+            profile=d.get("profile") if isinstance(d.get("profile"), dict) else None,
         )
 
 
