@@ -7,10 +7,12 @@ import json
 import sys
 from contextlib import nullcontext
 
+from ..analysis.stats import summarize
 from ..engine.engine import Engine
 from ..engine.measure import measure_engine
 from ..engine.profile.span import SpanProfiler
 from ..engine.sample import Sample
+from ..output import latency_text
 from ..priority import raise_monitor
 from .common import (
     add_profile_option,
@@ -52,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
             f"{cpu_text(cpus)}{over}{note}",
             flush=True,
         )
+        print(f"# {engine.latency_note}", flush=True)
         printer = _jsonl if args.jsonl else _line
         # Where the time goes is read only when it is printed (in --jsonl samples).
         with profiler.span(engine) if profiler else nullcontext():
@@ -63,6 +66,17 @@ def run(args: argparse.Namespace) -> int:
         f"(engine {engine.kind})",
         flush=True,
     )
+    if len(result.windows) >= 2:
+        s = summarize(result.windows)
+        print(
+            f"# windows: median {s.median:,.0f} ops/s, 95 % interval "
+            f"[{s.low:,.0f}, {s.high:,.0f}], n={s.n} x {args.interval:g} s ({s.method})",
+            flush=True,
+        )
+    if result.latency:
+        print(f"# {result.latency_note}; over the whole window:")
+        for line in latency_text.table(result.latency).splitlines():
+            print(f"# {line}")
     if profiler is not None:
         _print_profile(profiler, args.jsonl)
     for event in result.events:
@@ -87,6 +101,9 @@ def _line(s: Sample) -> None:
     for t in s.threads:
         cpu = "?" if t.last_cpu is None else t.last_cpu
         parts.append(f"{t.pair}{t.role}@{cpu}={t.ops_per_s:,.0f}")
+    lat = latency_text.compact(s.extra.get("latency", ()))
+    if lat:
+        parts.append(lat)
     print(" ".join(parts), flush=True)
     for e in s.events:
         print(f"# {e}", file=sys.stderr, flush=True)
