@@ -26,12 +26,11 @@ needs_perf = pytest.mark.skipif(not STATUS.ok, reason=f"perf cannot profile here
 
 def _profiled(workload: str, placement: str = "same", seconds: float = 3.0) -> tuple:
     config = EngineConfig(workload=workload, placement=placement, cpus=tuple(CPUS))
-    profiler = SpanProfiler(CPUS)
-    with Engine(config) as engine:
+    with SpanProfiler(CPUS) as profiler, Engine(config) as engine:
         engine.start(1)
         with profiler.span(engine):
             result = measure_engine(engine, seconds, 0.5)
-    return profiler.take(), result
+        return profiler.take(), result
 
 
 def _names(profile: Profile, n: int = 10) -> list[str]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+from contextlib import nullcontext
 from typing import Any
 
 from ..analysis.scaling import spread_pct
@@ -28,8 +30,9 @@ from ..analysis.verdicts import (
 from ..box import describe, read_box
 from ..engine.engine import ENGINES, Engine, EngineConfig, resolve_engine
 from ..engine.measure import RunResult, measure_engine
+from ..engine.profile.span import SpanProfiler
 from ..errors import ResourceError, UnsupportedError
-from .common import cpu_text, resolve_cpus
+from .common import add_profile_option, cpu_text, resolve_cpus
 
 SCHEMA = "ipctop.check/1"
 # (warm-up, window, windows) per run: 7 runs x 7 s is about a minute; quick is 7 x 1.8 s.
@@ -45,6 +48,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--engine", choices=ENGINES, default="auto", help="native (C) or python (fallback)"
     )
+    add_profile_option(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -57,27 +61,24 @@ def run(args: argparse.Namespace) -> int:
     for line in describe(box):
         say(line)
     say("")
+    prof = _Profiling(SpanProfiler(cpus)) if getattr(args, "profile", False) else None
+    for line in prof.profiler.lines if prof else ():
+        print(f"ipctop: {line}", file=sys.stderr, flush=True)
 
-    readings = CheckReadings()
-    n = len(cpus)
-    for workload in SCALING_WORKLOADS:
-        readings.one[workload] = _run(say, kind, cpus, workload, "same", 1, warmup, window, windows)
-        if n >= 2:
-            readings.all[workload] = _run(
-                say, kind, cpus, workload, "same", n, warmup, window, windows
-            )
-    if n >= 2:
-        for workload in SCALING_WORKLOADS:
-            readings.cross[workload] = _run(
-                say, kind, cpus, workload, "cross", 1, warmup, window, windows
-            )
-    readings.shared = _run(say, kind, cpus, SHARED_WORKLOAD, "same", n, warmup, window, windows)
+    try:
+        readings = _runs(say, kind, cpus, warmup, window, windows, prof)
+    finally:
+        if prof is not None:
+            prof.profiler.close()  # perf stops on every path
 
     box_dict = box.to_dict()
     verdicts = judge_check(box_dict, cpus, readings)
     code = exit_code(verdicts)
     if args.json:
-        print(json.dumps(_result(box_dict, cpus, kind, args.quick, readings, verdicts, code)))
+        result = _result(box_dict, cpus, kind, args.quick, readings, verdicts, code)
+        if prof is not None:
+            result["profiles"] = prof.by_label  # optional: run label -> profile
+        print(json.dumps(result))
     else:
         say("")
         for v in verdicts:
@@ -86,6 +87,44 @@ def run(args: argparse.Namespace) -> int:
         fails = sum(v.status == FAIL for v in verdicts)
         say(f"\ncheck: {status}" + (f" ({fails} failed)" if fails else ""))
     return code
+
+
+def _runs(
+    say: _Printer,
+    kind: str,
+    cpus: list[int],
+    warmup: float,
+    window: float,
+    windows: int,
+    prof: _Profiling | None,
+) -> CheckReadings:
+    readings = CheckReadings()
+    n = len(cpus)
+    for workload in SCALING_WORKLOADS:
+        readings.one[workload] = _run(
+            say, kind, cpus, workload, "same", 1, warmup, window, windows, prof
+        )
+        if n >= 2:
+            readings.all[workload] = _run(
+                say, kind, cpus, workload, "same", n, warmup, window, windows, prof
+            )
+    if n >= 2:
+        for workload in SCALING_WORKLOADS:
+            readings.cross[workload] = _run(
+                say, kind, cpus, workload, "cross", 1, warmup, window, windows, prof
+            )
+    readings.shared = _run(
+        say, kind, cpus, SHARED_WORKLOAD, "same", n, warmup, window, windows, prof
+    )
+    return readings
+
+
+class _Profiling:
+    """--profile: one perf status for the check, a profile per run, kept by label."""
+
+    def __init__(self, profiler: SpanProfiler) -> None:
+        self.profiler = profiler
+        self.by_label: dict[str, dict[str, Any]] = {}
 
 
 class _Printer:
@@ -111,12 +150,13 @@ def _run(
     warmup: float,
     window: float,
     windows: int,
+    prof: _Profiling | None = None,
 ) -> RunReading:
     config = EngineConfig(
         workload=workload, placement=placement, mode="threads", cpus=tuple(cpus), engine=kind
     )
     try:
-        results, seen = _measure(config, pairs, warmup, window, windows)
+        results, seen = _measure(config, pairs, warmup, window, windows, prof)
     except (ResourceError, UnsupportedError, RuntimeError, OSError) as exc:
         # One run that cannot start is a verdict, not the end of the check.
         reading = RunReading(workload, placement, pairs, len(cpus), 0.0, error=str(exc))
@@ -158,28 +198,51 @@ def _run(
         f"{reading.label:<34} {fmt_rate(reading.total_ops_per_s):>7} ops/s"
         f"  (spread {spread:.0f} % over {len(results)} windows)"
     )
+    if prof is not None and prof.profiler.status.ok:
+        profile = prof.profiler.take()
+        prof.by_label[reading.label] = profile.to_dict(top=10)
+        top = ", ".join(f"{x.name} {x.self_pct:.0f} %" for x in profile.top(4))
+        say(f"{'':<4}profile: {top or 'n/a (' + (profile.na or 'no samples') + ')'}")
     return reading
 
 
 def _measure(
-    config: EngineConfig, pairs: int, warmup: float, window: float, windows: int
+    config: EngineConfig,
+    pairs: int,
+    warmup: float,
+    window: float,
+    windows: int,
+    prof: _Profiling | None = None,
 ) -> tuple[list[RunResult], dict[tuple[int, str], set[int]]]:
     """Measure several windows on one set of pairs; also every CPU each end was seen on."""
     results: list[RunResult] = []
     seen: dict[tuple[int, str], set[int]] = {}
     with Engine(config) as engine:
         engine.start(pairs)
-        for i in range(windows):
-            r = measure_engine(engine, window, warmup if i == 0 else 0.0)
-            results.append(r)
-            for sample in r.timeline:
-                for t in sample.threads:
-                    if t.last_cpu is not None:
-                        seen.setdefault((t.pair, t.role), set()).add(t.last_cpu)
-            for t in r.threads:
-                if t.cpu is not None:
-                    seen.setdefault((t.pair, t.role), set()).add(t.cpu)
+        profiling = prof.profiler.span(engine) if prof is not None else nullcontext()
+        with profiling:
+            _windows(engine, results, seen, window, windows, warmup)
     return results, seen
+
+
+def _windows(
+    engine: Engine,
+    results: list[RunResult],
+    seen: dict[tuple[int, str], set[int]],
+    window: float,
+    windows: int,
+    warmup: float,
+) -> None:
+    for i in range(windows):
+        r = measure_engine(engine, window, warmup if i == 0 else 0.0)
+        results.append(r)
+        for sample in r.timeline:
+            for t in sample.threads:
+                if t.last_cpu is not None:
+                    seen.setdefault((t.pair, t.role), set()).add(t.last_cpu)
+        for t in r.threads:
+            if t.cpu is not None:
+                seen.setdefault((t.pair, t.role), set()).add(t.cpu)
 
 
 def _result(

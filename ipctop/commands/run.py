@@ -11,6 +11,7 @@ from ..analysis.stats import summarize
 from ..engine.engine import Engine
 from ..engine.measure import measure_engine
 from ..engine.profile.span import SpanProfiler
+from ..engine.profile.window import Profile
 from ..engine.sample import Sample
 from ..output import latency_text
 from ..priority import raise_monitor
@@ -45,7 +46,8 @@ def run(args: argparse.Namespace) -> int:
     profiler = SpanProfiler(cpus) if args.profile else None
     for line in profiler.lines if profiler else ():
         print(f"ipctop: {line}", file=sys.stderr, flush=True)
-    with Engine(config) as engine:
+    # The profiler (when asked for) stops perf when the block ends, on every path.
+    with Engine(config) as engine, profiler or nullcontext():
         engine.start(args.pairs)
         over = " · oversubscribed" if engine.oversubscribed else ""
         note = f" · {priority.note}" if priority.note else ""
@@ -61,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
             result = measure_engine(
                 engine, args.seconds, 0.0, args.interval, printer, detail=args.jsonl
             )
+        profile = profiler.take() if profiler else None
     print(
         f"# total {result.total_ops_per_s:,.0f} ops/s over {result.seconds:.2f} s "
         f"(engine {engine.kind})",
@@ -77,21 +80,20 @@ def run(args: argparse.Namespace) -> int:
         print(f"# {result.latency_note}; over the whole window:")
         for line in latency_text.table(result.latency).splitlines():
             print(f"# {line}")
-    if profiler is not None:
-        _print_profile(profiler, args.jsonl)
+    if profile is not None:
+        _print_profile(profile, args.jsonl)
     for event in result.events:
         print(f"# {event}", file=sys.stderr)
     failed = [t for t in result.threads if t.state not in ("running", "done")]
     return 1 if failed else 0
 
 
-def _print_profile(profiler: SpanProfiler, jsonl: bool) -> None:
+def _print_profile(profile: Profile, jsonl: bool) -> None:
     from ..output.profile_table import format_profile
 
-    profile = profiler.take()
     if jsonl:
         print(json.dumps({"profile": profile.to_dict()}), flush=True)
-    elif not profile.na or profiler.status.ok:
+    elif profile.frequency:
         # When perf cannot run, the one line at the start said why; not twice.
         print("\n".join(f"# {x}" for x in format_profile(profile).splitlines()), flush=True)
 

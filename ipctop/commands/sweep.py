@@ -85,6 +85,8 @@ def run(args: argparse.Namespace) -> int:
         status = -1
         raise
     finally:
+        if profiler is not None:
+            profiler.close()  # perf stops on every path
         _finish(records, names, args, status)
     return 1 if any(r.events for r in records.values()) else 0
 

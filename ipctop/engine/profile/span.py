@@ -1,28 +1,21 @@
 """--profile for the commands that measure spans: run, sweep, check.
 
-The perf status is asked once per command; each measured span (a run, one
-repeat of a sweep step) gets its own recorder on the CPUs its pairs are
-bound to, and the windows of all repeats of a step make the step's profile.
+One perf record runs for the whole command on the command's CPUs (it takes
+a second or two to start on a loaded box, too long to pay per span), and each
+measured span (a run, one repeat of a sweep step) counts only its own pairs'
+samples between its start and end. The windows of the spans taken together
+(the repeats of a step) make one profile.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from .perf import PerfStatus, perf_status
-from .recorder import FREQUENCY, PerfRecorder
-from .window import Profile, ProfileWindow
-
-
-def pair_cpus(engine: Any) -> list[int]:
-    """The CPUs the pairs are bound to; all of the engine's when any end is free."""
-    bound = [e.bound_cpu for e in engine.ends()]
-    if not bound or any(c is None for c in bound):
-        return list(engine.cpus)
-    return sorted(set(bound))
+from .recorder import FREQUENCY, PerfRecorder, Span
+from .window import Profile
 
 
 def pair_tids(engine: Any) -> set[int]:
@@ -30,14 +23,26 @@ def pair_tids(engine: Any) -> set[int]:
 
 
 class SpanProfiler:
-    """One status for the command, one recorder per span, windows kept per step."""
+    """Use as a context manager: perf starts at once and stops at the end."""
 
     def __init__(self, cpus: list[int], window: float = 1.0) -> None:
         self.status: PerfStatus = perf_status(cpus)
-        self.window = window
-        self._windows: list[ProfileWindow] = []
-        self._notes: list[str] = []
-        self._cpus: tuple[int, ...] = tuple(cpus)
+        self.cpus = tuple(sorted(set(cpus)))
+        self._recorder: PerfRecorder | None = None
+        self._pending: list[Span] = []
+        if self.status.ok:
+            # Started now, so perf's start-up overlaps the pairs' start and warm-up.
+            self._recorder = PerfRecorder(self.status, list(self.cpus), set, window).start()
+
+    def __enter__(self) -> SpanProfiler:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._recorder is not None:
+            self._recorder.stop()
 
     @property
     def lines(self) -> list[str]:
@@ -48,43 +53,36 @@ class SpanProfiler:
 
     @contextmanager
     def span(self, engine: Any) -> Iterator[None]:
-        """Profile while the body measures; the windows in the body's time are kept."""
-        if not self.status.ok:
+        """Profile the engine's pairs while the body runs."""
+        if self._recorder is None:
             yield
             return
-        cpus = pair_cpus(engine)
-        self._cpus = tuple(sorted(set(self._cpus) | set(cpus)))
-        recorder = PerfRecorder(self.status, cpus, lambda: pair_tids(engine), self.window)
-        recorder.start()
-        t0 = time.monotonic()
+        span = self._recorder.open_span(lambda: pair_tids(engine))
         try:
             yield
         finally:
-            t1 = time.monotonic()
-            recorder.stop()
-            # perf takes a moment to start: the body's warm-up is in the first window.
-            got = recorder.profile(t0, t1)
-            self._windows.extend(got.windows)
-            self._notes.extend(n for n in recorder.errors if n not in self._notes)
+            self._recorder.close_span(span)
+            self._pending.append(span)
 
     def take(self) -> Profile:
-        """The profile of the spans since the last take(), and start afresh."""
-        windows, self._windows = self._windows, []
-        if not self.status.ok:
+        """The profile of the spans since the last take(); waits for perf to catch up."""
+        pending, self._pending = self._pending, []
+        if self._recorder is None:
             return Profile(
                 event=self.status.event,
                 perf_version=self.status.version,
                 frequency=0,
-                cpus=self._cpus,
+                cpus=self.cpus,
                 na=self.status.reason,
                 notes=tuple(self.lines),
             )
+        windows = [w for s in pending for w in self._recorder.wait_span(s).windows]
         return Profile(
             event=self.status.event,
             perf_version=self.status.version,
             frequency=FREQUENCY,
-            cpus=self._cpus,
+            cpus=self.cpus,
             windows=tuple(windows),
-            notes=tuple(self.status.warnings) + tuple(self._notes),
-            na=None if windows else "no samples",
+            notes=tuple(self.status.warnings) + tuple(self._recorder.errors),
+            na=None if any(w.samples for w in windows) else "no samples",
         )
