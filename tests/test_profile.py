@@ -12,11 +12,12 @@ from conftest import run_cli, two_cpus
 
 from ipctop.analysis.profile_delta import symbol_deltas
 from ipctop.box import read_box
-from ipctop.engine.engine import Engine, EngineConfig
-from ipctop.engine.measure import measure_engine
+from ipctop.engine.config import EngineConfig
+from ipctop.engine.engine import Engine
 from ipctop.engine.profile import Profile, perf_status
 from ipctop.engine.profile.parse import tally
 from ipctop.engine.profile.span import SpanProfiler
+from ipctop.live.measure import measure_engine
 from ipctop.output.record import Record, Step, read_record, write_record
 
 CPUS = sorted(os.sched_getaffinity(0))[:2]

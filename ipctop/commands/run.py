@@ -9,12 +9,12 @@ from contextlib import nullcontext
 
 from ..analysis.stats import summarize
 from ..engine.engine import Engine
-from ..engine.measure import measure_engine
 from ..engine.profile.span import SpanProfiler
 from ..engine.profile.window import Profile
 from ..engine.sample import Sample
+from ..live.measure import measure_engine
+from ..live.priority import raise_monitor
 from ..output import latency_text
-from ..priority import raise_monitor
 from .common import (
     add_profile_option,
     add_workload_options,
