@@ -146,7 +146,7 @@ def test_perf_script_fields_fixed_text_with_and_without_chains():
         "\t          10b5da __semtimedop (/usr/lib/x86_64-linux-gnu/libc.so.6)\n",
         "\t               0 [unknown] ([unknown])\n",
         "\n",
-        "0/0   464.001: ffffffff8100 default_idle ([kernel.kallsyms])\n",
+        "    0/0   464.001: ffffffff8100 default_idle ([kernel.kallsyms])\n",
         "11692/11736   464.002: 7f00 operator new(unsigned long) (/usr/lib/libstdc++.so.6)\n",
         "999/999   470.0: \n",
         "\tffffffff8100 do_msgrcv ([kernel.kallsyms])\n",

@@ -39,12 +39,15 @@ from ..live.session import Session
 from ..live.sources import LiveSource, SampleSource
 from ..live.sweep import AutoSweep
 from ..signals import HANDLED, Interrupted
+from . import profile_actions
+from .profile_actions import ProfileActions
 from .record_actions import RecordActions
 from .screens.choice import ChoiceScreen
 from .screens.help import HelpScreen
 from .widgets.baseline_bar import BaselineBar
 from .widgets.cpus_panel import CpusPanel
 from .widgets.detail_panel import DetailPanel
+from .widgets.profile_panel import ProfilePanel
 from .widgets.run_header import RunHeader
 from .widgets.scaling_panel import ScalingPanel
 from .widgets.status_line import StatusLine
@@ -71,7 +74,7 @@ class SampleArrived(Message):
         self.generation = generation
 
 
-class IpctopApp(RecordActions, App[int]):
+class IpctopApp(RecordActions, ProfileActions, App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "ipctop"
     HORIZONTAL_BREAKPOINTS = [(0, "-tiny"), (50, "-narrow"), (80, "-wide")]
@@ -96,6 +99,7 @@ class IpctopApp(RecordActions, App[int]):
         Binding("t", "toggle_theme", "theme"),
         Binding("R", "toggle_record", "record", key_display="R"),
         Binding("b", "baseline", "baseline"),
+        *profile_actions.BINDINGS,
         Binding("ctrl+c", "interrupt", "quit", show=False, priority=True),
     ]
 
@@ -116,6 +120,7 @@ class IpctopApp(RecordActions, App[int]):
         ("t", "toggle_theme", "switch light / dark theme"),
         ("R", "toggle_record", "record the session to a JSON file / stop and save it"),
         ("b", "baseline", "overlay a record's scaling curve and Diff % / hide it"),
+        *profile_actions.KEYS,
         ("?", "help", "this help"),
         ("q", "quit", "quit: stop the pairs and remove every object"),
     ]
@@ -168,6 +173,7 @@ class IpctopApp(RecordActions, App[int]):
                 yield ScalingPanel(id="scaling", classes="panel")
                 yield SwitchesPanel(id="switches", classes="panel")
         yield DetailPanel(id="detail", classes="panel")
+        yield ProfilePanel(id="profile", classes="panel")
         yield StatusLine(id="status")
         yield Footer()
 
@@ -180,6 +186,7 @@ class IpctopApp(RecordActions, App[int]):
             "scaling": "Scaling",
             "switches": "Context switches",
             "detail": "Where the time goes",
+            "profile": "Profile (perf)",
         }
         for wid, title in titles.items():
             self.query_one(f"#{wid}").border_title = title
@@ -205,6 +212,7 @@ class IpctopApp(RecordActions, App[int]):
 
     async def on_unmount(self) -> None:
         gc.unfreeze()  # what the app held may be collected again
+        await asyncio.to_thread(self._profile_unmount)  # perf stops before the pairs
         self._records_finish(interrupted=self.signalled is not None)
         self._restore_signals()
         # Stopping joins threads and children: off the event loop.
@@ -268,7 +276,9 @@ class IpctopApp(RecordActions, App[int]):
             self.info.interval,
             self._message,
             # Only a live source raises its monitor; others have no such note.
-            getattr(self.source, "monitor_note", ""),
+            " · ".join(
+                x for x in (getattr(self.source, "monitor_note", ""), self.profile_note()) if x
+            ),
         )
         if self._paused:
             return
@@ -284,6 +294,7 @@ class IpctopApp(RecordActions, App[int]):
         if _shown(scaling):
             pairs = s.latest.pairs if s.latest is not None else None
             scaling.update_from(s, pairs)
+        self._profile_redraw()
         detail = self.detail_panel
         if self._detail_on and _shown(detail):
             live = self.source.controllable

@@ -1,7 +1,8 @@
 """Read `perf script -F pid,tid,time,ip,sym,dso` output, and nothing more.
 
 Those fields are perf's stable output option: a header line per sample
-("PID/TID TIME:"), then one indented line per call-chain frame
+("PID/TID TIME:", the pid right-aligned in five columns), then one line per
+call-chain frame, starting with a tab
 ("ADDR SYM (DSO)"), leaf first, then a blank line. A sample recorded without
 a chain has its one frame on the header line. Counting happens while
 reading, so a window never holds its samples, only their tallies.
@@ -85,7 +86,8 @@ def tally(
             close()
             owner, frames = None, []
             continue
-        if line[0] in " \t":
+        # Frames start with a tab; a header may start with spaces (pids are padded to 5).
+        if line[0] == "\t":
             if owner is not None:
                 f = _frame(line)
                 if f is not None:

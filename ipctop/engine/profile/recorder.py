@@ -327,7 +327,7 @@ class PerfRecorder:
 def _last_time(lines: list[str]) -> float | None:
     """The time of the last sample header ("PID/TID TIME:") in perf script's lines."""
     for line in reversed(lines):
-        if line and line[0] not in " \t\n":
+        if line and line[0] not in "\t\n":
             words = line.partition(":")[0].split()
             if len(words) >= 2 and "/" in words[0]:
                 try:
