@@ -1,4 +1,4 @@
-"""The profile panel on the real engine and the real perf: P, n, g, and n/a (why)."""
+"""The profile panel on the real engine and the real perf: f, n, g, and n/a (why)."""
 
 from __future__ import annotations
 
@@ -39,14 +39,14 @@ def test_p_shows_sysv_sem_symbols_and_g_their_callers() -> None:
     async def scenario() -> None:
         app = IpctopApp(live("sysv-sem"))
         async with app.run_test(size=(140, 50)) as pilot:
-            await pilot.press("P")
+            await pilot.press("f")
             panel = app.query_one(ProfilePanel)
             await wait_for(pilot, lambda: "semtimedop" in panel.text.plain, "a semop symbol")
             assert "samples of the pairs" in panel.text.plain
             await wait_for(pilot, lambda: "perf: " in app.status_line.text.plain, "perf's cost")
             await pilot.press("g")
             await wait_for(pilot, lambda: "callers of" in panel.text.plain, "the callers")
-            await pilot.press("P")
+            await pilot.press("f")
             await wait_for(pilot, lambda: app.profile_feed is None, "perf to stop")
             await pilot.press("q")
 
@@ -59,7 +59,7 @@ def test_p_without_perf_on_path_says_na_why(monkeypatch, tmp_path) -> None:
     async def scenario() -> None:
         app = IpctopApp(live("sysv-msg"))
         async with app.run_test(size=(140, 50)) as pilot:
-            await pilot.press("P")
+            await pilot.press("f")
             panel = app.query_one(ProfilePanel)
             await wait_for(pilot, lambda: "n/a (perf missing)" in panel.text.plain, "n/a")
             assert app.source.pair_count() == 1  # the rest of ipctop goes on

@@ -30,6 +30,7 @@ from ..analysis.verdicts import (
 from ..box import describe, read_box
 from ..engine.config import EngineConfig
 from ..engine.engine import ENGINES, Engine, resolve_engine
+from ..engine.latency import PairLatency, format_ns
 from ..engine.profile.span import SpanProfiler
 from ..errors import ResourceError, UnsupportedError
 from ..live.measure import RunResult, measure_engine
@@ -193,6 +194,7 @@ def _run(
         events=tuple(dict.fromkeys(e for r in results for e in r.events)),
         seconds=sum(r.seconds for r in results),
         window_totals=tuple(r.total_ops_per_s for r in results),
+        latency=_latency(middle),
     )
     spread = spread_pct([r.total_ops_per_s for r in results])
     say(
@@ -204,7 +206,20 @@ def _run(
         prof.by_label[reading.label] = profile.to_dict(top=10)
         top = ", ".join(f"{x.name} {x.self_pct:.0f} %" for x in profile.top(4))
         say(f"{'':<4}profile: {top or 'n/a (' + (profile.na or 'no samples') + ')'}")
+    if reading.latency is not None:
+        p = PairLatency.from_dict(reading.latency)
+        say(
+            f"{'':<34} round trip p50 {format_ns(p.rtt.p50)} p99 {format_ns(p.rtt.p99)}, "
+            f"one-way p50 {format_ns(p.oneway.p50)} p99 {format_ns(p.oneway.p99)}"
+        )
     return reading
+
+
+def _latency(middle: RunResult) -> dict[str, Any] | None:
+    """All pairs of the median window, with how they were timed."""
+    if middle.latency_all is None:
+        return None
+    return {**middle.latency_all.to_dict(), "note": middle.latency_note}
 
 
 def _measure(

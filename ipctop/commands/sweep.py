@@ -10,14 +10,16 @@ from ..analysis.scaling import ScalingPoint, scalability_pct
 from ..analysis.stats import WINDOW_S
 from ..box import read_box
 from ..engine.engine import Engine, resolve_engine
+from ..engine.latency import PairLatency
 from ..engine.opstats import format_op_stats
 from ..engine.profile.span import SpanProfiler
 from ..engine.profile.window import Profile
 from ..live.measure import RunResult, measure, measure_engine
 from ..live.priority import raise_monitor
-from ..output import tables
+from ..output import latency_text, tables
 from ..output.costs_table import format_costs
 from ..output.csvout import write_csv
+from ..output.latency_record import step_latency
 from ..output.profile_table import format_profile
 from ..output.record import Record, Step, StepThread, write_record
 from ..signals import Interrupted
@@ -141,6 +143,7 @@ def _step(config, n: int, args: argparse.Namespace, profiler: SpanProfiler | Non
         events=list(dict.fromkeys(e for r in runs for e in r.events)),
         # The windows of every repeat: more windows, a tighter interval per share.
         profile=profiler.take().to_dict() if profiler is not None else None,
+        latency=step_latency(runs, middle),
     )
     return step
 
@@ -154,6 +157,9 @@ def _print_step(name: str, step: Step, ncpus: int) -> None:
                                   format_op_stats(step.ops)))  # fmt: skip
     if step.profile and not step.profile.get("na"):
         print(format_profile(Profile.from_dict(step.profile), n=5))
+    if step.latency:
+        print(f"{step.latency['note']} (the median run):")
+        print(latency_text.table(PairLatency.from_dict(d) for d in step.latency["pairs"]))
     for e in step.events:
         print(f"! {e}")
 

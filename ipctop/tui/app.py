@@ -47,6 +47,7 @@ from .screens.help import HelpScreen
 from .widgets.baseline_bar import BaselineBar
 from .widgets.cpus_panel import CpusPanel
 from .widgets.detail_panel import DetailPanel
+from .widgets.latency_panel import LatencyPanel
 from .widgets.profile_panel import ProfilePanel
 from .widgets.run_header import RunHeader
 from .widgets.scaling_panel import ScalingPanel
@@ -100,6 +101,9 @@ class IpctopApp(RecordActions, ProfileActions, App[int]):
         Binding("R", "toggle_record", "record", key_display="R"),
         Binding("b", "baseline", "baseline"),
         *profile_actions.BINDINGS,
+        Binding("l", "toggle_latency", "latency", show=False),
+        Binding("h", "latency_histogram", "histogram", show=False),
+        Binding("P", "toggle_curve_metric", "p99 curve", show=False),
         Binding("ctrl+c", "interrupt", "quit", show=False, priority=True),
     ]
 
@@ -154,6 +158,7 @@ class IpctopApp(RecordActions, ProfileActions, App[int]):
         self._busy = 0  # control operations in flight
         self._message = ""
         self._detail_on = False
+        self._latency_on = False
         self._sweep: AutoSweep | None = None
         self._sweep_timer: Any = None
         self._old_signals: dict[int, Any] = {}
@@ -174,6 +179,7 @@ class IpctopApp(RecordActions, ProfileActions, App[int]):
                 yield SwitchesPanel(id="switches", classes="panel")
         yield DetailPanel(id="detail", classes="panel")
         yield ProfilePanel(id="profile", classes="panel")
+        yield LatencyPanel(id="latency", classes="panel")
         yield StatusLine(id="status")
         yield Footer()
 
@@ -187,6 +193,7 @@ class IpctopApp(RecordActions, ProfileActions, App[int]):
             "switches": "Context switches",
             "detail": "Where the time goes",
             "profile": "Profile (perf)",
+            "latency": "Latency, last interval (l; up/down: pair)",
         }
         for wid, title in titles.items():
             self.query_one(f"#{wid}").border_title = title
@@ -199,6 +206,7 @@ class IpctopApp(RecordActions, ProfileActions, App[int]):
         self.switches_panel = self.query_one(SwitchesPanel)
         self.scaling_panel = self.query_one(ScalingPanel)
         self.detail_panel = self.query_one(DetailPanel)
+        self.latency_panel = self.query_one(LatencyPanel)
         self.theme_changed_signal.subscribe(self, lambda _theme: self._theme_changed())
         self._own_cpu(self.source.pair_tids())  # prime: the first reading means nothing
         self._own_cpu_at = time.monotonic()
@@ -299,6 +307,8 @@ class IpctopApp(RecordActions, ProfileActions, App[int]):
         if self._detail_on and _shown(detail):
             live = self.source.controllable
             detail.update_from(s, "" if live else "these samples carry no detail")
+        if self._latency_on and _shown(self.latency_panel):
+            self.latency_panel.update_from(s)
 
     def on_resize(self) -> None:
         self._schedule_redraw()  # panels shown again by a larger size need their data
@@ -385,6 +395,34 @@ class IpctopApp(RecordActions, ProfileActions, App[int]):
         self._control(f"compare with {name}", switch)
 
     # -- view actions ----------------------------------------------------------------
+    def action_toggle_latency(self) -> None:
+        self._latency_on = not self._latency_on
+        self.latency_panel.display = self._latency_on
+        self._schedule_redraw()
+        self._say("latency panel on" if self._latency_on else "latency panel off")
+
+    def action_toggle_curve_metric(self) -> None:
+        panel = self.scaling_panel
+        panel.metric = "p99" if panel.metric == "ops" else "ops"
+        panel.redraw()
+        what = "round-trip p99 by pairs (P)" if panel.metric == "p99" else "total ops/s by pairs"
+        panel.border_subtitle = what
+        self._schedule_redraw()
+        self._say(f"scaling curve: {what}")
+
+    def action_latency_histogram(self) -> None:
+        from .screens.histogram import HistogramScreen
+
+        pair = self.latency_panel.selected
+        read = getattr(self.source, "latency_histogram", None)
+        series = read(pair) if read is not None else None
+        if not series:
+            why = "not timed" if read is not None else "a record carries percentiles only"
+            self._say(f"no histogram of pair {pair}: {why}", "warning")
+            return
+        note = "the ends' buckets (0.8 % wide), last interval, grouped on a log axis"
+        self.push_screen(HistogramScreen(f"pair {pair}", series, note))
+
     def action_toggle_detail(self) -> None:
         self._detail_on = not self._detail_on
         self.detail_panel.display = self._detail_on

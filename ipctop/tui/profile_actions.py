@@ -1,4 +1,4 @@
-"""The profile panel's keys: P shows it (and starts perf), n selects, g shows callers.
+"""The profile panel's keys: f shows it (and starts perf), n selects, g shows callers.
 
 perf starts on a worker thread (the probe runs `perf --version`), its windows
 arrive on the recorder's thread and reach the UI as messages, like samples.
@@ -16,12 +16,12 @@ from ..live.profile_feed import ProfileFeed
 from .widgets.profile_panel import ProfilePanel
 
 BINDINGS = [
-    Binding("P", "toggle_profile", "profile", key_display="P"),
+    Binding("f", "toggle_profile", "profile"),
     Binding("n", "next_symbol", "next symbol", show=False),
     Binding("g", "callers", "callers", show=False),
 ]
 KEYS = [
-    ("P", "toggle_profile", "profile: top kernel and user symbols of the pairs' CPUs (perf)"),
+    ("f", "toggle_profile", "profile: top kernel and user symbols of the pairs' CPUs (perf)"),
     ("n", "next_symbol", "profile: select the next symbol"),
     ("g", "callers", "profile: call chains of the selected symbol / hide them"),
 ]

@@ -1,4 +1,4 @@
-"""The profile panel (key P): the top symbols of the last perf window.
+"""The profile panel (key f: where the functions are): the top symbols of the last perf window.
 
 Each row: self share of the pairs' samples in the last window, total share
 (anywhere in the chain), a sparkline of the self share over the recent
