@@ -28,6 +28,7 @@ from ipctop.engine.config import EngineConfig  # noqa: E402
 from ipctop.engine.engine import Engine  # noqa: E402
 from ipctop.engine.profile import PerfRecorder, perf_status  # noqa: E402
 from ipctop.engine.profile.span import pair_tids  # noqa: E402
+from ipctop.live.priority import raise_monitor  # noqa: E402
 
 
 def rounds(engine: Engine) -> int:
@@ -75,6 +76,7 @@ def main() -> int:
     p.add_argument("--warmup", type=float, default=1.0)
     args = p.parse_args()
     cpus = choose_cpus(None, read_topology())
+    raise_monitor()  # as run, sweep and the TUI do: perf inherits the monitor's nice
     status = perf_status(cpus)
     if not status.ok:
         print(status.line)

@@ -40,6 +40,7 @@ def _names(profile: Profile, n: int = 10) -> list[str]:
 
 @needs_perf
 @two_cpus
+@pytest.mark.timeout(300)  # perf's windows come late on a loaded shared box
 def test_sysv_sem_profile_names_a_semop_function_and_spin_does_not():
     sem, _ = _profiled("sysv-sem")
     spin, _ = _profiled("spin", placement="cross")
@@ -52,6 +53,7 @@ def test_sysv_sem_profile_names_a_semop_function_and_spin_does_not():
 
 @needs_perf
 @two_cpus
+@pytest.mark.timeout(300)
 def test_ab_sysv_sem_against_sysv_msg_puts_each_syscall_path_at_its_end(tmp_path):
     sem, sem_run = _profiled("sysv-sem")
     msg, msg_run = _profiled("sysv-msg")
