@@ -12,10 +12,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from contextlib import nullcontext
 from typing import Any
 
-from ..analysis.scaling import spread_pct
+from ..analysis.scaling import ScalingPoint, spread_pct
 from ..analysis.verdicts import (
     FAIL,
     CheckReadings,
@@ -32,9 +33,19 @@ from ..engine.config import EngineConfig
 from ..engine.engine import ENGINES, Engine, resolve_engine
 from ..engine.latency import PairLatency, format_ns
 from ..engine.profile.span import SpanProfiler
+from ..engine.sample import Sample
 from ..errors import ResourceError, UnsupportedError
 from ..live.measure import RunResult, measure_engine
-from .common import add_profile_option, cpu_text, resolve_cpus
+from .common import (
+    add_metrics_option,
+    add_profile_option,
+    cpu_text,
+    each,
+    metrics_endpoint,
+    publisher,
+    resolve_cpus,
+)
+from .progress import PlannedProgress
 
 SCHEMA = "ipctop.check/1"
 # (warm-up, window, windows) per run: 7 runs x 7 s is about a minute; quick is 7 x 1.8 s.
@@ -50,6 +61,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--engine", choices=ENGINES, default="auto", help="native (C) or python (fallback)"
     )
+    add_metrics_option(p)
     add_profile_option(p)
 
 
@@ -63,23 +75,28 @@ def run(args: argparse.Namespace) -> int:
     for line in describe(box):
         say(line)
     say("")
-    prof = _Profiling(SpanProfiler(cpus)) if getattr(args, "profile", False) else None
-    for line in prof.profiler.lines if prof else ():
-        print(f"ipctop: {line}", file=sys.stderr, flush=True)
 
-    try:
-        readings = _runs(say, kind, cpus, warmup, window, windows, prof)
-    finally:
-        if prof is not None:
-            prof.profiler.close()  # perf stops on every path
+    profiler = SpanProfiler(cpus) if getattr(args, "profile", False) else None
+    for line in profiler.lines if profiler else ():
+        print(f"ipctop: {line}", file=sys.stderr, flush=True)
+    n = len(cpus)
+    runs = len(SCALING_WORKLOADS) * (3 if n >= 2 else 1) + 1
+    with (
+        metrics_endpoint(args) as metrics,
+        PlannedProgress("check", runs * (warmup + window * windows)) as bar,
+        profiler or nullcontext(),  # perf stops on every path
+    ):
+        runner = _Runner(say, kind, cpus, warmup, window, windows, bar, metrics)
+        runner.profiler = profiler
+        readings = _readings(runner)
 
     box_dict = box.to_dict()
     verdicts = judge_check(box_dict, cpus, readings)
     code = exit_code(verdicts)
     if args.json:
         result = _result(box_dict, cpus, kind, args.quick, readings, verdicts, code)
-        if prof is not None:
-            result["profiles"] = prof.by_label  # optional: run label -> profile
+        if profiler is not None:
+            result["profiles"] = runner.profiles  # optional: run label -> profile
         print(json.dumps(result))
     else:
         say("")
@@ -91,42 +108,58 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
-def _runs(
-    say: _Printer,
-    kind: str,
-    cpus: list[int],
-    warmup: float,
-    window: float,
-    windows: int,
-    prof: _Profiling | None,
-) -> CheckReadings:
+def _readings(run: _Runner) -> CheckReadings:
     readings = CheckReadings()
-    n = len(cpus)
+    n = len(run.cpus)
     for workload in SCALING_WORKLOADS:
-        readings.one[workload] = _run(
-            say, kind, cpus, workload, "same", 1, warmup, window, windows, prof
-        )
+        readings.one[workload] = run(workload, "same", 1)
         if n >= 2:
-            readings.all[workload] = _run(
-                say, kind, cpus, workload, "same", n, warmup, window, windows, prof
-            )
+            readings.all[workload] = run(workload, "same", n)
     if n >= 2:
         for workload in SCALING_WORKLOADS:
-            readings.cross[workload] = _run(
-                say, kind, cpus, workload, "cross", 1, warmup, window, windows, prof
-            )
-    readings.shared = _run(
-        say, kind, cpus, SHARED_WORKLOAD, "same", n, warmup, window, windows, prof
-    )
+            readings.cross[workload] = run(workload, "cross", 1)
+    readings.shared = run(SHARED_WORKLOAD, "same", n)
     return readings
 
 
-class _Profiling:
-    """--profile: one perf status for the check, a profile per run, kept by label."""
+class _Runner:
+    """One check run at a time, with the shared timing, progress bar and metrics."""
 
-    def __init__(self, profiler: SpanProfiler) -> None:
-        self.profiler = profiler
-        self.by_label: dict[str, dict[str, Any]] = {}
+    def __init__(self, say, kind, cpus, warmup, window, windows, bar, metrics) -> None:
+        self.say, self.kind, self.cpus = say, kind, cpus
+        self.warmup, self.window, self.windows = warmup, window, windows
+        self.bar, self.metrics = bar, metrics
+        self._points: dict[str, list[ScalingPoint]] = {}
+        self.profiler: SpanProfiler | None = None  # --profile
+        self.profiles: dict[str, dict[str, Any]] = {}
+
+    def __call__(self, workload: str, placement: str, pairs: int) -> RunReading:
+        config = EngineConfig(
+            workload=workload,
+            placement=placement,
+            mode="threads",
+            cpus=tuple(self.cpus),
+            engine=self.kind,
+        )
+        feed = publisher(self.metrics, config, self.kind)
+        self.bar.begin(
+            self.warmup + self.window * self.windows, f"{workload} · {placement} · {pairs}"
+        )
+        reading = _run(
+            self.say, config, pairs, self.warmup, self.window, self.windows,
+            each(self.bar.tick, feed), self.profiler,
+        )  # fmt: skip
+        self.bar.done()
+        if self.profiler is not None and self.profiler.status.ok:
+            profile = self.profiler.take()
+            self.profiles[reading.label] = profile.to_dict(top=10)
+            top = ", ".join(f"{x.name} {x.self_pct:.0f} %" for x in profile.top(4))
+            self.say(f"{'':<4}profile: {top or 'n/a (' + (profile.na or 'no samples') + ')'}")
+        if feed is not None and placement == "same" and reading.error is None:
+            pts = self._points.setdefault(workload, [])
+            pts.append(ScalingPoint(pairs, reading.total_ops_per_s))
+            feed.points(sorted(pts, key=lambda p: p.pairs))
+        return reading
 
 
 class _Printer:
@@ -144,21 +177,17 @@ def _mark(v: Verdict) -> str:
 
 def _run(
     say: _Printer,
-    kind: str,
-    cpus: list[int],
-    workload: str,
-    placement: str,
+    config: EngineConfig,
     pairs: int,
     warmup: float,
     window: float,
     windows: int,
-    prof: _Profiling | None = None,
+    on_sample: Callable[[Sample], None] | None = None,
+    profiler: SpanProfiler | None = None,
 ) -> RunReading:
-    config = EngineConfig(
-        workload=workload, placement=placement, mode="threads", cpus=tuple(cpus), engine=kind
-    )
+    workload, placement, cpus = config.workload, config.placement, config.cpus
     try:
-        results, seen = _measure(config, pairs, warmup, window, windows, prof)
+        results, seen = _measure(config, pairs, warmup, window, windows, on_sample, profiler)
     except (ResourceError, UnsupportedError, RuntimeError, OSError) as exc:
         # One run that cannot start is a verdict, not the end of the check.
         reading = RunReading(workload, placement, pairs, len(cpus), 0.0, error=str(exc))
@@ -201,11 +230,6 @@ def _run(
         f"{reading.label:<34} {fmt_rate(reading.total_ops_per_s):>7} ops/s"
         f"  (spread {spread:.0f} % over {len(results)} windows)"
     )
-    if prof is not None and prof.profiler.status.ok:
-        profile = prof.profiler.take()
-        prof.by_label[reading.label] = profile.to_dict(top=10)
-        top = ", ".join(f"{x.name} {x.self_pct:.0f} %" for x in profile.top(4))
-        say(f"{'':<4}profile: {top or 'n/a (' + (profile.na or 'no samples') + ')'}")
     if reading.latency is not None:
         p = PairLatency.from_dict(reading.latency)
         say(
@@ -228,37 +252,26 @@ def _measure(
     warmup: float,
     window: float,
     windows: int,
-    prof: _Profiling | None = None,
+    on_sample: Callable[[Sample], None] | None = None,
+    profiler: SpanProfiler | None = None,
 ) -> tuple[list[RunResult], dict[tuple[int, str], set[int]]]:
     """Measure several windows on one set of pairs; also every CPU each end was seen on."""
     results: list[RunResult] = []
     seen: dict[tuple[int, str], set[int]] = {}
     with Engine(config) as engine:
         engine.start(pairs)
-        profiling = prof.profiler.span(engine) if prof is not None else nullcontext()
-        with profiling:
-            _windows(engine, results, seen, window, windows, warmup)
+        with profiler.span(engine) if profiler is not None else nullcontext():
+            for i in range(windows):
+                r = measure_engine(engine, window, warmup if i == 0 else 0.0, on_sample=on_sample)
+                results.append(r)
+                for sample in r.timeline:
+                    for t in sample.threads:
+                        if t.last_cpu is not None:
+                            seen.setdefault((t.pair, t.role), set()).add(t.last_cpu)
+                for t in r.threads:
+                    if t.cpu is not None:
+                        seen.setdefault((t.pair, t.role), set()).add(t.cpu)
     return results, seen
-
-
-def _windows(
-    engine: Engine,
-    results: list[RunResult],
-    seen: dict[tuple[int, str], set[int]],
-    window: float,
-    windows: int,
-    warmup: float,
-) -> None:
-    for i in range(windows):
-        r = measure_engine(engine, window, warmup if i == 0 else 0.0)
-        results.append(r)
-        for sample in r.timeline:
-            for t in sample.threads:
-                if t.last_cpu is not None:
-                    seen.setdefault((t.pair, t.role), set()).add(t.last_cpu)
-        for t in r.threads:
-            if t.cpu is not None:
-                seen.setdefault((t.pair, t.role), set()).add(t.cpu)
 
 
 def _result(

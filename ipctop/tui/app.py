@@ -15,13 +15,14 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.filter import LineFilter
 from textual.message import Message
 from textual.screen import Screen
 from textual.widget import Widget
@@ -40,6 +41,7 @@ from ..live.sources import LiveSource, SampleSource
 from ..live.sweep import AutoSweep
 from ..signals import HANDLED, Interrupted
 from . import profile_actions
+from .contrast_floor import ContrastFloor
 from .profile_actions import ProfileActions
 from .record_actions import RecordActions
 from .screens.choice import ChoiceScreen
@@ -54,6 +56,7 @@ from .widgets.scaling_panel import ScalingPanel
 from .widgets.status_line import StatusLine
 from .widgets.switches_panel import SwitchesPanel
 from .widgets.threads_panel import ThreadsPanel
+from .widgets.too_small import MIN_SIZE, TooSmall
 
 REDRAW_HZ = 4
 OWN_CPU_EVERY = 1.0  # seconds between readings of the monitor's own CPU use
@@ -78,8 +81,21 @@ class SampleArrived(Message):
 class IpctopApp(RecordActions, ProfileActions, App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "ipctop"
-    HORIZONTAL_BREAKPOINTS = [(0, "-tiny"), (50, "-narrow"), (80, "-wide")]
-    VERTICAL_BREAKPOINTS = [(0, "-flat"), (16, "-short"), (24, "-tall")]
+    # The first of each: below the smallest layout (widgets/too_small.py says so).
+    HORIZONTAL_BREAKPOINTS = [
+        (0, "-too-narrow"),
+        (MIN_SIZE[0], "-tiny"),
+        (50, "-narrow"),
+        (80, "-wide"),
+        (120, "-full"),
+    ]
+    VERTICAL_BREAKPOINTS = [
+        (0, "-too-low"),
+        (MIN_SIZE[1], "-flat"),
+        (16, "-short"),
+        (24, "-tall"),
+        (32, "-full-height"),
+    ]
 
     # Most used first: the footer cuts the tail on narrow terminals.
     BINDINGS = [
@@ -139,8 +155,10 @@ class IpctopApp(RecordActions, ProfileActions, App[int]):
         own_cpu: Callable[[set[int]], float | None] | None = None,
         record: str | None = None,
         baseline: Baseline | None = None,
+        metrics: Callable[[Sample, Any, Session], None] | None = None,
     ) -> None:
         super().__init__()
+        self.metrics = metrics  # publishes each fed sample to --metrics
         self.source = source
         self.info = source.info
         self.session = Session(workload=self.info.workload)
@@ -164,22 +182,31 @@ class IpctopApp(RecordActions, ProfileActions, App[int]):
         self._old_signals: dict[int, Any] = {}
         self.signalled: int | None = None
         self.run_header: RunHeader | None = None
+        self._contrast_floor: ContrastFloor | None = None
         self._records_init(record, baseline, screenshot_dir)
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        # Last: it judges the colours the terminal will show, after Textual's filters.
+        if self._contrast_floor is None:
+            self._contrast_floor = ContrastFloor(self.console.color_system)
+        return [*super().get_line_filters(), self._contrast_floor]
 
     # -- layout ------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield RunHeader(id="header")
         yield BaselineBar(id="baseline-bar")
+        # Threads take the rows they need (capped); the chart takes the rest.
+        with Horizontal(id="top"):
+            yield ThreadsPanel(id="threads", classes="panel")
+            yield CpusPanel(id="cpus", classes="panel")
         with Horizontal(id="main"):
-            with Vertical(id="left"):
-                yield ThreadsPanel(id="threads", classes="panel")
-                yield CpusPanel(id="cpus", classes="panel")
-            with Vertical(id="right"):
-                yield ScalingPanel(id="scaling", classes="panel")
+            yield ScalingPanel(id="scaling", classes="panel")
+            with Vertical(id="side"):
                 yield SwitchesPanel(id="switches", classes="panel")
-        yield DetailPanel(id="detail", classes="panel")
-        yield ProfilePanel(id="profile", classes="panel")
+                yield DetailPanel(id="detail", classes="panel")
         yield LatencyPanel(id="latency", classes="panel")
+        yield ProfilePanel(id="profile", classes="panel")
+        yield TooSmall(id="too-small")
         yield StatusLine(id="status")
         yield Footer()
 
@@ -243,6 +270,8 @@ class IpctopApp(RecordActions, ProfileActions, App[int]):
             if comparable(old_info, self.info):
                 self.session.carry_curves(old)  # a workload switch: one curve per mechanism
         self.session.feed(msg.sample)
+        if self.metrics is not None:
+            self.metrics(msg.sample, self.info, self.session)
         for event in msg.sample.events:
             self.notify(event, severity="error", timeout=8)
         self._schedule_redraw()
@@ -426,6 +455,8 @@ class IpctopApp(RecordActions, ProfileActions, App[int]):
     def action_toggle_detail(self) -> None:
         self._detail_on = not self._detail_on
         self.detail_panel.display = self._detail_on
+        # The layout gives it the side column (a class on #main: a screen on top changes self.screen).
+        self.query_one("#main").set_class(self._detail_on, "-detail")
         # The sampler stops and starts to switch: a worker, and the latest wish wins.
         self.run_worker(self._switch_detail, thread=True, group="detail")
         self._say("detail on: extra /proc reads per sample" if self._detail_on else "detail off")
@@ -588,6 +619,7 @@ def run_app(
     screenshot_dir: str = ".",
     record: str | None = None,
     baseline: Baseline | None = None,
+    metrics: Callable[[Sample, Any, Session], None] | None = None,
 ) -> int:
     """Start the pairs, run the app, always clean up. Options were checked by the caller."""
     app = IpctopApp(
@@ -597,6 +629,7 @@ def run_app(
         screenshot_dir=screenshot_dir,
         record=record,
         baseline=baseline,
+        metrics=metrics,
     )
     with live_session():  # tells a served monitor that this box is busy
         try:
