@@ -160,6 +160,14 @@ def cpu_text(cpus: list[int]) -> str:
     return format_cpu_list(cpus)
 
 
+def add_profile_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help="sample the pairs' CPUs with perf and show the top kernel and user symbols",
+    )
+
+
 def metrics_address(text: str):
     """argparse type for --metrics [HOST:]PORT."""
     from ..output.metrics import parse_metrics_address
