@@ -152,6 +152,12 @@ class Sampler:
             )
         self._seen = seen
         costs = None
+        ops = None
+        if names and self.engine.workload.phase_mark(self.engine.pairs):
+            # msgbench: each phase's own rate over the last repeats, not a blend of five
+            ops = self.engine.workload.phase_stats(self.engine.pairs)
+        elif names:
+            ops = op_stats(names, op_rates)
         if self._costs is not None:
             costs = self._costs.update(
                 ends, tuple(threads), tasks, ipis, dt,
@@ -168,7 +174,7 @@ class Sampler:
             ipis=ipis,
             events=tuple(events),
             oversubscribed=self.engine.oversubscribed,
-            ops=op_stats(names, op_rates) if names else None,
+            ops=ops,
             latency=self._latency.readings(self.engine.pairs) if self._latency else (),
             costs=costs,
         )

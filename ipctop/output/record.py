@@ -99,6 +99,7 @@ class Step:
     ops: dict[str, Any] | None = None  # per-operation rates (life-cycle workloads)
     events: list[str] = field(default_factory=list)
     windows: list[Rate] = field(default_factory=list)  # every run's window rates, in order
+    profile: dict[str, Any] | None = None  # optional: engine.profile.Profile.to_dict
     latency: dict[str, Any] | None = None  # optional: see output/latency_record.py
 
     def __post_init__(self) -> None:
@@ -110,8 +111,9 @@ class Step:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        if d["latency"] is None:
-            del d["latency"]  # optional: absent, not null, when rounds were not timed
+        for key in ("profile", "latency"):
+            if d[key] is None:
+                del d[key]  # optional: absent, not null, when not measured
         return d
 
 

@@ -40,7 +40,9 @@ from ..live.session import Session
 from ..live.sources import LiveSource, SampleSource
 from ..live.sweep import AutoSweep
 from ..signals import HANDLED, Interrupted
+from . import profile_actions
 from .contrast_floor import ContrastFloor
+from .profile_actions import ProfileActions
 from .record_actions import RecordActions
 from .screens.choice import ChoiceScreen
 from .screens.help import HelpScreen
@@ -48,6 +50,7 @@ from .widgets.baseline_bar import BaselineBar
 from .widgets.cpus_panel import CpusPanel
 from .widgets.detail_panel import DetailPanel
 from .widgets.latency_panel import LatencyPanel
+from .widgets.profile_panel import ProfilePanel
 from .widgets.run_header import RunHeader
 from .widgets.scaling_panel import ScalingPanel
 from .widgets.status_line import StatusLine
@@ -75,7 +78,7 @@ class SampleArrived(Message):
         self.generation = generation
 
 
-class IpctopApp(RecordActions, App[int]):
+class IpctopApp(RecordActions, ProfileActions, App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "ipctop"
     # The first of each: below the smallest layout (widgets/too_small.py says so).
@@ -113,6 +116,7 @@ class IpctopApp(RecordActions, App[int]):
         Binding("t", "toggle_theme", "theme"),
         Binding("R", "toggle_record", "record", key_display="R"),
         Binding("b", "baseline", "baseline"),
+        *profile_actions.BINDINGS,
         Binding("l", "toggle_latency", "latency", show=False),
         Binding("h", "latency_histogram", "histogram", show=False),
         Binding("P", "toggle_curve_metric", "p99 curve", show=False),
@@ -137,6 +141,7 @@ class IpctopApp(RecordActions, App[int]):
         ("t", "toggle_theme", "switch light / dark theme"),
         ("R", "toggle_record", "record the session to a JSON file / stop and save it"),
         ("b", "baseline", "overlay a record's scaling curve and Diff % / hide it"),
+        *profile_actions.KEYS,
         ("?", "help", "this help"),
         ("q", "quit", "quit: stop the pairs and remove every object"),
     ]
@@ -201,6 +206,7 @@ class IpctopApp(RecordActions, App[int]):
                 yield SwitchesPanel(id="switches", classes="panel")
                 yield DetailPanel(id="detail", classes="panel")
         yield LatencyPanel(id="latency", classes="panel")
+        yield ProfilePanel(id="profile", classes="panel")
         yield TooSmall(id="too-small")
         yield StatusLine(id="status")
         yield Footer()
@@ -214,6 +220,7 @@ class IpctopApp(RecordActions, App[int]):
             "scaling": "Scaling",
             "switches": "Context switches",
             "detail": "Where the time goes",
+            "profile": "Profile (perf)",
             "latency": "Latency, last interval (l; up/down: pair)",
         }
         for wid, title in titles.items():
@@ -241,6 +248,7 @@ class IpctopApp(RecordActions, App[int]):
 
     async def on_unmount(self) -> None:
         gc.unfreeze()  # what the app held may be collected again
+        await asyncio.to_thread(self._profile_unmount)  # perf stops before the pairs
         self._records_finish(interrupted=self.signalled is not None)
         self._restore_signals()
         # Stopping joins threads and children: off the event loop.
@@ -306,7 +314,9 @@ class IpctopApp(RecordActions, App[int]):
             self.info.interval,
             self._message,
             # Only a live source raises its monitor; others have no such note.
-            getattr(self.source, "monitor_note", ""),
+            " · ".join(
+                x for x in (getattr(self.source, "monitor_note", ""), self.profile_note()) if x
+            ),
         )
         if self._paused:
             return
@@ -322,6 +332,7 @@ class IpctopApp(RecordActions, App[int]):
         if _shown(scaling):
             pairs = s.latest.pairs if s.latest is not None else None
             scaling.update_from(s, pairs)
+        self._profile_redraw()
         detail = self.detail_panel
         if self._detail_on and _shown(detail):
             live = self.source.controllable
