@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from typing import Annotated, Any, Literal
 
@@ -84,6 +84,16 @@ class StepThread:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> StepThread:
+        return _known(cls, d)
+
+
+def _known(cls: type, d: dict[str, Any]) -> Any:
+    # Unvalidated: keys this version does not know are dropped (Record.from_dict validates).
+    names = {f.name for f in fields(cls)}
+    return cls(**{k: v for k, v in d.items() if k in names})
+
 
 @dataclass
 class Step:
@@ -115,6 +125,10 @@ class Step:
             if d[key] is None:
                 del d[key]  # optional: absent, not null, when not measured
         return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Step:
+        return _known(cls, d)
 
 
 def point_to_dict(p: ScalingPoint) -> dict[str, Any]:
