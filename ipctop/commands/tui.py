@@ -27,6 +27,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="auto-sweep (key s) adds a pair every K seconds (5)",
     )
     p.add_argument(
+        "--present",
+        action="store_true",
+        help="start in presentation mode: large figures, the curve, high contrast (key P)",
+    )
+    p.add_argument(
         "--theme",
         default=None,
         help="Textual theme, e.g. textual-light for a projector (default textual-dark)",
@@ -71,4 +76,5 @@ def run(args: argparse.Namespace) -> int:
         screenshot_dir=getattr(args, "screenshot_dir", "."),
         record=record,
         baseline=baseline,
+        present=getattr(args, "present", False),
     )

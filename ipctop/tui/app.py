@@ -40,10 +40,12 @@ from ..live.session import Session
 from ..live.sources import LiveSource, SampleSource
 from ..live.sweep import AutoSweep
 from ..signals import HANDLED, Interrupted
-from .contrast_floor import ContrastFloor
+from .contrast_floor import AA, ContrastFloor
 from .record_actions import RecordActions
 from .screens.choice import ChoiceScreen
 from .screens.help import HelpScreen
+from .screens.present import AAA as PRESENT_CONTRAST
+from .screens.present import PresentScreen
 from .widgets.baseline_bar import BaselineBar
 from .widgets.cpus_panel import CpusPanel
 from .widgets.detail_panel import DetailPanel
@@ -112,6 +114,7 @@ class IpctopApp(RecordActions, App[int]):
         Binding("t", "toggle_theme", "theme"),
         Binding("R", "toggle_record", "record", key_display="R"),
         Binding("b", "baseline", "baseline"),
+        Binding("P", "present", "present", key_display="P"),
         Binding("ctrl+c", "interrupt", "quit", show=False, priority=True),
     ]
 
@@ -132,6 +135,7 @@ class IpctopApp(RecordActions, App[int]):
         ("t", "toggle_theme", "switch light / dark theme"),
         ("R", "toggle_record", "record the session to a JSON file / stop and save it"),
         ("b", "baseline", "overlay a record's scaling curve and Diff % / hide it"),
+        ("P", "present", "presentation: large figures and the curve, high contrast"),
         ("?", "help", "this help"),
         ("q", "quit", "quit: stop the pairs and remove every object"),
     ]
@@ -146,8 +150,11 @@ class IpctopApp(RecordActions, App[int]):
         own_cpu: Callable[[set[int]], float | None] | None = None,
         record: str | None = None,
         baseline: Baseline | None = None,
+        present: bool = False,
     ) -> None:
         super().__init__()
+        self._present_at_start = present
+        self._present: PresentScreen | None = None
         self.source = source
         self.info = source.info
         self.session = Session(workload=self.info.workload)
@@ -223,6 +230,8 @@ class IpctopApp(RecordActions, App[int]):
         self._catch_signals()
         self._records_mounted()
         self.source.start(self._deliver)
+        if self._present_at_start:
+            self.action_present()
         self._redraw()
         # The widgets, styles and engine live as long as the app: out of the
         # collector's sight, a full collection no longer walks them twice a second.
@@ -287,6 +296,8 @@ class IpctopApp(RecordActions, App[int]):
             notes.append(self._sweep.describe())
         notes.extend(self._records_notes())
         self.run_header.update_from(self.info, self.session, None, notes)
+        if self._present is not None:
+            self._present.update_from(self.info, self.session, self.baseline)
         self.status_line.update_status(
             self._own_cpu_value,
             self.source.monitor_cpu,
@@ -431,6 +442,23 @@ class IpctopApp(RecordActions, App[int]):
         cpus.show_all = not cpus.show_all
         self._schedule_redraw()
 
+    def action_present(self) -> None:
+        """Presentation mode on or off: its own screen, and a 7:1 contrast floor while shown."""
+        floor = self._contrast_floor
+        if self._present is None:
+            self._present = PresentScreen()
+            if floor is not None:
+                floor.set_minimum(PRESENT_CONTRAST)
+            self.push_screen(self._present)  # it asks for a redraw once composed
+        else:
+            if self.screen is self._present:
+                self.pop_screen()
+            self._present = None
+            if floor is not None:
+                floor.set_minimum(AA)
+            self.refresh()
+        self._schedule_redraw()
+
     def action_toggle_theme(self) -> None:
         self.theme = "textual-light" if self.current_theme.dark else "textual-dark"
 
@@ -566,6 +594,7 @@ def run_app(
     screenshot_dir: str = ".",
     record: str | None = None,
     baseline: Baseline | None = None,
+    present: bool = False,
 ) -> int:
     """Start the pairs, run the app, always clean up. Options were checked by the caller."""
     app = IpctopApp(
@@ -575,6 +604,7 @@ def run_app(
         screenshot_dir=screenshot_dir,
         record=record,
         baseline=baseline,
+        present=present,
     )
     with live_session():  # tells a served monitor that this box is busy
         try:
