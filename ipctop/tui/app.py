@@ -182,9 +182,13 @@ class IpctopApp(RecordActions, App[int]):
 
     def get_line_filters(self) -> Sequence[LineFilter]:
         # Last: it judges the colours the terminal will show, after Textual's filters.
-        if self._contrast_floor is None:
+        return [*super().get_line_filters(), self.contrast_floor]
+
+    @property
+    def contrast_floor(self) -> ContrastFloor:
+        if self._contrast_floor is None:  # the console knows its colour depth once it runs
             self._contrast_floor = ContrastFloor(self.console.color_system)
-        return [*super().get_line_filters(), self._contrast_floor]
+        return self._contrast_floor
 
     # -- layout ------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -444,18 +448,16 @@ class IpctopApp(RecordActions, App[int]):
 
     def action_present(self) -> None:
         """Presentation mode on or off: its own screen, and a 7:1 contrast floor while shown."""
-        floor = self._contrast_floor
+        floor = self.contrast_floor
         if self._present is None:
             self._present = PresentScreen()
-            if floor is not None:
-                floor.set_minimum(PRESENT_CONTRAST)
+            floor.set_minimum(PRESENT_CONTRAST)
             self.push_screen(self._present)  # it asks for a redraw once composed
         else:
             if self.screen is self._present:
                 self.pop_screen()
             self._present = None
-            if floor is not None:
-                floor.set_minimum(AA)
+            floor.set_minimum(AA)
             self.refresh()
         self._schedule_redraw()
 
