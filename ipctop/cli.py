@@ -20,10 +20,11 @@ COMMANDS = {
     "clean": "remove objects left by an ipctop that was killed",
     "replay": "play a record back in the monitor, read-only (no pairs start)",
     "serve": "serve the monitor to a browser through textual-serve (loopback)",
+    "matrix": "one-way latency between every pair of CPUs, by topology class",
 }
 
 
-STARTS_PAIRS = ("tui", "sweep", "run", "check")
+STARTS_PAIRS = ("tui", "sweep", "run", "check", "matrix")
 
 
 def _report_leftovers() -> None:

@@ -28,6 +28,7 @@ from ..analysis.verdicts import (
 from ..box import describe, read_box
 from ..engine.config import EngineConfig
 from ..engine.engine import ENGINES, Engine, resolve_engine
+from ..engine.latency import PairLatency, format_ns
 from ..errors import ResourceError, UnsupportedError
 from ..live.measure import RunResult, measure_engine
 from .common import cpu_text, resolve_cpus
@@ -153,13 +154,27 @@ def _run(
         events=tuple(dict.fromkeys(e for r in results for e in r.events)),
         seconds=sum(r.seconds for r in results),
         window_totals=tuple(r.total_ops_per_s for r in results),
+        latency=_latency(middle),
     )
     spread = spread_pct([r.total_ops_per_s for r in results])
     say(
         f"{reading.label:<34} {fmt_rate(reading.total_ops_per_s):>7} ops/s"
         f"  (spread {spread:.0f} % over {len(results)} windows)"
     )
+    if reading.latency is not None:
+        p = PairLatency.from_dict(reading.latency)
+        say(
+            f"{'':<34} round trip p50 {format_ns(p.rtt.p50)} p99 {format_ns(p.rtt.p99)}, "
+            f"one-way p50 {format_ns(p.oneway.p50)} p99 {format_ns(p.oneway.p99)}"
+        )
     return reading
+
+
+def _latency(middle: RunResult) -> dict[str, Any] | None:
+    """All pairs of the median window, with how they were timed."""
+    if middle.latency_all is None:
+        return None
+    return {**middle.latency_all.to_dict(), "note": middle.latency_note}
 
 
 def _measure(

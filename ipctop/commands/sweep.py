@@ -10,12 +10,14 @@ from ..analysis.scaling import ScalingPoint, scalability_pct
 from ..analysis.stats import WINDOW_S
 from ..box import read_box
 from ..engine.engine import Engine, resolve_engine
+from ..engine.latency import PairLatency
 from ..engine.opstats import format_op_stats
 from ..live.measure import RunResult, measure
 from ..live.priority import raise_monitor
-from ..output import tables
+from ..output import latency_text, tables
 from ..output.costs_table import format_costs
 from ..output.csvout import write_csv
+from ..output.latency_record import step_latency
 from ..output.record import Record, Step, StepThread, write_record
 from ..signals import Interrupted
 from .common import (
@@ -122,6 +124,7 @@ def _step(config, n: int, args: argparse.Namespace) -> Step:
         costs=middle.costs.to_dict() if middle.costs else None,
         ops=middle.ops,
         events=list(dict.fromkeys(e for r in runs for e in r.events)),
+        latency=step_latency(runs, middle),
     )
     return step
 
@@ -133,6 +136,9 @@ def _print_step(name: str, step: Step, ncpus: int) -> None:
     if step.ops:
         print(tables.format_table(["operation", "total/s", "avg/thread", "stddev", "min", "max"],
                                   format_op_stats(step.ops)))  # fmt: skip
+    if step.latency:
+        print(f"{step.latency['note']} (the median run):")
+        print(latency_text.table(PairLatency.from_dict(d) for d in step.latency["pairs"]))
     for e in step.events:
         print(f"! {e}")
 

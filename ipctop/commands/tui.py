@@ -29,7 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--present",
         action="store_true",
-        help="start in presentation mode: large figures, the curve, high contrast (key P)",
+        help="start in presentation mode: large figures, the curve, high contrast (key f)",
     )
     p.add_argument(
         "--theme",

@@ -49,6 +49,7 @@ from .screens.present import PresentScreen
 from .widgets.baseline_bar import BaselineBar
 from .widgets.cpus_panel import CpusPanel
 from .widgets.detail_panel import DetailPanel
+from .widgets.latency_panel import LatencyPanel
 from .widgets.run_header import RunHeader
 from .widgets.scaling_panel import ScalingPanel
 from .widgets.status_line import StatusLine
@@ -114,7 +115,10 @@ class IpctopApp(RecordActions, App[int]):
         Binding("t", "toggle_theme", "theme"),
         Binding("R", "toggle_record", "record", key_display="R"),
         Binding("b", "baseline", "baseline"),
-        Binding("P", "present", "present", key_display="P"),
+        Binding("f", "present", "present"),
+        Binding("l", "toggle_latency", "latency", show=False),
+        Binding("h", "latency_histogram", "histogram", show=False),
+        Binding("P", "toggle_curve_metric", "p99 curve", show=False),
         Binding("ctrl+c", "interrupt", "quit", show=False, priority=True),
     ]
 
@@ -135,7 +139,7 @@ class IpctopApp(RecordActions, App[int]):
         ("t", "toggle_theme", "switch light / dark theme"),
         ("R", "toggle_record", "record the session to a JSON file / stop and save it"),
         ("b", "baseline", "overlay a record's scaling curve and Diff % / hide it"),
-        ("P", "present", "presentation: large figures and the curve, high contrast"),
+        ("f", "present", "presentation: large figures and the curve, high contrast"),
         ("?", "help", "this help"),
         ("q", "quit", "quit: stop the pairs and remove every object"),
     ]
@@ -172,6 +176,7 @@ class IpctopApp(RecordActions, App[int]):
         self._busy = 0  # control operations in flight
         self._message = ""
         self._detail_on = False
+        self._latency_on = False
         self._sweep: AutoSweep | None = None
         self._sweep_timer: Any = None
         self._old_signals: dict[int, Any] = {}
@@ -203,6 +208,7 @@ class IpctopApp(RecordActions, App[int]):
             with Vertical(id="side"):
                 yield SwitchesPanel(id="switches", classes="panel")
                 yield DetailPanel(id="detail", classes="panel")
+                yield LatencyPanel(id="latency", classes="panel")
         yield TooSmall(id="too-small")
         yield StatusLine(id="status")
         yield Footer()
@@ -216,6 +222,7 @@ class IpctopApp(RecordActions, App[int]):
             "scaling": "Scaling",
             "switches": "Context switches",
             "detail": "Where the time goes",
+            "latency": "Latency, last interval (l; up/down: pair)",
         }
         for wid, title in titles.items():
             self.query_one(f"#{wid}").border_title = title
@@ -228,6 +235,7 @@ class IpctopApp(RecordActions, App[int]):
         self.switches_panel = self.query_one(SwitchesPanel)
         self.scaling_panel = self.query_one(ScalingPanel)
         self.detail_panel = self.query_one(DetailPanel)
+        self.latency_panel = self.query_one(LatencyPanel)
         self.theme_changed_signal.subscribe(self, lambda _theme: self._theme_changed())
         self._own_cpu(self.source.pair_tids())  # prime: the first reading means nothing
         self._own_cpu_at = time.monotonic()
@@ -328,6 +336,8 @@ class IpctopApp(RecordActions, App[int]):
         if self._detail_on and _shown(detail):
             live = self.source.controllable
             detail.update_from(s, "" if live else "these samples carry no detail")
+        if self._latency_on and _shown(self.latency_panel):
+            self.latency_panel.update_from(s)
 
     def on_resize(self) -> None:
         self._schedule_redraw()  # panels shown again by a larger size need their data
@@ -414,6 +424,35 @@ class IpctopApp(RecordActions, App[int]):
         self._control(f"compare with {name}", switch)
 
     # -- view actions ----------------------------------------------------------------
+    def action_toggle_latency(self) -> None:
+        self._latency_on = not self._latency_on
+        self.latency_panel.display = self._latency_on
+        self.query_one("#main").set_class(self._latency_on, "-latency")  # the side column
+        self._schedule_redraw()
+        self._say("latency panel on" if self._latency_on else "latency panel off")
+
+    def action_toggle_curve_metric(self) -> None:
+        panel = self.scaling_panel
+        panel.metric = "p99" if panel.metric == "ops" else "ops"
+        panel.redraw()
+        what = "round-trip p99 by pairs (P)" if panel.metric == "p99" else "total ops/s by pairs"
+        panel.border_subtitle = what
+        self._schedule_redraw()
+        self._say(f"scaling curve: {what}")
+
+    def action_latency_histogram(self) -> None:
+        from .screens.histogram import HistogramScreen
+
+        pair = self.latency_panel.selected
+        read = getattr(self.source, "latency_histogram", None)
+        series = read(pair) if read is not None else None
+        if not series:
+            why = "not timed" if read is not None else "a record carries percentiles only"
+            self._say(f"no histogram of pair {pair}: {why}", "warning")
+            return
+        note = "the ends' buckets (0.8 % wide), last interval, grouped on a log axis"
+        self.push_screen(HistogramScreen(f"pair {pair}", series, note))
+
     def action_toggle_detail(self) -> None:
         self._detail_on = not self._detail_on
         self.detail_panel.display = self._detail_on
