@@ -15,6 +15,7 @@ from test_tui_snapshots import app, settle
 
 from ipctop.analysis.scaling import ScalingPoint
 from ipctop.live.baseline import Baseline, load_baseline
+from ipctop.live.fixed_run import fixed_source as fixed_source_
 from ipctop.live.replay_source import ReplaySource
 from ipctop.output.record import read_record, write_record
 from ipctop.tui.app import IpctopApp
@@ -132,3 +133,24 @@ def test_tmux_presentation_mode_is_readable_at_7_to_1(theme: str) -> None:
         pane.quit()
     finally:
         pane.kill()
+
+
+def test_fake_fixed_run_with_a_baseline_without_a_curve_draws_and_says_so(tmp_path: Path) -> None:
+    """A record with no points as --baseline: the chart and presentation stay up and say so."""
+    base = _baseline((), tmp_path)
+
+    async def go() -> None:
+        a = IpctopApp(fixed_source_(), own_cpu=lambda _t: 1.4, baseline=base, present=True)
+        async with a.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            a.redraw_now()
+            await pilot.pause(0.3)
+            verdict = str(a.screen.query_one("#present-verdict").render())
+            assert "has no scaling curve" in verdict
+            await pilot.press("f")
+            await pilot.pause(0.3)
+            a.redraw_now()
+            await pilot.pause(0.3)
+            assert a.is_running
+
+    asyncio.run(go())

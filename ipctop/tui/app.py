@@ -307,6 +307,7 @@ class IpctopApp(RecordActions, App[int]):
         if self._sweep is not None:
             notes.append(self._sweep.describe())
         notes.extend(self._records_notes())
+        notes.extend(self.story_notes())
         self.run_header.update_from(self.info, self.session, None, notes)
         if self._present is not None:
             self._present.update_from(self.info, self.session, self.baseline)
@@ -338,6 +339,10 @@ class IpctopApp(RecordActions, App[int]):
             detail.update_from(s, "" if live else "these samples carry no detail")
         if self._latency_on and _shown(self.latency_panel):
             self.latency_panel.update_from(s)
+
+    def story_notes(self) -> list[str]:
+        """Header notes of a scripted demo (tui/demo_app.py); the monitor has none."""
+        return []
 
     def on_resize(self) -> None:
         self._schedule_redraw()  # panels shown again by a larger size need their data
@@ -636,9 +641,10 @@ def run_app(
     record: str | None = None,
     baseline: Baseline | None = None,
     present: bool = False,
+    make_app: Callable[..., IpctopApp] | None = None,
 ) -> int:
     """Start the pairs, run the app, always clean up. Options were checked by the caller."""
-    app = IpctopApp(
+    app = (make_app or IpctopApp)(
         source,
         sweep_step=sweep_step,
         theme=theme,
