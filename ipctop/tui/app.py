@@ -154,9 +154,11 @@ class IpctopApp(RecordActions, App[int]):
         own_cpu: Callable[[set[int]], float | None] | None = None,
         record: str | None = None,
         baseline: Baseline | None = None,
+        metrics: Callable[[Sample, Any, Session], None] | None = None,
         present: bool = False,
     ) -> None:
         super().__init__()
+        self.metrics = metrics  # publishes each fed sample to --metrics
         self._present_at_start = present
         self._present: PresentScreen | None = None
         self.source = source
@@ -273,6 +275,8 @@ class IpctopApp(RecordActions, App[int]):
             if comparable(old_info, self.info):
                 self.session.carry_curves(old)  # a workload switch: one curve per mechanism
         self.session.feed(msg.sample)
+        if self.metrics is not None:
+            self.metrics(msg.sample, self.info, self.session)
         for event in msg.sample.events:
             self.notify(event, severity="error", timeout=8)
         self._schedule_redraw()
@@ -640,6 +644,7 @@ def run_app(
     screenshot_dir: str = ".",
     record: str | None = None,
     baseline: Baseline | None = None,
+    metrics: Callable[[Sample, Any, Session], None] | None = None,
     present: bool = False,
     make_app: Callable[..., IpctopApp] | None = None,
 ) -> int:
@@ -651,6 +656,7 @@ def run_app(
         screenshot_dir=screenshot_dir,
         record=record,
         baseline=baseline,
+        metrics=metrics,
         present=present,
     )
     with live_session():  # tells a served monitor that this box is busy

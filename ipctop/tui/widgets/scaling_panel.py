@@ -195,6 +195,7 @@ class ScalingPanel(Vertical):
         lo, hi = min(xs), max(xs)
         top = max(top, 1.0)  # all zeros (a stalled start): plotext divides by the y range
         plt.xlim(lo - 0.5, hi + 0.5)
+        top = max(top, 1.0)  # every reading 0 (pairs not started yet): plotext divides by it
         plt.ylim(0, top * 1.15)
         plot.y_top = top * 1.15
         plt.xticks(list(range(lo, hi + 1)))
