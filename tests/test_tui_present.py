@@ -66,7 +66,9 @@ def test_fake_fixed_run_presentation_snapshot(snap_compare) -> None:
 def test_present_replay_of_a_record_without_a_curve_says_so(tmp_path: Path) -> None:
     path = tmp_path / "nocurve.json"
     rec = handmade_sweep()
-    write_record(path, replace(rec, steps=rec.steps[1:]))  # 2 pairs only: no 1-pair reading
+    write_record(
+        path, rec.model_copy(update={"steps": rec.steps[1:]})
+    )  # 2 pairs only: no 1-pair reading
     source = ReplaySource(read_record(path), speed=1000.0)
 
     async def go() -> None:
