@@ -63,13 +63,43 @@ def run(args: argparse.Namespace) -> int:
 
 def _gate(cmp: Comparison, threshold: float) -> int:
     regressions = cmp.regressions(threshold)
-    if not regressions:
+    unmatched = uncomparable(cmp)
+    if not regressions and not unmatched:
         print(f"\nno point more than {threshold:g} % below {cmp.labels[0]}")
         return EXIT_OK
-    print(f"\nregressions of more than {threshold:g} % against {cmp.labels[0]}:")
-    for r in regressions:
-        print(f"  {r.label} at {r.pairs} pair(s): {r.diff_pct:+.1f} %")
+    if regressions:
+        print(f"\nregressions of more than {threshold:g} % against {cmp.labels[0]}:")
+        for r in regressions:
+            print(f"  {r.label} at {r.pairs} pair(s): {r.diff_pct:+.1f} %")
+    if unmatched:
+        # A gate must not pass a point it could not compare.
+        print(f"\nnot comparable with {cmp.labels[0]}, so not passed:")
+        for line in unmatched:
+            print(f"  {line}")
     return EXIT_FAILED
+
+
+def uncomparable(cmp: Comparison) -> list[str]:
+    """Every (record, point) the gate cannot judge: missing on either side, or no rate."""
+    if not cmp.rows:
+        return ["no record has any point"]
+    out = []
+    for i, label in enumerate(cmp.labels[1:], start=1):
+        if all(row.totals[i] is None for row in cmp.rows):
+            out.append(f"{label}: no points at all")
+            continue
+        for row in cmp.rows:
+            if row.diffs[i] is not None:
+                continue
+            base, new = row.totals[0], row.totals[i]
+            if base is None:
+                why = f"the baseline has no {row.pairs}-pair point"
+            elif new is None:
+                why = f"no {row.pairs}-pair point"
+            else:
+                why = f"the baseline's {row.pairs}-pair total is {base:g}"
+            out.append(f"{label} at {row.pairs} pair(s): {why}")
+    return out
 
 
 def gnuplot_names(records: list[Record]) -> list[str]:

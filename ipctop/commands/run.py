@@ -36,6 +36,8 @@ def run(args: argparse.Namespace) -> int:
     # Raised before any thread exists, so the sampler inherits it and prints
     # on time when the pairs oversubscribe the CPUs; the ends drop back to 0.
     priority = raise_monitor()
+    # With --jsonl stdout carries only JSON, so a pipe into jq never chokes.
+    notes = sys.stderr if args.jsonl else sys.stdout
     with Engine(config) as engine:
         engine.start(args.pairs)
         over = " · oversubscribed" if engine.oversubscribed else ""
@@ -43,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"# ipctop run: {engine.describe()} · {args.pairs} pair(s) on CPUs "
             f"{cpu_text(cpus)}{over}{note}",
+            file=notes,
             flush=True,
         )
         printer = _jsonl if args.jsonl else _line
@@ -53,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"# total {result.total_ops_per_s:,.0f} ops/s over {result.seconds:.2f} s "
         f"(engine {engine.kind})",
+        file=notes,
         flush=True,
     )
     for event in result.events:

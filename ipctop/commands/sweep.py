@@ -14,6 +14,7 @@ from ..engine.measure import RunResult, measure
 from ..output import tables
 from ..output.costs_table import format_costs
 from ..output.csvout import write_csv
+from ..output.output_paths import check_output_file, write_or_keep
 from ..output.record import Record, Step, StepThread, write_record
 from ..priority import raise_monitor
 from ..signals import Interrupted
@@ -45,6 +46,12 @@ def run(args: argparse.Namespace) -> int:
     cpus = resolve_cpus(args.cpus)
     kind = resolve_engine(args.engine)
     configs = {n: engine_config(args, n, cpus) for n in names}
+    # Before any pair starts: a result that cannot be saved is found out now.
+    for name in names:
+        if args.json:
+            check_output_file(_path_for(args.json, name, len(names)), "--json")
+        if args.csv:
+            check_output_file(_path_for(args.csv, name, len(names)), "--csv")
     for c in configs.values():
         Engine(c).counters.close()  # validates workload x placement x engine before any run
     top = args.max_pairs or len(cpus)
@@ -76,8 +83,8 @@ def run(args: argparse.Namespace) -> int:
         status = -1
         raise
     finally:
-        _finish(records, names, args, status)
-    return 1 if any(r.events for r in records.values()) else 0
+        saved = _finish(records, names, args, status)
+    return 1 if any(r.events for r in records.values()) or not saved else 0
 
 
 def _new_record(box: dict, config, kind: str, args: argparse.Namespace) -> Record:
@@ -132,7 +139,8 @@ def _print_step(name: str, step: Step, ncpus: int) -> None:
         print(f"! {e}")
 
 
-def _finish(records: dict[str, Record], names: list[str], args, status: int) -> None:
+def _finish(records: dict[str, Record], names: list[str], args, status: int) -> bool:
+    """Print the summaries and write the files; False when a file went elsewhere."""
     for name in names:
         rec = records[name]
         for s in rec.steps:
@@ -147,14 +155,21 @@ def _finish(records: dict[str, Record], names: list[str], args, status: int) -> 
     if len(names) > 1 and any(records[n].points for n in names):
         print("\nside by side")
         print(_side_by_side(records, names))
+    saved = True
     for name in names:
         rec = records[name]
+        outputs = []
         if args.json:
-            path = _path_for(args.json, name, len(names))
-            write_record(path, rec)
-            print(f"record written to {path}", file=sys.stderr)
+            outputs.append(("record", args.json, write_record))
         if args.csv:
-            write_csv(_path_for(args.csv, name, len(names)), rec)
+            outputs.append(("CSV", args.csv, write_csv))
+        for what, base, writer in outputs:
+            said, ok = write_or_keep(
+                _path_for(base, name, len(names)), lambda p, w=writer, r=rec: w(p, r), what
+            )
+            saved = saved and ok
+            print(f"{'' if ok else 'ipctop: '}{said}", file=sys.stderr)
+    return saved
 
 
 def _side_by_side(records: dict[str, Record], names: list[str]) -> str:

@@ -34,6 +34,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..output.output_paths import check_output_dir, check_output_file
     from ..tui.app import run_app
 
+    # Before any pair starts: a record or screenshot that cannot be saved is exit 2 now.
+    if args.record:
+        check_output_file(args.record, "--record")
+    check_output_dir(args.screenshot_dir, "--screenshot-dir")
     return run_app(args)

@@ -36,6 +36,7 @@ from ..errors import IpctopError, UsageError
 from ..monitor import MonitorCpuMeter
 from ..signals import HANDLED, Interrupted
 from .baseline import Baseline, load_baseline
+from .crash_report import CrashReport
 from .live_lock import live_session
 from .mechanisms import comparable, next_mechanism
 from .record_actions import RecordActions
@@ -73,7 +74,7 @@ class SampleArrived(Message):
         self.generation = generation
 
 
-class IpctopApp(RecordActions, App[int]):
+class IpctopApp(CrashReport, RecordActions, App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "ipctop"
     HORIZONTAL_BREAKPOINTS = [(0, "-tiny"), (50, "-narrow"), (80, "-wide")]
@@ -570,4 +571,7 @@ def run_app(args: argparse.Namespace) -> int:
                 source.stop()
     if app.signalled is not None:
         raise Interrupted(app.signalled)
+    crashed = app.crash_line()
+    if crashed:
+        raise IpctopError(f"{crashed}; every pair was stopped and removed")
     return int(code or 0)

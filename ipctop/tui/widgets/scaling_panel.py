@@ -150,6 +150,10 @@ class ScalingPanel(Vertical):
             scal = scalability_pct(points, p.pairs)
             label = "settling" if not p.settled else ("-" if scal is None else f"{scal:.0f}%")
             plt.text(label, p.pairs, p.total_ops_per_s, alignment="center", color="red+")
+        if not top > 0:
+            # Every total is 0 (or NaN): draw them on a nominal axis; plotext
+            # divides by the y range and an empty range is a ZeroDivisionError.
+            top = 1.0
         lo, hi = min(xs), max(xs)
         plt.xlim(lo - 0.5, hi + 0.5)
         plt.ylim(0, top * 1.15)
