@@ -19,15 +19,17 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 class Terminal:
-    """`python -m ipctop ARGS` on a 120x40 pty; output is collected in a thread."""
+    """`python -m ipctop ARGS` (or `python ARGS`) on a 120x40 pty; output is read in a thread."""
 
-    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, *args: str, env: dict[str, str] | None = None, python_args: bool = False
+    ) -> None:
         master, slave = pty.openpty()
         ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
         full_env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"}
         full_env.update(env or {})
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "ipctop", *args],
+            [sys.executable, *args] if python_args else [sys.executable, "-m", "ipctop", *args],
             stdin=slave,
             stdout=slave,
             stderr=slave,
