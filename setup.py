@@ -43,6 +43,7 @@ native = Extension(
         "ipctop/native/loops_signal.c",
         "ipctop/native/loops_sysv_multi.c",
         "ipctop/native/stats.c",
+        "ipctop/native/latency.c",
     ],
     depends=["ipctop/native/native.h"],
     extra_compile_args=["-O2", "-Wall", "-std=gnu11"],

@@ -8,6 +8,7 @@ line on stderr and no traceback; the autouse fixture checks that nothing leaked.
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -21,6 +22,9 @@ from ipctop.output.bounded_read import MAX_RECORD_BYTES
 from ipctop.output.record import Record, Step, write_record
 
 root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root for a private mount namespace")
+
+
+NOISE = (-0.02, -0.01, 0.0, 0.01, 0.02)
 
 
 def make(path: Path, totals: list[float], kernel: str = "6.1.0") -> Path:
@@ -38,7 +42,10 @@ def make(path: Path, totals: list[float], kernel: str = "6.1.0") -> Path:
             "repeat": 1,
             "interval": None,
         },  # fmt: skip
-        steps=[Step(i + 1, t) for i, t in enumerate(totals)],
+        # Five windows each (planted ±2 % noise), so the gate has intervals to judge.
+        steps=[
+            Step(i + 1, t, windows=[t * math.exp(e) for e in NOISE]) for i, t in enumerate(totals)
+        ],
     )
     return write_record(path, rec)
 

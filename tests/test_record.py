@@ -114,6 +114,7 @@ def test_round_trip_sweep(tmp_path: Path) -> None:
         "costs",
         "ops",
         "events",
+        "windows",
     }
     assert step["costs"] is None and step["ops"] is None and step["events"] == []
     assert step["threads"][1] == {
@@ -225,7 +226,10 @@ def test_read_other_version(tmp_path: Path) -> None:
     d["schema"] = "ipctop.record/7"
     with pytest.raises(RecordError) as e:
         read_record(write_json(tmp_path / "record.json", d))
-    assert str(e.value) == "record.json is ipctop.record/7; this ipctop reads ipctop.record/1"
+    assert (
+        str(e.value)
+        == "record.json is ipctop.record/7; this ipctop reads ipctop.record/1 and ipctop.record/2"
+    )
 
 
 def test_read_not_a_record(tmp_path: Path) -> None:
@@ -420,3 +424,41 @@ def test_no_ui_imports() -> None:
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_version_1_record_still_reads_and_its_repeats_stand_in_for_windows(
+    tmp_path: Path,
+) -> None:
+    d = sweep_record().to_dict()
+    d["schema"] = "ipctop.record/1"
+    for step in d["steps"]:
+        del step["windows"]
+    for point in d["points"]:
+        del point["windows"]
+    back = read_record(write_json(tmp_path / "v1.json", d))
+    assert back.steps[0].windows == []
+    point = record_points(back)[0]
+    assert point.samples == (940_000.0, 948_005.0, 950_000.0)
+    assert point.summary.n == 3
+    # Written again, it is the current version.
+    again = json.loads(write_record(tmp_path / "again.json", back).read_text())
+    assert again["schema"] == SCHEMA == "ipctop.record/2"
+
+
+def test_version_2_windows_round_trip_and_make_the_interval(tmp_path: Path) -> None:
+    rec = sweep_record()
+    windows = [947_000.0 + 300 * i for i in range(10)]
+    rec.steps[0].windows = windows
+    rec.points = [ScalingPoint.from_repeats(1, rec.steps[0].repeats, windows=windows)]
+    back = read_record(write_record(tmp_path / "v2.json", rec))
+    assert back.steps[0].windows == windows
+    point = record_points(back)[0]
+    assert point.windows == tuple(windows)
+    assert point.total_ops_per_s == pytest.approx(947_000 + 300 * 4.5)
+    assert point.summary.n == 10
+
+
+def test_windows_that_are_not_numbers_are_a_problem() -> None:
+    d = sweep_record().to_dict()
+    d["steps"][0]["windows"] = [1.0, "fast"]
+    assert validate_record_dict(d) == ["steps[0].windows[1] should be a number, not string"]

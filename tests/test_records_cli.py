@@ -53,7 +53,10 @@ def bad_records(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     write_record(empty, Record(kind="session", box={}, config=_config()))
     return {
         "cut": (cut, "cut.json is truncated or not JSON"),
-        "newer": (newer, "newer.json is ipctop.record/9; this ipctop reads ipctop.record/1"),
+        "newer": (
+            newer,
+            "newer.json is ipctop.record/9; this ipctop reads ipctop.record/1 and ipctop.record/2",
+        ),
         "empty": (empty, "empty.json holds no samples and no sweep steps to replay"),
     }
 

@@ -138,13 +138,15 @@ def test_format_summary_seeds_figures() -> None:
     out = format_summary(pts).splitlines()
     assert out[0].split() == [
         "pairs", "total", "ops/s", "ops/s", "per", "pair",
-        "scalability", "[%]", "efficiency", "[%]", "spread", "[%]",
+        "scalability", "[%]", "efficiency", "[%]", "spread", "[%]", "n", "±95%", "[%]",
     ]  # fmt: skip
-    assert out[1].split() == ["1", "948,005", "948,005", "100.0", "100.0", "-"]
-    # spread = 100 * (1.8M - 1.7M) / 1,768,273
-    assert out[2].split() == ["2", "1,768,273", "884,137", "186.5", "93.3", "5.7"]
-    assert out[3].split() == ["3", "2,000,000", "~", "666,667", "211.0", "70.3", "-"]
+    assert out[1].split() == ["1", "948,005", "948,005", "100.0", "100.0", "-", "1", "-"]
+    # spread = 100 * (1.8M - 1.7M) / 1,768,273; three runs, too few for order
+    # statistics: t (4.302653 at 2 df) on the log rates gives half-width 7.2 %
+    assert out[2].split() == ["2", "1,768,273", "884,137", "186.5", "93.3", "5.7", "3", "±7.2"]
+    assert out[3].split() == ["3", "2,000,000", "~", "666,667", "211.0", "70.3", "-", "1", "-"]
     assert out[-1].startswith("~ not settled")
+    assert out[-2].startswith("n: windows")
 
 
 def test_fmt_int_rounds_and_separates() -> None:

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ipctop.analysis.stats import Summary, summarize
+
 
 def spread_pct(totals: Sequence[float]) -> float:
     """100 x (max - min) / median of repeated totals; 0 for a single run."""
@@ -40,6 +42,8 @@ class ScalingPoint:
     repeats: tuple[float, ...] = ()
     spread_pct: float | None = None
     settled: bool = True
+    # Window rates the point was built from (analysis.stats); empty in old records.
+    windows: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         # frozen: derived fields go through object.__setattr__
@@ -50,19 +54,36 @@ class ScalingPoint:
             object.__setattr__(self, "per_pair", per)
         if self.spread_pct is None:
             object.__setattr__(self, "spread_pct", spread_pct(repeats))
+        object.__setattr__(self, "windows", tuple(float(x) for x in self.windows))
+
+    @property
+    def samples(self) -> tuple[float, ...]:
+        """What an interval is built from: the windows, else (old records) the repeats."""
+        return self.windows or self.repeats
+
+    @property
+    def summary(self) -> Summary:
+        """n, median and 95 % interval of the point's samples."""
+        return summarize(self.samples)
 
     @classmethod
     def from_repeats(
-        cls, pairs: int, totals: Sequence[float], settled: bool = True
+        cls,
+        pairs: int,
+        totals: Sequence[float],
+        settled: bool = True,
+        windows: Sequence[float] = (),
     ) -> ScalingPoint:
-        """A point whose total is the median of repeated runs (robust to one bad run)."""
+        """A point whose total is the median of its windows when it has them, else
+        of repeated runs (robust to one bad run either way)."""
         if not totals:
             raise ValueError("a scaling point needs at least one total")
         return cls(
             pairs=pairs,
-            total_ops_per_s=float(statistics.median(totals)),
+            total_ops_per_s=float(statistics.median(windows or totals)),
             repeats=tuple(float(x) for x in totals),
             settled=settled,
+            windows=tuple(windows),
         )
 
 

@@ -69,6 +69,29 @@ def add_workload_options(p: argparse.ArgumentParser, many: bool = False) -> None
         default=128,
         help="sysv-sem-multi: semaphores in the one shared array (default 128)",
     )
+    add_latency_options(p)
+
+
+def add_latency_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--no-latency",
+        dest="latency",
+        action="store_false",
+        help="do not time rounds in the native ends (they do by default)",
+    )
+    p.add_argument(
+        "--latency-every",
+        type=count(1, 1_000_000),
+        default=1,
+        metavar="K",
+        help="time one round in K (default 1: every round)",
+    )
+    p.add_argument(
+        "--rt",
+        type=count(1, 99),
+        metavar="PRIO",
+        help="run the ends SCHED_FIFO at this priority (needs CAP_SYS_NICE or ulimit -r)",
+    )
 
 
 def resolve_cpus(spec: str | None) -> list[int]:
@@ -96,6 +119,9 @@ def engine_config(args: argparse.Namespace, workload: str, cpus: list[int]) -> E
         engine=args.engine,
         threads=getattr(args, "threads", None),
         sems=getattr(args, "sems", 128),
+        latency=getattr(args, "latency", True),
+        latency_every=getattr(args, "latency_every", 1),
+        rt=getattr(args, "rt", None),
     )
 
 

@@ -32,23 +32,43 @@ def percent(text: str) -> float:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("records", nargs="+", metavar="RECORD.json", help="the first is the baseline")
+    p.add_argument(
+        "records",
+        nargs="+",
+        metavar="RECORD.json",
+        help="the first is the baseline; with --vs, all of these are pooled as the baseline",
+    )
+    p.add_argument(
+        "--vs",
+        nargs="+",
+        metavar="RECORD.json",
+        help="records pooled as the new side (repeated runs or separate sessions)",
+    )
     p.add_argument("--plot", action="store_true", help="draw the curves in the terminal")
     p.add_argument("--gnuplot", metavar="DIR", help='write one "pairs total" file per record')
     p.add_argument(
         "--fail-below",
         type=percent,
         metavar="PCT",
-        help="exit 1 when any point is more than PCT %% below the first record",
+        help="exit 1 when a settled point's whole 95 %% interval lies more than PCT %% "
+        "below the baseline",
     )
-    p.add_argument("--force", action="store_true", help="compare different workloads anyway")
+    p.add_argument(
+        "--force", action="store_true", help="compare records that differ in setting anyway"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    if len(args.records) < 2:
+    if args.vs is None and len(args.records) < 2:
         raise UsageError("compare needs at least two records (the first is the baseline)")
-    records = [read_record(path) for path in args.records]
-    cmp = compare(records, force=args.force)
+    records = [read_record(path) for path in args.records + (args.vs or [])]
+    if args.vs is not None:
+        sides: list = [records[: len(args.records)], records[len(args.records) :]]
+    else:
+        sides = records
+    cmp = compare(sides, force=args.force)
+    for line in noise_lines(records):
+        print(line)
     print(format_comparison(cmp))
     if args.plot:
         print()
@@ -62,17 +82,33 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _gate(cmp: Comparison, threshold: float) -> int:
-    regressions = cmp.regressions(threshold)
+    # A gate must not pass a point it could not compare: missing on a side, or no rate.
     unmatched = uncomparable(cmp)
+    have = [r for r in cmp.rows if any(d is not None for d in r.intervals)]
+    if not have and not unmatched:
+        raise UsageError(
+            "--fail-below needs an interval: no point has at least 2 windows on both sides"
+        )
+    regressions = cmp.regressions(threshold)
     if not regressions and not unmatched:
-        print(f"\nno point more than {threshold:g} % below {cmp.labels[0]}")
+        if not cmp.decidable:
+            print(f"\nno settled point to judge against {cmp.labels[0]}: not passed")
+            return EXIT_FAILED
+        print(
+            f"\nno point whose whole 95 % interval lies more than {threshold:g} % below "
+            f"{cmp.labels[0]} ({cmp.decidable} judged)"
+        )
         return EXIT_OK
     if regressions:
-        print(f"\nregressions of more than {threshold:g} % against {cmp.labels[0]}:")
+        print(
+            f"\nregressions of more than {threshold:g} % against {cmp.labels[0]} "
+            "(whole interval):"
+        )
         for r in regressions:
-            print(f"  {r.label} at {r.pairs} pair(s): {r.diff_pct:+.1f} %")
+            print(
+                f"  {r.label} at {r.pairs} pair(s): {r.diff_pct:+.1f} % (at most {r.high_pct:+.1f})"
+            )
     if unmatched:
-        # A gate must not pass a point it could not compare.
         print(f"\nnot comparable with {cmp.labels[0]}, so not passed:")
         for line in unmatched:
             print(f"  {line}")
@@ -80,7 +116,7 @@ def _gate(cmp: Comparison, threshold: float) -> int:
 
 
 def uncomparable(cmp: Comparison) -> list[str]:
-    """Every (record, point) the gate cannot judge: missing on either side, or no rate."""
+    """Every (side, point) the gate cannot judge: missing on either side, or no rate."""
     if not cmp.rows:
         return ["no record has any point"]
     out = []
@@ -99,6 +135,20 @@ def uncomparable(cmp: Comparison) -> list[str]:
             else:
                 why = f"the baseline's {row.pairs}-pair total is {base:g}"
             out.append(f"{label} at {row.pairs} pair(s): {why}")
+    return out
+
+
+def noise_lines(records: list[Record]) -> list[str]:
+    """The box's noise floor, from records whose check measured one."""
+    out = []
+    for r in records:
+        floor = getattr(r, "noise", None)
+        if floor:
+            out.append(
+                f"noise floor of {r.name}'s box: ±{floor['pct']:.1f} % "
+                f"(A/A, {floor['seconds']:g} s, n={floor['n']})"
+            )
+>>>>>>> main
     return out
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..analysis.opstats import format_op_stats
 from ..analysis.scaling import ScalingPoint, scalability_pct
+from ..analysis.stats import WINDOW_S
 from ..box import read_box
 from ..engine.engine import Engine, resolve_engine
 from ..engine.measure import RunResult, measure
@@ -73,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
                 step = _step(configs[name], n, args)
                 records[name].steps.append(step)
                 records[name].points.append(
-                    ScalingPoint.from_repeats(n, step.repeats, settled=True)
+                    ScalingPoint.from_repeats(n, step.repeats, settled=True, windows=step.windows)
                 )
                 if not args.quiet:
                     _print_step(name, step, len(cpus))
@@ -101,21 +102,25 @@ def _new_record(box: dict, config, kind: str, args: argparse.Namespace) -> Recor
             "warmup": args.warmup,
             "repeat": args.repeat,
             "interval": None,
+            "window_s": WINDOW_S,
         },
     )
 
 
 def _step(config, n: int, args: argparse.Namespace) -> Step:
     runs: list[RunResult] = [
-        measure(config, n, args.seconds, args.warmup) for _ in range(args.repeat)
+        measure(config, n, args.seconds, args.warmup, interval=WINDOW_S) for _ in range(args.repeat)
     ]
     totals = [r.total_ops_per_s for r in runs]
+    # Every run's windows, pooled: the step's figure is their median, with an interval.
+    windows = [w for r in runs for w in r.windows]
     # The matrix shown is the run whose total is the median, not a lucky one.
     middle = sorted(runs, key=lambda r: r.total_ops_per_s)[len(runs) // 2]
     step = Step(
         pairs=n,
-        total_ops_per_s=ScalingPoint.from_repeats(n, totals).total_ops_per_s,
+        total_ops_per_s=ScalingPoint.from_repeats(n, totals, windows=windows).total_ops_per_s,
         repeats=totals,
+        windows=windows,
         oversubscribed=middle.oversubscribed,
         threads=[
             StepThread(t.pair, t.role, t.cpu, t.ops_per_s, t.rounds, t.errors)

@@ -11,6 +11,8 @@ import mmap
 import struct
 from typing import NamedTuple
 
+from .latency import LatencyBlock
+
 SLOT_SIZE = 128
 NOPS = 6
 # rounds, errors, tid, state, last_errno, stop, bad_value, ops[6], failed_op
@@ -50,6 +52,7 @@ class CounterBlock:
     def __init__(self, capacity: int = 4096) -> None:
         self.capacity = capacity
         self.buf = mmap.mmap(-1, capacity * SLOT_SIZE)
+        self.latency = LatencyBlock(capacity)  # the slots are full: timing has its own
         self._free = list(range(capacity - 1, -1, -1))
 
     def allocate(self) -> int:
@@ -58,6 +61,7 @@ class CounterBlock:
         slot = self._free.pop()
         off = slot * SLOT_SIZE
         self.buf[off : off + SLOT_SIZE] = bytes(SLOT_SIZE)
+        self.latency.clear(slot)
         return slot
 
     def release(self, slot: int) -> None:
@@ -108,6 +112,7 @@ class CounterBlock:
 
     def close(self) -> None:
         self.buf.close()
+        self.latency.close()
 
 
 class EndStats(NamedTuple):

@@ -15,8 +15,10 @@ from ..signals import deferred
 from . import objects
 from .counters import ENDED, CounterBlock, SlotWriter
 from .forker import Forker
+from .latency import TIMED
 from .objects import _native
 from .placement import MODES, check_placement, oversubscribed
+from .realtime import check_rt
 from .reaper import ReaperClient
 from .workloads import WORKLOADS, PairResources, Workload, make_workload
 
@@ -45,6 +47,9 @@ class EngineConfig:
     engine: str = "auto"
     threads: int | None = None  # sysv-sem-multi: threads in all (default 4 per CPU)
     sems: int = 128  # sysv-sem-multi: semaphores in the one shared array
+    latency: bool = True  # time rounds in the native ends (see latency.py)
+    latency_every: int = 1  # time one round in this many
+    rt: int | None = None  # SCHED_FIFO priority of the ends; None: normal scheduling
 
 
 @dataclass
@@ -95,6 +100,10 @@ class Engine:
         self.workload.configure(config)
         self.workload.check(config.placement, self.kind)
         self.cpus = list(config.cpus)
+        if config.latency_every < 1:
+            raise UsageError("--latency-every must be at least 1")
+        if config.rt is not None and self.kind != "native":
+            raise UsageError("--rt needs the native engine (Python ends cannot run SCHED_FIFO)")
         self.counters = CounterBlock()
         self.pairs: list[Pair] = []
         self.events: deque[str] = deque(maxlen=200)
@@ -108,6 +117,8 @@ class Engine:
     def start(self, pairs: int = 0) -> None:
         with self._lock:
             if not self._opened:
+                if self.config.rt is not None:
+                    check_rt(self.config.rt)
                 with deferred():
                     self._opened = True
                     self.reaper = ReaperClient()
@@ -201,6 +212,30 @@ class Engine:
             text += f" ({self.workload.python_note})"
         return text
 
+    @property
+    def timing(self) -> bool:
+        """True when the ends time their rounds."""
+        return self.kind == "native" and self.config.latency and self.config.workload in TIMED
+
+    def pause_timing(self, paused: bool) -> None:
+        """Stop or resume timing in every end while the loops run (for measuring its cost)."""
+        for end in self.ends():
+            self.counters.latency.pause(end.slot, paused)
+
+    @property
+    def latency_note(self) -> str:
+        """How rounds are timed, or why not: printed with every latency figure."""
+        c = self.config
+        if self.kind != "native":
+            return "latency n/a (the Python engine does not time rounds)"
+        if c.workload not in TIMED:
+            return f"latency n/a ({c.workload} has no two-end token to time)"
+        if not c.latency:
+            return "latency off (--no-latency)"
+        if c.latency_every > 1:
+            return f"latency: 1 round in {c.latency_every} timed (CLOCK_MONOTONIC)"
+        return "latency: every round timed (CLOCK_MONOTONIC)"
+
     def poll(self) -> list[str]:
         """Reap finished ends; a pair whose end died is failed, the others go on."""
         new: list[str] = []
@@ -220,6 +255,7 @@ class Engine:
     # -- internals -------------------------------------------------------------
     def _launch(self, pair: Pair, end: End, role: int) -> None:
         args = pair.res.args[role]
+        timed = self._timed_args(pair, role)
         if self.config.mode == "processes":
             assert self._forker is not None
             if self.kind == "native":
@@ -232,6 +268,7 @@ class Engine:
                     -1 if end.bound_cpu is None else end.bound_cpu,
                     args,
                     pair.res.shm,
+                    *timed,
                 )
             else:
                 pid = self._forker.call(self._fork_python, pair, end, role)
@@ -256,9 +293,18 @@ class Engine:
                 -1 if end.bound_cpu is None else end.bound_cpu,
                 pair.res.args[role],
                 pair.res.shm,
+                *self._timed_args(pair, role),
             )
         except Exception as exc:  # reported by poll(): the slot never reached "running"
             self.events.append(f"pair {pair.index} {end.role}: {exc}")
+
+    def _timed_args(self, pair: Pair, role: int) -> tuple:
+        """The latency block, the peer's slot, 1-in-K and the SCHED_FIFO priority."""
+        rt = self.config.rt or 0
+        if not self.timing or len(pair.ends) != 2:
+            return (None, -1, 1, rt) if rt else ()
+        peer = pair.ends[1 - role].slot
+        return (self.counters.latency.buf, peer, self.config.latency_every, rt)
 
     def _run_python(self, pair: Pair, end: End, role: int) -> None:
         writer = SlotWriter(self.counters, end.slot)

@@ -57,6 +57,8 @@ static int psem_pingpong(struct end_ctx *c)
         }
         if (stop_requested(s))
             break;
+        lat_woken(c);
+        lat_post(c);
         if (sem_post(peer) < 0)
             return errno;
         count_round(s, ++n);
@@ -73,6 +75,7 @@ static int mq_pingpong(struct end_ctx *c)
     uint64_t n = 0;
 
     if (c->role == 0) {
+        lat_post(c);
         while (mq_send(peer, buf, sizeof(buf), 0) < 0) {
             if (errno != EINTR)
                 return errno;
@@ -86,6 +89,8 @@ static int mq_pingpong(struct end_ctx *c)
         }
         if (stop_requested(s))
             break;
+        lat_woken(c);
+        lat_post(c);
         while (mq_send(peer, buf, sizeof(buf), 0) < 0) {
             if (errno != EINTR)
                 return errno;

@@ -70,8 +70,11 @@ static int signal_loop(struct end_ctx *c, struct signal_area *a, const sigset_t 
         struct timespec pause = {0, 100000};
         nanosleep(&pause, NULL);
     }
-    if (c->role == 0 && (err = send_token(a, peer)))
-        return err;
+    if (c->role == 0) {
+        lat_post(c);
+        if ((err = send_token(a, peer)))
+            return err;
+    }
     while (!stop_requested(s)) {
         if (sigwaitinfo(set, NULL) < 0) {
             if (errno == EINTR)
@@ -80,6 +83,8 @@ static int signal_loop(struct end_ctx *c, struct signal_area *a, const sigset_t 
         }
         if (stop_requested(s))
             break;
+        lat_woken(c);
+        lat_post(c);
         if ((err = send_token(a, peer)))
             return err == ESRCH && stop_requested(s) ? 0 : err;
         count_round(s, ++n);

@@ -45,6 +45,8 @@ static int spin_loop(struct end_ctx *c, int yield)
             else
                 cpu_relax();
         }
+        lat_woken(c);
+        lat_post(c);
         __atomic_store_n(flag, give, __ATOMIC_RELEASE);
         count_round(s, ++n);
     }

@@ -33,8 +33,11 @@ static int stream_pingpong(struct end_ctx *c)
 
     if (len < 1 || len > sizeof(buf))
         return EINVAL;
-    if (c->role == 0 && (err = put(out, len)))
-        return err;
+    if (c->role == 0) {
+        lat_post(c);
+        if ((err = put(out, len)))
+            return err;
+    }
     while (!stop_requested(s)) {
         ssize_t got = read(in, &buf, len);
         if (got < 0) {
@@ -46,6 +49,8 @@ static int stream_pingpong(struct end_ctx *c)
             return stop_requested(s) ? 0 : EPIPE;
         if (stop_requested(s))
             break;
+        lat_woken(c);
+        lat_post(c);
         if ((err = put(out, len)))
             return err;
         count_round(s, ++n);

@@ -37,8 +37,11 @@ static int msg_pingpong(struct end_ctx *c)
     uint64_t n = 0;
     int err;
 
-    if (c->role == 0 && (err = snd(id, &m)))
-        return err;
+    if (c->role == 0) {
+        lat_post(c);
+        if ((err = snd(id, &m)))
+            return err;
+    }
     while (!stop_requested(s)) {
         if (msgrcv(id, &m, PAYLOAD, mine, 0) < 0) {
             if (errno == EINTR)
@@ -53,8 +56,10 @@ static int msg_pingpong(struct end_ctx *c)
             __atomic_store_n(&s->errors, s->errors + 1, __ATOMIC_RELAXED);
             continue;
         }
+        lat_woken(c);
         m.mtype = peer;
         m.pair = pair;
+        lat_post(c);
         if ((err = snd(id, &m)))
             return err;
         count_round(s, ++n);
@@ -77,6 +82,8 @@ static int sem_pingpong(struct end_ctx *c)
                 continue;
             return errno;
         }
+        lat_woken(c);
+        lat_post(c);
         while (semop(id, &up, 1) < 0) {
             if (errno != EINTR)
                 return errno;

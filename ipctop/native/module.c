@@ -51,7 +51,7 @@ static loop_fn find_loop(const char *name)
 }
 
 /* Runs one end to completion; records tid, state and errno in its slot. */
-static int run_loop(loop_fn loop, struct end_ctx *ctx, int cpu)
+static int run_loop(loop_fn loop, struct end_ctx *ctx, int cpu, int rt)
 {
     struct end_slot *s = ctx->slot;
     int err;
@@ -74,6 +74,16 @@ static int run_loop(loop_fn loop, struct end_ctx *ctx, int cpu)
             return err;
         }
     }
+    if (rt > 0) {
+        /* rt-tests' -p: this thread only (a pid of 0 is the calling thread). */
+        struct sched_param sp = {.sched_priority = rt};
+        if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0) {
+            err = errno;
+            s->last_errno = err;
+            __atomic_store_n(&s->state, ST_FAILED, __ATOMIC_RELEASE);
+            return err;
+        }
+    }
     __atomic_store_n(&s->state, ST_RUNNING, __ATOMIC_RELEASE);
     err = loop(ctx);
     s->last_errno = err;
@@ -88,9 +98,12 @@ struct prepared {
     loop_fn loop;
     struct end_ctx ctx;
     int cpu;
+    int rt;
     Py_buffer counters;
     Py_buffer shm;
     int have_shm;
+    Py_buffer lat;
+    int have_lat;
 };
 
 static void release(struct prepared *p)
@@ -98,18 +111,42 @@ static void release(struct prepared *p)
     PyBuffer_Release(&p->counters);
     if (p->have_shm)
         PyBuffer_Release(&p->shm);
+    if (p->have_lat)
+        PyBuffer_Release(&p->lat);
 }
 
-/* Parses (counters, slot, workload, role, cpu, args[, shm]). */
+/* The end's latency area and its peer's, in the block `lat` (None: untimed). */
+static int prepare_latency(struct prepared *p, PyObject *lat, Py_ssize_t slot, Py_ssize_t peer,
+                           unsigned int every)
+{
+    if (lat == Py_None)
+        return 0;
+    if (PyObject_GetBuffer(lat, &p->lat, PyBUF_WRITABLE) < 0)
+        return -1;
+    p->have_lat = 1;
+    Py_ssize_t areas = p->lat.len / IPCTOP_LAT_AREA;
+    if (slot >= areas || peer < 0 || peer >= areas || every < 1) {
+        PyErr_SetString(PyExc_ValueError, "latency area outside its block, or every < 1");
+        return -1;
+    }
+    p->ctx.lat = (struct lat_area *)((char *)p->lat.buf + slot * IPCTOP_LAT_AREA);
+    p->ctx.peer_lat = (struct lat_area *)((char *)p->lat.buf + peer * IPCTOP_LAT_AREA);
+    p->ctx.lat_every = every;
+    p->ctx.lat_left = 1; /* the first round is timed */
+    return 0;
+}
+
+/* Parses (counters, slot, workload, role, cpu, args[, shm[, lat, peer_slot, every, rt]]). */
 static int prepare(PyObject *a, struct prepared *p)
 {
-    Py_ssize_t slot;
+    Py_ssize_t slot, peer = -1;
     const char *name;
-    PyObject *args, *shm = Py_None;
+    PyObject *args, *shm = Py_None, *lat = Py_None;
+    unsigned int every = 1;
 
     memset(p, 0, sizeof(*p));
-    if (!PyArg_ParseTuple(a, "w*nsiiO|O", &p->counters, &slot, &name, &p->ctx.role, &p->cpu,
-                          &args, &shm))
+    if (!PyArg_ParseTuple(a, "w*nsiiO|OOnIi", &p->counters, &slot, &name, &p->ctx.role, &p->cpu,
+                          &args, &shm, &lat, &peer, &every, &p->rt))
         return -1;
     if (slot < 0 || (slot + 1) * IPCTOP_SLOT_SIZE > p->counters.len) {
         PyBuffer_Release(&p->counters);
@@ -150,6 +187,10 @@ static int prepare(PyObject *a, struct prepared *p)
         p->ctx.shm = p->shm.buf;
         p->ctx.shm_len = (size_t)p->shm.len;
     }
+    if (prepare_latency(p, lat, slot, peer, every) < 0) {
+        release(p);
+        return -1;
+    }
     p->ctx.slot = (struct end_slot *)((char *)p->counters.buf + slot * IPCTOP_SLOT_SIZE);
     return 0;
 }
@@ -162,7 +203,7 @@ static PyObject *run_end(PyObject *self, PyObject *a)
     if (prepare(a, &p) < 0)
         return NULL;
     Py_BEGIN_ALLOW_THREADS
-    err = run_loop(p.loop, &p.ctx, p.cpu);
+    err = run_loop(p.loop, &p.ctx, p.cpu, p.rt);
     Py_END_ALLOW_THREADS
     release(&p);
     return PyLong_FromLong(err);
@@ -188,7 +229,7 @@ static PyObject *fork_end(PyObject *self, PyObject *a)
         signal(SIGPIPE, SIG_IGN);
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        _exit(run_loop(p.loop, &p.ctx, p.cpu) ? 1 : 0);
+        _exit(run_loop(p.loop, &p.ctx, p.cpu, p.rt) ? 1 : 0);
     }
     int err = errno;
     release(&p);
@@ -406,9 +447,14 @@ static PyObject *workloads(PyObject *self, PyObject *unused)
     return out;
 }
 
+PyObject *ipctop_lat_take(PyObject *self, PyObject *a);
+PyObject *ipctop_lat_summary(PyObject *self, PyObject *a);
+PyObject *ipctop_lat_bucket(PyObject *self, PyObject *a);
+
 static PyMethodDef methods[] = {
     {"run_end", run_end, METH_VARARGS,
-     "run_end(counters, slot, workload, role, cpu, args[, shm]) -> errno; GIL released"},
+     "run_end(counters, slot, workload, role, cpu, args[, shm[, lat, peer, every, rt]]) -> errno; "
+     "GIL released"},
     {"fork_end", fork_end, METH_VARARGS,
      "fork_end(counters, slot, workload, role, cpu, args[, shm]) -> pid of a C-only child"},
     {"msg_create", msg_create, METH_VARARGS, "msg_create(key, mode) -> msqid (IPC_EXCL)"},
@@ -422,6 +468,11 @@ static PyMethodDef methods[] = {
      "mq_create(name, mode, maxmsg, msgsize) -> mqd (O_EXCL)"},
     {"mq_unlink", mq_remove, METH_VARARGS, "mq_unlink(name) -> False if already gone"},
     {"workloads", workloads, METH_NOARGS, "names of the workloads with a native loop"},
+    {"lat_take", ipctop_lat_take, METH_VARARGS,
+     "lat_take(src, offset, prev, acc): acc += histogram at offset - prev; prev = it"},
+    {"lat_summary", ipctop_lat_summary, METH_VARARGS,
+     "lat_summary(acc, quantiles) -> (count, sum_ns, values_ns, max_ns)"},
+    {"lat_bucket", ipctop_lat_bucket, METH_VARARGS, "lat_bucket(ns) -> bucket index"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -430,7 +481,11 @@ static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "ipctop._native", NUL
 PyMODINIT_FUNC PyInit__native(void)
 {
     PyObject *m = PyModule_Create(&moddef);
-    if (m && PyModule_AddIntConstant(m, "SLOT_SIZE", IPCTOP_SLOT_SIZE) < 0) {
+    if (m && (PyModule_AddIntConstant(m, "SLOT_SIZE", IPCTOP_SLOT_SIZE) < 0 ||
+              PyModule_AddIntConstant(m, "LAT_AREA", IPCTOP_LAT_AREA) < 0 ||
+              PyModule_AddIntConstant(m, "LAT_BUCKETS", LAT_BUCKETS) < 0 ||
+              PyModule_AddIntConstant(m, "LAT_RTT", offsetof(struct lat_area, rtt)) < 0 ||
+              PyModule_AddIntConstant(m, "LAT_ONEWAY", offsetof(struct lat_area, oneway)) < 0)) {
         Py_DECREF(m);
         return NULL;
     }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <errno.h>
+#include <time.h>
 
 #define IPCTOP_SLOT_SIZE 128
 #define IPCTOP_MAX_ARGS 8
@@ -47,12 +48,45 @@ struct end_slot {
 
 _Static_assert(sizeof(struct end_slot) == IPCTOP_SLOT_SIZE, "slot must be 128 bytes");
 
+/* Per-round latency. The counter slot is full, so each end also owns one
+ * area of a second MAP_SHARED block (same index as its slot). Buckets are
+ * log-linear as in HdrHistogram: exact below 128 ns, then 64 per power of two,
+ * so a bucket is at most 1/64 of its value wide and its midpoint is within
+ * 0.8 % of any value in it; the top bucket holds everything from 2^36 ns (69 s). */
+#define LAT_SUB 128
+#define LAT_HALF 64
+#define LAT_TOP_BIT 36
+#define LAT_BUCKETS (LAT_SUB + (LAT_TOP_BIT - 7) * LAT_HALF)
+#define IPCTOP_LAT_AREA 32768
+
+struct lat_hist {
+    volatile uint64_t sum_ns;
+    volatile uint64_t b[LAT_BUCKETS];
+};
+
+struct lat_area {
+    volatile uint64_t stamp;  /* CLOCK_MONOTONIC just before this end's last timed post */
+    char pad0[56];            /* the stamp alone on the line its peer reads */
+    volatile uint32_t paused; /* written by the monitor: nonzero stops timing, not the loop */
+    char pad1[60];
+    struct lat_hist rtt;      /* own post to the next wake-up: the round trip */
+    struct lat_hist oneway;   /* peer's stamp to this end's wake-up */
+};
+
+_Static_assert(sizeof(struct lat_area) <= IPCTOP_LAT_AREA, "latency area too small");
+
 struct end_ctx {
     struct end_slot *slot;
     int role;                       /* 0: the end that starts, 1: its peer */
     long arg[IPCTOP_MAX_ARGS];
     char *shm;                      /* optional shared area (futex words, sems, flags) */
     size_t shm_len;
+    struct lat_area *lat;           /* NULL: rounds are not timed */
+    const struct lat_area *peer_lat;
+    uint64_t lat_posted;            /* when this end's pending timed post was stamped */
+    uint64_t lat_seen;              /* the peer stamp last counted */
+    uint64_t lat_woke;              /* the clock read at this round's wake-up, or 0 */
+    uint32_t lat_every, lat_left;
 };
 
 /* A loop returns 0 when it stopped on request, or the errno that ended it. */
@@ -100,6 +134,80 @@ static inline void count_round(struct end_slot *s, uint64_t n)
     req = __atomic_load_n(&s->stats_req, __ATOMIC_RELAXED);
     if (__builtin_expect(req != s->stats_ack, 0))
         ipctop_publish_stats(s, req);
+}
+
+static inline uint64_t lat_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t); /* vDSO: no syscall */
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static inline unsigned lat_bucket(uint64_t v)
+{
+    if (v < LAT_SUB)
+        return (unsigned)v;
+    int e = 63 - __builtin_clzll(v);
+    if (e >= LAT_TOP_BIT)
+        return LAT_BUCKETS - 1;
+    return LAT_SUB + (unsigned)(e - 7) * LAT_HALF + (unsigned)((v >> (e - 6)) - LAT_HALF);
+}
+
+/* Single writer: plain increments, stored whole so a reader never sees half. */
+static inline void lat_add(struct lat_hist *h, uint64_t v)
+{
+    unsigned i = lat_bucket(v);
+    __atomic_store_n(&h->b[i], h->b[i] + 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&h->sum_ns, h->sum_ns + v, __ATOMIC_RELAXED);
+}
+
+/* Call just before the call that wakes the peer. The loops post right after
+ * they wake, with nothing in between but a few stores, so the clock read at
+ * the wake-up is this stamp too: one read per end per round, not two. */
+static inline void lat_post(struct end_ctx *c)
+{
+    if (!c->lat)
+        return;
+    uint64_t woke = c->lat_woke;
+    c->lat_woke = 0;
+    if (c->lat_left > 1) {
+        c->lat_left--;
+        return;
+    }
+    if (__atomic_load_n(&c->lat->paused, __ATOMIC_RELAXED))
+        return;
+    c->lat_left = c->lat_every;
+    c->lat_posted = woke ? woke : lat_now();
+    __atomic_store_n(&c->lat->stamp, c->lat_posted, __ATOMIC_RELEASE);
+}
+
+/* Call when the call that waited for the peer returns with its token. A
+ * stamp not seen before is the peer's post that woke us (the ping-pong lets
+ * neither end post twice in a row); a round not timed costs one load. */
+static inline void lat_woken(struct end_ctx *c)
+{
+    if (!c->lat)
+        return;
+    uint64_t s = __atomic_load_n(&c->peer_lat->stamp, __ATOMIC_ACQUIRE);
+    if (s == c->lat_seen && !c->lat_posted)
+        return;
+    if (__atomic_load_n(&c->lat->paused, __ATOMIC_RELAXED)) {
+        /* consumed, not counted: a stamp from before a pause never counts later */
+        c->lat_seen = s;
+        c->lat_posted = 0;
+        return;
+    }
+    uint64_t t = lat_now();
+    c->lat_woke = t;
+    if (s != c->lat_seen) {
+        c->lat_seen = s;
+        if (t >= s)
+            lat_add(&c->lat->oneway, t - s);
+    }
+    if (c->lat_posted) {
+        lat_add(&c->lat->rtt, t - c->lat_posted);
+        c->lat_posted = 0;
+    }
 }
 
 #endif

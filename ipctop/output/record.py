@@ -1,4 +1,8 @@
-"""The versioned JSON record of a sweep or a live session ("ipctop.record/1").
+"""The versioned JSON record of a sweep or a live session ("ipctop.record/2").
+
+Version 2 adds the per-window rates every interval is built from ("windows"
+in steps and points, "window_s" in the config); version 1 records still read,
+and their repeats stand in for the windows.
 
 Other tools read these files, so the key names are fixed. Records come back
 from disk hand-edited, truncated or from another version; reading one either
@@ -21,8 +25,10 @@ from ipctop.engine.sample import Sample
 from ipctop.errors import RecordError
 from ipctop.output.bounded_read import json_depth_problem, read_bounded_text
 
-SCHEMA = "ipctop.record/1"
+SCHEMA = "ipctop.record/2"
 SCHEMA_PREFIX = "ipctop.record/"
+# Versions this ipctop reads; it writes only SCHEMA.
+READS = ("ipctop.record/1", SCHEMA)
 KINDS = ("sweep", "session")
 
 
@@ -76,9 +82,11 @@ class Step:
     costs: dict[str, Any] | None = None  # where the time went (engine.costs.Costs.to_dict)
     ops: dict[str, Any] | None = None  # per-operation rates (life-cycle workloads)
     events: list[str] = field(default_factory=list)
+    windows: list[float] = field(default_factory=list)  # every run's window rates, in order
 
     def __post_init__(self) -> None:
         self.repeats = [float(x) for x in self.repeats] or [float(self.total_ops_per_s)]
+        self.windows = [float(x) for x in self.windows]
         self.threads = [
             t if isinstance(t, StepThread) else _build(StepThread, t) for t in self.threads
         ]
@@ -96,6 +104,7 @@ class Step:
             "costs": self.costs,
             "ops": self.ops,
             "events": list(self.events),
+            "windows": list(self.windows),
         }
 
     @classmethod
@@ -110,6 +119,7 @@ class Step:
             costs=d.get("costs") if isinstance(d.get("costs"), dict) else None,
             ops=d.get("ops") if isinstance(d.get("ops"), dict) else None,
             events=[str(e) for e in d.get("events", [])],
+            windows=[float(x) for x in d.get("windows", [])],
         )
 
 
@@ -127,6 +137,7 @@ def point_to_dict(p: ScalingPoint) -> dict[str, Any]:
         "settled": p.settled,
         "repeats": list(p.repeats),
         "spread_pct": p.spread_pct,
+        "windows": list(p.windows),
     }
 
 
@@ -137,6 +148,7 @@ def point_from_dict(d: dict[str, Any]) -> ScalingPoint:
         repeats=tuple(float(x) for x in d.get("repeats", ())),
         spread_pct=None if d.get("spread_pct") is None else float(d["spread_pct"]),
         settled=bool(d.get("settled", True)),
+        windows=tuple(float(x) for x in d.get("windows", ())),
     )
 
 
@@ -170,8 +182,9 @@ class Record:
         return os.path.basename(self.source) if self.source else "record"
 
     def to_dict(self) -> dict[str, Any]:
+        # Whatever it was read as, this writer's output is the current version.
         return {
-            "schema": self.schema,
+            "schema": SCHEMA,
             "kind": self.kind,
             "created": self.created,
             "interrupted": self.interrupted,
@@ -188,8 +201,8 @@ class Record:
         """Validate and build; raises RecordError naming the first problem."""
         name = os.path.basename(source) if source else "record"
         found = d.get("schema") if isinstance(d, dict) else None
-        if isinstance(found, str) and found != SCHEMA and found.startswith(SCHEMA_PREFIX):
-            raise RecordError(f"{name} is {found}; this ipctop reads {SCHEMA}")
+        if isinstance(found, str) and found not in READS and found.startswith(SCHEMA_PREFIX):
+            raise RecordError(f"{name} is {found}; this ipctop reads {' and '.join(READS)}")
         problems = validate_record_dict(d)
         if problems:
             more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
@@ -317,8 +330,8 @@ def _schema_problem(d: dict[str, Any]) -> str | None:
     found = d.get("schema", _MISSING)
     if found is _MISSING:
         return "schema is missing (not an ipctop record?)"
-    if found != SCHEMA:
-        return f"schema is {found!r}; this ipctop reads {SCHEMA}"
+    if found not in READS:
+        return f"schema is {found!r}; this ipctop reads {' and '.join(READS)}"
     return None
 
 
@@ -363,6 +376,7 @@ def validate_record_dict(d: Any) -> list[str]:
         if repeats is not _MISSING:
             for i, x in enumerate(repeats):
                 c.value(x, f"{at}repeats[{i}]")
+        _numbers(c, step, "windows", at)
         for tat, th in c.items(step, "threads", at):
             c.number(th, "pair", tat, integer=True)
             c.typed(th, "role", tat, str)
@@ -376,6 +390,7 @@ def validate_record_dict(d: Any) -> list[str]:
         c.typed(pt, "settled", at, bool)
         c.typed(pt, "repeats", at, list, required=False)
         c.number(pt, "spread_pct", at, nullable=True, required=False)
+        _numbers(c, pt, "windows", at)
     for at, s in c.items(d, "timeline", ""):
         _check_sample(c, s, at)
     events = c.typed(d, "events", "", list)
@@ -384,6 +399,14 @@ def validate_record_dict(d: Any) -> list[str]:
             if not isinstance(e, str):
                 c.problems.append(f"events[{i}] should be a string, not {_tname(e)}")
     return c.problems
+
+
+def _numbers(c: _Checker, d: dict[str, Any], key: str, at: str) -> None:
+    """An optional list of rates (version 2's windows)."""
+    xs = c.typed(d, key, at, list, required=False)
+    if xs is not _MISSING:
+        for i, x in enumerate(xs):
+            c.value(x, f"{at}{key}[{i}]")
 
 
 def _check_sample(c: _Checker, s: dict[str, Any], at: str) -> None:
@@ -489,6 +512,7 @@ def record_points(record: Record) -> list[ScalingPoint]:
                 repeats=tuple(s.repeats),
                 spread_pct=s.spread_pct,
                 settled=True,
+                windows=tuple(s.windows),
             )
             for s in record.steps
         ),

@@ -25,6 +25,13 @@ def fmt_pct(v: float | None) -> str:
     return "-" if v is None else f"{v:.1f}"
 
 
+def fmt_half_width(v: float | None) -> str:
+    """'±1.2' for a half-width in %, with the digits the noise allows; '-' without one."""
+    if v is None:
+        return "-"
+    return f"±{v:.1f}" if v < 10 else f"±{v:.0f}"
+
+
 def fmt_signed(v: float | None) -> str:
     return "-" if v is None else f"{v:+.1f}"
 
@@ -162,6 +169,8 @@ def format_summary(points: Iterable[ScalingPoint], title: str | None = None) -> 
                 fmt_pct(scalability_pct(points, p.pairs)),
                 fmt_pct(efficiency_pct(points, p.pairs)),
                 fmt_pct(p.spread_pct) if len(p.repeats) > 1 else "-",
+                str(len(p.samples)),
+                fmt_half_width(p.summary.half_width_pct),
             ]
         )
     table = format_table(
@@ -172,11 +181,14 @@ def format_summary(points: Iterable[ScalingPoint], title: str | None = None) -> 
             "scalability [%]",
             "efficiency [%]",
             "spread [%]",
+            "n",
+            "±95% [%]",
         ],
         rows,
-        "lrrrrr",
+        "lrrrrrrr",
     )
     out = ([title] if title else []) + [table]
+    out.append("n: windows (or runs, in old records); ±95%: half the median's 95 % interval")
     if any(not p.settled for p in points):
         out.append("~ not settled: the reading was still moving")
     return "\n".join(out)

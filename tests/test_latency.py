@@ -1,0 +1,191 @@
+"""Per-round latency: the histogram layout, its percentiles, and real pairs' timings."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+from conftest import two_cpus
+
+from ipctop.engine import latency
+from ipctop.engine.engine import Engine, EngineConfig
+from ipctop.engine.objects import _native
+
+native = pytest.mark.skipif(_native is None, reason="the native extension is not built")
+
+
+def _plant(values: list[int]) -> bytearray:
+    """A histogram (struct lat_hist) holding exactly these values."""
+    h = latency.empty()
+    words = memoryview(h).cast("Q")
+    for v in values:
+        words[1 + latency.bucket_of(v)] += 1
+        words[0] += v
+    return h
+
+
+def _exact(values: list[int], q: float) -> int:
+    ordered = sorted(values)
+    return ordered[max(0, int(q * len(ordered) + 0.999999) - 1)]
+
+
+@native
+def test_bucket_layout_matches_the_native_one():
+    assert _native.LAT_AREA == latency.AREA
+    assert _native.LAT_BUCKETS == latency.BUCKETS
+    assert _native.LAT_RTT == latency.RTT_OFFSET
+    assert _native.LAT_ONEWAY == latency.ONEWAY_OFFSET
+    edges = [0, 1, 127, 128, 129, 255, 256, 1000, 10**6, 2**35, 2**36 - 1, 2**36, 2**50]
+    rng = random.Random(13)
+    edges += [rng.randrange(1, 2**37) for _ in range(2000)]
+    for v in edges:
+        assert _native.lat_bucket(v) == latency.bucket_of(v), v
+
+
+def test_every_bucket_holds_its_values_within_one_percent():
+    for i in range(latency.BUCKETS - 1):
+        low, width = latency.bucket_range(i)
+        assert latency.bucket_of(low) == i
+        assert latency.bucket_of(low + width - 1) == i
+        mid = latency.bucket_mid(i)
+        assert abs(mid - low) <= 0.008 * max(low, 1) + 0.5
+        assert abs(mid - (low + width - 1)) <= 0.008 * max(low, 1) + 0.5
+
+
+@pytest.mark.parametrize("engine", ["native", "python"])
+def test_planted_histogram_reads_back_its_percentiles(engine, monkeypatch):
+    if engine == "native" and _native is None:
+        pytest.skip("the native extension is not built")
+    if engine == "python":
+        monkeypatch.setattr("ipctop.engine.objects._native", None)
+    rng = random.Random(7)
+    # A body near 5 us and a tail near 2 ms, as a blocking IPC pair shows.
+    values = [int(rng.gauss(5000, 400)) for _ in range(9800)]
+    values += [int(rng.uniform(1.5e6, 2.5e6)) for _ in range(200)]
+    s = latency.summarize(_plant(values))
+    assert s.n == len(values)
+    assert s.mean == pytest.approx(sum(values) / len(values))
+    for got, q in ((s.p50, 0.5), (s.p99, 0.99), (s.p999, 0.999)):
+        assert got == pytest.approx(_exact(values, q), rel=0.01)
+    assert s.max == pytest.approx(max(values), rel=0.01)
+
+
+def test_empty_histogram_has_no_percentiles():
+    s = latency.summarize(latency.empty())
+    assert (s.n, s.p50, s.p99, s.max, s.mean) == (0, None, None, None, None)
+
+
+def test_take_counts_only_what_came_since_the_previous_reading():
+    block = latency.LatencyBlock(2)
+    try:
+        live = memoryview(block.buf)[latency.AREA + latency.RTT_OFFSET :].cast("Q")
+        prev, acc = latency.empty(), latency.empty()
+        live[1 + latency.bucket_of(1000)] = 5
+        latency.take(block.buf, latency.AREA + latency.RTT_OFFSET, prev, acc)
+        live[1 + latency.bucket_of(1000)] = 7
+        live[1 + latency.bucket_of(9000)] = 1
+        acc2 = latency.empty()
+        latency.take(block.buf, latency.AREA + latency.RTT_OFFSET, prev, acc2)
+        assert latency.summarize(acc).n == 5
+        assert latency.histogram(acc2) == [
+            (latency.bucket_mid(latency.bucket_of(1000)), 2),
+            (latency.bucket_mid(latency.bucket_of(9000)), 1),
+        ]
+        del live
+    finally:
+        block.close()
+
+
+def _timed(config: EngineConfig, seconds: float = 0.4):
+    with Engine(config) as engine:
+        engine.start(1)
+        tracker = latency.Tracker(engine.counters.latency)
+        tracker.read(engine.pairs)
+        slot = engine.pairs[0].ends[0].slot
+        r0 = engine.counters.rounds(slot)
+        time.sleep(seconds)
+        (got,) = tracker.read(engine.pairs)
+        rounds = engine.counters.rounds(slot) - r0
+        return engine.latency_note, got, rounds
+
+
+@native
+@pytest.mark.parametrize("mode", ["threads", "processes"])
+@pytest.mark.parametrize("workload", ["sysv-msg", "sysv-sem", "sysv-msg-shared"])
+def test_real_pair_one_way_is_positive_and_below_its_round_trip(workload, mode):
+    note, got, rounds = _timed(EngineConfig(workload=workload, mode=mode, cpus=(0,)))
+    assert "every round" in note
+    assert rounds > 50
+    # A's round trip is timed once per round; the one-way latency twice (A to B,
+    # B to A). The counters and histograms are read a few rounds apart.
+    assert got.rtt.n == pytest.approx(rounds, rel=0.01, abs=20)
+    assert got.oneway.n == pytest.approx(2 * rounds, rel=0.01, abs=40)
+    assert 0 < got.oneway.p50 < got.rtt.p50
+    assert got.rtt.p50 <= got.rtt.p99 <= got.rtt.max
+
+
+@native
+@two_cpus
+def test_cross_cpu_pair_is_timed_on_both_cpus():
+    note, got, rounds = _timed(EngineConfig(workload="sysv-sem", placement="cross", cpus=(0, 1)))
+    assert rounds > 10
+    assert 0 < got.oneway.p50 < got.rtt.p50
+
+
+@native
+def test_one_round_in_k_is_timed_and_said():
+    note, got, rounds = _timed(EngineConfig(workload="sysv-msg", cpus=(0,), latency_every=10))
+    assert "1 round in 10" in note
+    assert rounds > 100
+    assert got.rtt.n == pytest.approx(rounds / 10, rel=0.01, abs=5)
+    assert 0 < got.oneway.p50 < got.rtt.p50
+
+
+@native
+def test_timing_off_leaves_the_histograms_empty():
+    note, got, rounds = _timed(EngineConfig(workload="sysv-msg", cpus=(0,), latency=False))
+    assert "off" in note
+    assert rounds > 50 and got.rtt.n == 0 and got.oneway.n == 0
+
+
+def test_python_engine_says_latency_is_not_available():
+    config = EngineConfig(workload="sysv-msg", cpus=(0,), engine="python")
+    note, got, rounds = _timed(config, 0.2)
+    assert note.startswith("latency n/a (") and "Python" in note
+    assert got.rtt.n == 0
+
+
+def test_unit_of_many_threads_is_not_timed():
+    config = EngineConfig(workload="sysv-sem-multi", cpus=(0,), threads=4)
+    with Engine(config) as engine:
+        engine.start(1)
+        assert not engine.timing
+        assert "n/a" in engine.latency_note
+        assert latency.Tracker(engine.counters.latency).read(engine.pairs) == []
+
+
+def test_format_ns_keeps_three_digits():
+    assert latency.format_ns(812) == "812ns"
+    assert latency.format_ns(12345) == "12.3us"
+    assert latency.format_ns(4.567e6) == "4.57ms"
+    assert latency.format_ns(None) == "-"
+
+
+@native
+def test_paused_timing_counts_nothing_and_resumes_without_stale_stamps():
+    with Engine(EngineConfig(workload="sysv-sem", cpus=(0,))) as engine:
+        engine.start(1)
+        tracker = latency.Tracker(engine.counters.latency)
+        engine.pause_timing(True)
+        time.sleep(0.1)
+        tracker.read(engine.pairs)
+        time.sleep(0.2)
+        (paused,) = tracker.read(engine.pairs)
+        engine.pause_timing(False)
+        time.sleep(0.2)
+        (resumed,) = tracker.read(engine.pairs)
+    assert paused.rtt.n == 0 and paused.oneway.n == 0
+    assert resumed.rtt.n > 50
+    # A stamp older than the pause would show up as a one-way of about 0.2 s.
+    assert resumed.oneway.max < resumed.rtt.max + 1e6
