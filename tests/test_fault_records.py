@@ -53,7 +53,8 @@ def make(path: Path, totals: list[float], kernel: str = "6.1.0") -> Path:
 def one_line(r: subprocess.CompletedProcess, code: int) -> str:
     assert r.returncode == code, (r.returncode, r.stderr)
     assert "Traceback" not in r.stderr, r.stderr
-    lines = r.stderr.strip().splitlines()
+    # Leftovers of other runs on this shared box are announced in a note of their own.
+    lines = [ln for ln in r.stderr.strip().splitlines() if not ln.startswith("ipctop: note:")]
     assert len(lines) == 1, r.stderr
     return lines[0]
 
@@ -132,7 +133,7 @@ def test_fail_below_with_a_zero_baseline_does_not_pass(tmp_path: Path) -> None:
 def test_fail_below_still_passes_matching_records(good: str, tmp_path: Path) -> None:
     same = make(tmp_path / "same.json", [1e6, 2e6])
     r = run_cli("compare", "--fail-below", "5", good, str(same))
-    assert r.returncode == 0 and "no point more than 5 %" in r.stdout
+    assert r.returncode == 0 and "(2 judged)" in r.stdout, r.stdout
 
 
 # --- 4: output paths checked before the first pair ----------------------------------

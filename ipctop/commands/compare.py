@@ -101,8 +101,7 @@ def _gate(cmp: Comparison, threshold: float) -> int:
         return EXIT_OK
     if regressions:
         print(
-            f"\nregressions of more than {threshold:g} % against {cmp.labels[0]} "
-            "(whole interval):"
+            f"\nregressions of more than {threshold:g} % against {cmp.labels[0]} (whole interval):"
         )
         for r in regressions:
             print(
@@ -148,7 +147,6 @@ def noise_lines(records: list[Record]) -> list[str]:
                 f"noise floor of {r.name}'s box: ±{floor['pct']:.1f} % "
                 f"(A/A, {floor['seconds']:g} s, n={floor['n']})"
             )
->>>>>>> main
     return out
 
 
