@@ -10,7 +10,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
-from ..errors import UsageError
+from ..errors import PairStartError, UsageError
 from ..signals import deferred
 from . import objects
 from .counters import ENDED, CounterBlock, SlotWriter
@@ -21,6 +21,7 @@ from .placement import MODES, check_placement, oversubscribed
 from .realtime import check_rt
 from .reaper import ReaperClient
 from .workloads import WORKLOADS, PairResources, Workload, make_workload
+from .workloads.limits import check_tasks, task_error
 
 ENGINES = ("auto", "native", "python")
 JOIN_TIMEOUT = 5.0  # a loaded box can take seconds to run a woken end
@@ -165,6 +166,7 @@ class Engine:
                 raise UsageError(f"CPU {cpu} is not one of this run's CPUs {self.cpus}")
             index = len(self.pairs)
             bounds = self.workload.place_unit(self.config.placement, self.cpus, index, cpu)
+            check_tasks(len(bounds))
             res = self.workload.create_pair(index, self.kind)
             ends: list[End] = []
             try:
@@ -173,7 +175,10 @@ class Engine:
                     ends.append(end)
                 pair = Pair(index, tuple(ends), res)
                 for r, end in enumerate(ends):
-                    self._launch(pair, end, r)
+                    try:
+                        self._launch(pair, end, r)
+                    except (OSError, RuntimeError) as exc:
+                        raise task_error(exc, f"pair {index} {end.role}") from None
                 self._await_start(pair)
             except BaseException:
                 # Roll back a pair that failed halfway: nothing of it may survive.
@@ -351,8 +356,13 @@ class Engine:
                     end.tid = r.tid
                     break
                 if r.state in ("failed", "removed externally") or time.monotonic() > deadline:
-                    why = os.strerror(r.last_errno) if r.last_errno else "did not start"
-                    raise RuntimeError(f"pair {pair.index} {end.role}: {why}")
+                    if r.last_errno:
+                        why = os.strerror(r.last_errno)
+                    else:
+                        why = f"did not start within {timeout:g} s (is the box overloaded?)"
+                    raise PairStartError(
+                        f"pair {pair.index} {end.role}: {why}; what it had made was removed"
+                    )
                 time.sleep(0.001)
 
     def _death(self, pair: Pair) -> str | None:

@@ -170,3 +170,64 @@ def check_msgmnb(needed_bytes: int, proc: Path = PROC) -> None:
             f"a queue must hold {needed_bytes} bytes in flight but kernel.msgmnb is {msgmnb}; "
             f"raise the sysctl kernel.msgmnb to at least {needed_bytes}"
         )
+
+
+def check_msgmax(payload: int, proc: Path = PROC) -> None:
+    """One message must fit under msgmax, or msgsnd fails with EINVAL on every round."""
+    msgmax = read_int(proc / "sys/kernel/msgmax")
+    if msgmax is not None and payload > msgmax:
+        raise ResourceError(
+            f"a message carries {payload} bytes but kernel.msgmax is {msgmax}; "
+            f"raise the sysctl kernel.msgmax to at least {payload}"
+        )
+
+
+def user_tasks(uid: int, proc: Path = PROC) -> int:
+    """Threads of every process whose real uid is `uid`: what RLIMIT_NPROC counts."""
+    n = 0
+    for d in proc.iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            status = (d / "status").read_text()
+        except OSError:
+            continue  # exited meanwhile
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        if int(fields.get("Uid", "-1 0").split()[0]) == uid:
+            n += int(fields.get("Threads", "1").strip())
+    return n
+
+
+def _all_tasks(proc: Path) -> int:
+    """Every thread on the box, from the 4th field of /proc/loadavg ("running/total")."""
+    try:
+        return int((proc / "loadavg").read_text().split()[3].split("/")[1])
+    except (OSError, ValueError, IndexError):
+        return 1 << 62  # unknown: count ours instead
+
+
+def check_tasks(needed: int, proc: Path = PROC) -> None:
+    """`needed` more threads or processes must fit under RLIMIT_NPROC (`ulimit -u`)."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NPROC)
+    # The kernel exempts root (and CAP_SYS_RESOURCE / CAP_SYS_ADMIN) from the limit.
+    if soft == resource.RLIM_INFINITY or os.getuid() == 0:
+        return
+    if _all_tasks(proc) + needed <= soft:
+        return  # even every task on the box would fit: no need to count ours
+    used = user_tasks(os.getuid(), proc)
+    if used + needed > soft:
+        raise ResourceError(
+            f"{needed} more threads or processes would make {used + needed} for this user "
+            f"but `ulimit -u` (RLIMIT_NPROC) is {soft}; raise it or use fewer pairs"
+        )
+
+
+def task_error(exc: BaseException, what: str) -> BaseException:
+    """A thread or fork that the kernel refused (EAGAIN) as the ResourceError naming NPROC."""
+    eagain = isinstance(exc, OSError) and exc.errno == errno.EAGAIN
+    if eagain or (isinstance(exc, RuntimeError) and "can't start new thread" in str(exc)):
+        return ResourceError(
+            f"{what}: the kernel refused a new thread or process; raise `ulimit -u` "
+            "(RLIMIT_NPROC) or the sysctl kernel.threads-max, or use fewer pairs"
+        )
+    return exc

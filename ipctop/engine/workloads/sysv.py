@@ -8,7 +8,7 @@ import struct
 from ..counters import SlotWriter
 from ..objects import _native, create_queue, create_sem_array, create_single_sem
 from .base import PairResources, Workload
-from .limits import check_msg_queues, check_msgmnb, check_sem_array
+from .limits import check_msg_queues, check_msgmax, check_msgmnb, check_sem_array
 
 _PING = struct.Struct("<qq")  # pair id, padding: the originals' 16-byte payload
 STOP_MARKER = -1
@@ -29,6 +29,7 @@ class SysvMsg(Workload):
 
     def create_pair(self, index: int, engine: str) -> PairResources:
         check_msg_queues(1)
+        check_msgmax(_PING.size)
         check_msgmnb(_PING.size)
         q = create_queue(python=engine == "python")
         return PairResources(
@@ -52,6 +53,7 @@ class SysvMsgShared(SysvMsg):
 
     def open(self, engine: str) -> None:
         check_msg_queues(1)
+        check_msgmax(_PING.size)
         self.queue = create_queue(python=engine == "python")
 
     def close(self) -> None:
