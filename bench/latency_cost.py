@@ -26,9 +26,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import time  # noqa: E402
 
 from ipctop.cpus import choose_cpus, read_topology  # noqa: E402
-from ipctop.engine.engine import Engine, EngineConfig, resolve_engine  # noqa: E402
+from ipctop.engine.config import EngineConfig  # noqa: E402
+from ipctop.engine.engine import Engine, resolve_engine  # noqa: E402
 from ipctop.engine.latency import format_ns  # noqa: E402
-from ipctop.engine.measure import RunResult, measure, measure_engine  # noqa: E402
+from ipctop.live.measure import RunResult, measure, measure_engine  # noqa: E402
 
 DEFAULT = "sysv-msg,sysv-sem,sysv-msg-shared"
 

@@ -26,9 +26,10 @@ from ..analysis.verdicts import (
     overall,
 )
 from ..box import describe, read_box
-from ..engine.engine import ENGINES, Engine, EngineConfig, resolve_engine
-from ..engine.measure import RunResult, measure_engine
+from ..engine.config import EngineConfig
+from ..engine.engine import ENGINES, Engine, resolve_engine
 from ..errors import ResourceError, UnsupportedError
+from ..live.measure import RunResult, measure_engine
 from .common import cpu_text, resolve_cpus
 
 SCHEMA = "ipctop.check/1"

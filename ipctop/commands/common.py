@@ -6,7 +6,8 @@ import argparse
 import math
 
 from ..cpus import choose_cpus, format_cpu_list, read_topology
-from ..engine.engine import ENGINES, EngineConfig
+from ..engine.config import EngineConfig
+from ..engine.engine import ENGINES
 from ..engine.placement import MODES, PLACEMENTS
 from ..engine.workloads import WORKLOADS
 

@@ -12,9 +12,9 @@ import shutil
 import sys
 from pathlib import Path
 
-from ..analysis.compare import Comparison, compare, format_comparison
 from ..analysis.verdicts import fmt_rate
 from ..errors import EXIT_FAILED, EXIT_OK, UsageError
+from ..output.compare import Comparison, compare, format_comparison
 from ..output.gnuplot import write_gnuplot
 from ..output.record import Record, read_record, record_points
 

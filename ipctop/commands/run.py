@@ -8,10 +8,10 @@ import sys
 
 from ..analysis.stats import summarize
 from ..engine.engine import Engine
-from ..engine.measure import measure_engine
 from ..engine.sample import Sample
+from ..live.measure import measure_engine
+from ..live.priority import raise_monitor
 from ..output import latency_text
-from ..priority import raise_monitor
 from .common import (
     add_workload_options,
     count,

@@ -6,18 +6,18 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..analysis.opstats import format_op_stats
 from ..analysis.scaling import ScalingPoint, scalability_pct
 from ..analysis.stats import WINDOW_S
 from ..box import read_box
 from ..engine.engine import Engine, resolve_engine
-from ..engine.measure import RunResult, measure
+from ..engine.opstats import format_op_stats
+from ..live.measure import RunResult, measure
+from ..live.priority import raise_monitor
 from ..output import tables
 from ..output.costs_table import format_costs
 from ..output.csvout import write_csv
 from ..output.output_paths import check_output_file, write_or_keep
 from ..output.record import Record, Step, StepThread, write_record
-from ..priority import raise_monitor
 from ..signals import Interrupted
 from .common import (
     add_workload_options,

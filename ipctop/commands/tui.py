@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from .common import add_workload_options, count, positive_float
+from .common import (
+    add_workload_options,
+    count,
+    engine_config,
+    positive_float,
+    resolve_cpus,
+    workload_names,
+)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -34,11 +41,35 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Check every option before any pair starts (a bad one is one line and exit 2)."""
+    from textual.theme import BUILTIN_THEMES
+
+    from ..errors import UsageError
+    from ..live.baseline import load_baseline
+    from ..live.sources import LiveSource
     from ..output.output_paths import check_output_dir, check_output_file
     from ..tui.app import run_app
 
-    # Before any pair starts: a record or screenshot that cannot be saved is exit 2 now.
-    if args.record:
-        check_output_file(args.record, "--record")
-    check_output_dir(args.screenshot_dir, "--screenshot-dir")
-    return run_app(args)
+    theme = getattr(args, "theme", None)
+    if theme is not None and theme not in BUILTIN_THEMES:
+        raise UsageError(
+            f"--theme: unknown theme {theme!r}; choose from {', '.join(BUILTIN_THEMES)}"
+        )
+    record = getattr(args, "record", None)
+    if record:
+        check_output_file(record, "--record")
+    check_output_dir(getattr(args, "screenshot_dir", "."), "--screenshot-dir")
+    baseline_file = getattr(args, "baseline", None)
+    baseline = load_baseline(baseline_file) if baseline_file else None
+    (workload,) = workload_names(args.workload)[:1]
+    cpus = resolve_cpus(args.cpus)
+    source = LiveSource(engine_config(args, workload, cpus), args.interval)
+    return run_app(
+        source,
+        args.pairs,
+        sweep_step=getattr(args, "sweep_step", 5.0),
+        theme=theme,
+        screenshot_dir=getattr(args, "screenshot_dir", "."),
+        record=record,
+        baseline=baseline,
+    )

@@ -19,8 +19,8 @@ from dataclasses import dataclass, replace
 
 import psutil
 
-from ..analysis.opstats import op_stats
 from ..cpus import parse_cpu_list, read_topology
+from ..engine.opstats import op_stats
 from . import procfs
 from .costs import CostTracker
 from .counters import SlotReading

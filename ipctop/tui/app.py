@@ -8,7 +8,6 @@ REDRAW_HZ times a second however fast samples arrive.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import gc
 import os
@@ -25,26 +24,25 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.theme import BUILTIN_THEMES
 from textual.widget import Widget
 from textual.widgets import Footer
 
 from ..engine.placement import MODES, PLACEMENTS
 from ..engine.sample import Sample
 from ..engine.workloads import WORKLOADS
-from ..errors import IpctopError, UsageError
-from ..monitor import MonitorCpuMeter
+from ..errors import IpctopError
+from ..live.baseline import Baseline
+from ..live.live_lock import live_session
+from ..live.mechanisms import comparable, next_mechanism
+from ..live.monitor import MonitorCpuMeter
+from ..live.session import Session
+from ..live.sources import LiveSource, SampleSource
+from ..live.sweep import AutoSweep
 from ..signals import HANDLED, Interrupted
-from .baseline import Baseline, load_baseline
 from .crash_report import CrashReport
-from .live_lock import live_session
-from .mechanisms import comparable, next_mechanism
 from .record_actions import RecordActions
 from .screens.choice import ChoiceScreen
 from .screens.help import HelpScreen
-from .session import Session
-from .sources import LiveSource, SampleSource
-from .sweep import AutoSweep
 from .widgets.baseline_bar import BaselineBar
 from .widgets.cpus_panel import CpusPanel
 from .widgets.detail_panel import DetailPanel
@@ -533,35 +531,28 @@ def _signals_deferred():
             signal.signal(sig, handler)
 
 
-def run_app(args: argparse.Namespace) -> int:
-    """`ipctop` / `ipctop tui`: start the pairs, run the app, always clean up."""
-    from ..commands.common import engine_config, resolve_cpus, workload_names
-
-    theme = getattr(args, "theme", None)
-    if theme is not None and theme not in BUILTIN_THEMES:
-        raise UsageError(
-            f"--theme: unknown theme {theme!r}; choose from {', '.join(BUILTIN_THEMES)}"
-        )
-    # Before any pair starts: a bad file is one line and exit 2.
-    record = getattr(args, "record", None)
-    if record and not os.path.isdir(os.path.dirname(os.path.abspath(record))):
-        raise UsageError(f"--record {record}: no such directory")
-    baseline_file = getattr(args, "baseline", None)
-    baseline = load_baseline(baseline_file) if baseline_file else None
-    (workload,) = workload_names(args.workload)[:1]
-    cpus = resolve_cpus(args.cpus)
-    source = LiveSource(engine_config(args, workload, cpus), args.interval)
+def run_app(
+    source: LiveSource,
+    pairs: int,
+    *,
+    sweep_step: float = 5.0,
+    theme: str | None = None,
+    screenshot_dir: str = ".",
+    record: str | None = None,
+    baseline: Baseline | None = None,
+) -> int:
+    """Start the pairs, run the app, always clean up. Options were checked by the caller."""
     app = IpctopApp(
         source,
-        sweep_step=getattr(args, "sweep_step", 5.0),
+        sweep_step=sweep_step,
         theme=theme,
-        screenshot_dir=getattr(args, "screenshot_dir", "."),
+        screenshot_dir=screenshot_dir,
         record=record,
         baseline=baseline,
     )
     with live_session():  # tells a served monitor that this box is busy
         try:
-            source.open(args.pairs)
+            source.open(pairs)
             code = app.run()
         finally:
             app._records_finish(interrupted=True)  # only if an exception got here first

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..baseline import Baseline
+from ...live.baseline import Baseline
 
 COLOR = "magenta+"
 

@@ -14,8 +14,8 @@ from textual.containers import Vertical
 from textual_plotext import PlotextPlot
 
 from ...analysis.scaling import ScalingPoint, ideal_line, scalability_pct
-from ..baseline import Baseline
-from ..session import Session
+from ...live.baseline import Baseline
+from ...live.session import Session
 from .baseline_overlay import diff_cell, plot_baseline
 from .compare_chart import comparison_table, draw_others, extent
 from .spark import si

@@ -11,13 +11,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..analysis.opstats import op_stats
-from . import procfs
-from .costs import Costs, costs_of, merge
-from .engine import Engine, EngineConfig
-from .latency import PairLatency, Tracker, merged, summarize
-from .sample import Sample
-from .sampler import Sampler
+from ..engine import procfs
+from ..engine.config import EngineConfig
+from ..engine.costs import Costs, costs_of, merge
+from ..engine.engine import Engine
+from ..engine.latency import PairLatency, Tracker, merged, summarize
+from ..engine.opstats import op_stats
+from ..engine.sample import Sample
+from ..engine.sampler import Sampler
 
 
 @dataclass(frozen=True)

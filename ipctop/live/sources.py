@@ -17,12 +17,13 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from ..box import read_box
-from ..engine.engine import Engine, EngineConfig
+from ..engine.config import EngineConfig
+from ..engine.engine import Engine
 from ..engine.sample import Sample
 from ..engine.sampler import Sampler
 from ..errors import UnsupportedError
-from ..monitor import choose_monitor_cpu, pin_monitor
-from ..priority import MonitorPriority
+from .monitor import choose_monitor_cpu, pin_monitor
+from .priority import MonitorPriority
 
 #: on_sample(sample, generation): generation changes when the run is restarted
 SampleCallback = Callable[[Sample, int], None]
