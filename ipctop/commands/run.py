@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
             file=notes,
             flush=True,
         )
-        print(f"# {engine.latency_note}", flush=True)
+        print(f"# {engine.latency_note}", file=notes, flush=True)
         printer = _jsonl if args.jsonl else _line
         # Where the time goes is read only when it is printed (in --jsonl samples).
         result = measure_engine(
@@ -67,12 +67,13 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"# windows: median {s.median:,.0f} ops/s, 95 % interval "
             f"[{s.low:,.0f}, {s.high:,.0f}], n={s.n} x {args.interval:g} s ({s.method})",
+            file=notes,
             flush=True,
         )
     if result.latency:
-        print(f"# {result.latency_note}; over the whole window:")
+        print(f"# {result.latency_note}; over the whole window:", file=notes)
         for line in latency_text.table(result.latency).splitlines():
-            print(f"# {line}")
+            print(f"# {line}", file=notes)
     for event in result.events:
         print(f"# {event}", file=sys.stderr)
     failed = [t for t in result.threads if t.state not in ("running", "done")]
