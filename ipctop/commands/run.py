@@ -13,6 +13,7 @@ from ..live.measure import measure_engine
 from ..live.priority import raise_monitor
 from ..output import latency_text
 from .common import (
+    MAX_PAIRS,
     add_workload_options,
     count,
     cpu_text,
@@ -25,7 +26,9 @@ from .common import (
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_workload_options(p)
-    p.add_argument("--pairs", type=count(1, 4096), default=1, help="default 1")
+    p.add_argument(
+        "--pairs", type=count(1, MAX_PAIRS), default=1, help=f"default 1, at most {MAX_PAIRS}"
+    )
     p.add_argument("--seconds", type=positive_float, default=10.0, help="default 10")
     p.add_argument("--interval", type=positive_float, default=0.5, help="default 0.5")
     p.add_argument("--jsonl", action="store_true", help="one JSON sample per line")
@@ -41,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
     # With --jsonl stdout carries only JSON, so a pipe into jq never chokes.
     notes = sys.stderr if args.jsonl else sys.stdout
     with Engine(config) as engine:
+        engine.show_progress = True
         engine.start(args.pairs)
         over = " · oversubscribed" if engine.oversubscribed else ""
         note = f" · {priority.note}" if priority.note else ""

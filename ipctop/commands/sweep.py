@@ -20,6 +20,7 @@ from ..output.output_paths import check_output_file, write_or_keep
 from ..output.record import Record, Step, StepThread, write_record
 from ..signals import Interrupted
 from .common import (
+    MAX_PAIRS,
     add_workload_options,
     count,
     cpu_text,
@@ -36,7 +37,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seconds", type=positive_float, default=5.0, help="measured per step (5)")
     p.add_argument("--warmup", type=non_negative_float, default=1.0, help="before each step (1)")
     p.add_argument("--repeat", type=count(1, 100), default=3, help="runs per step (3)")
-    p.add_argument("--max-pairs", type=count(1, 4096), help="stop at this many pairs")
+    p.add_argument(
+        "--max-pairs",
+        type=count(1, MAX_PAIRS),
+        help=f"stop at this many pairs (at most {MAX_PAIRS})",
+    )
     p.add_argument("--json", metavar="FILE", help="write the record (one per workload)")
     p.add_argument("--csv", metavar="FILE", help="write one row per step and thread")
     p.add_argument("--quiet", "-q", action="store_true", help="only the summary")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .common import (
+    MAX_PAIRS,
     add_workload_options,
     count,
     engine_config,
@@ -16,7 +17,12 @@ from .common import (
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_workload_options(p)
-    p.add_argument("--pairs", type=count(0, 4096), default=1, help="start with N pairs (1)")
+    p.add_argument(
+        "--pairs",
+        type=count(0, MAX_PAIRS),
+        default=1,
+        help=f"start with N pairs (1, at most {MAX_PAIRS})",
+    )
     p.add_argument("--interval", type=positive_float, default=0.5, help="sample interval (0.5)")
     p.add_argument(
         "--sweep-step",
@@ -64,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
     (workload,) = workload_names(args.workload)[:1]
     cpus = resolve_cpus(args.cpus)
     source = LiveSource(engine_config(args, workload, cpus), args.interval)
+    source.engine.show_progress = True  # printed before the screen takes the terminal
     return run_app(
         source,
         args.pairs,
