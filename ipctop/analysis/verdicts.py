@@ -104,6 +104,7 @@ class RunReading:
     seconds: float = 0.0
     error: str | None = None
     window_totals: tuple[float, ...] = ()  # total ops/s of each measured window
+    latency: dict[str, Any] | None = None  # optional: the median window's, all pairs (ns)
 
     @property
     def label(self) -> str:

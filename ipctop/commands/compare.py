@@ -14,8 +14,11 @@ from pathlib import Path
 
 from ..analysis.verdicts import fmt_rate
 from ..errors import EXIT_FAILED, EXIT_OK, UsageError
-from ..output.compare import Comparison, compare, format_comparison
+from ..output import matrix_text
+from ..output.compare import Comparison, compare, format_comparison, record_label
 from ..output.gnuplot import write_gnuplot
+from ..output.latency_compare import format_latency_comparison, has_latency
+from ..output.matrix_record import MatrixRecord, is_matrix, matrix_from_dict
 from ..output.record import Record, read_record, record_points
 
 PLAIN_MARKERS = ("*", "o", "x", "+", "#", "@")
@@ -61,7 +64,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.vs is None and len(args.records) < 2:
         raise UsageError("compare needs at least two records (the first is the baseline)")
-    records = [read_record(path) for path in args.records + (args.vs or [])]
+    loaded = [_load(path) for path in args.records + (args.vs or [])]
+    matrices = [r for r in loaded if isinstance(r, MatrixRecord)]
+    if matrices:
+        if len(matrices) != len(loaded):
+            raise UsageError("compare: matrix records compare only with matrix records")
+        labels = [f"{m.box.get('kernel_release') or '?'} ({m.name})" for m in matrices]
+        print("One-way latency by topology class (median over each class's cells)")
+        print(matrix_text.compare_table(matrices, labels))
+        return EXIT_OK
+    records = loaded
     if args.vs is not None:
         sides: list = [records[: len(args.records)], records[len(args.records) :]]
     else:
@@ -70,6 +82,9 @@ def run(args: argparse.Namespace) -> int:
     for line in noise_lines(records):
         print(line)
     print(format_comparison(cmp))
+    if has_latency(records):
+        print("\nLatency (all pairs; median of the sampler windows [95 % interval] n)")
+        print(format_latency_comparison(records, [record_label(r) for r in records]))
     if args.plot:
         print()
         print(plot_text(cmp, records))
@@ -79,6 +94,20 @@ def run(args: argparse.Namespace) -> int:
     if args.fail_below is None:
         return EXIT_OK
     return _gate(cmp, args.fail_below)
+
+
+def _load(path: str):
+    """A matrix record, or a sweep/session record (whose reader names any problem)."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            d = json.load(f)
+    except (OSError, ValueError, RecursionError):
+        return read_record(path)
+    if is_matrix(d):
+        return matrix_from_dict(d, path)
+    return read_record(path)
 
 
 def _gate(cmp: Comparison, threshold: float) -> int:

@@ -14,14 +14,19 @@ from ..live.priority import raise_monitor
 from ..output import latency_text
 from .common import (
     MAX_PAIRS,
+    add_metrics_option,
     add_workload_options,
     count,
     cpu_text,
+    each,
     engine_config,
+    metrics_endpoint,
     positive_float,
+    publisher,
     resolve_cpus,
     workload_names,
 )
+from .progress import start_pairs
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -32,20 +37,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seconds", type=positive_float, default=10.0, help="default 10")
     p.add_argument("--interval", type=positive_float, default=0.5, help="default 0.5")
     p.add_argument("--jsonl", action="store_true", help="one JSON sample per line")
+    add_metrics_option(p)
 
 
 def run(args: argparse.Namespace) -> int:
     (workload,) = workload_names(args.workload)[:1]
     cpus = resolve_cpus(args.cpus)
     config = engine_config(args, workload, cpus)
+    with metrics_endpoint(args) as metrics:
+        return _run(args, config, cpus, metrics)
+
+
+def _run(args: argparse.Namespace, config, cpus: list[int], metrics) -> int:
     # Raised before any thread exists, so the sampler inherits it and prints
     # on time when the pairs oversubscribe the CPUs; the ends drop back to 0.
     priority = raise_monitor()
     # With --jsonl stdout carries only JSON, so a pipe into jq never chokes.
     notes = sys.stderr if args.jsonl else sys.stdout
     with Engine(config) as engine:
-        engine.show_progress = True
-        engine.start(args.pairs)
+        start_pairs(engine, args.pairs)
         over = " · oversubscribed" if engine.oversubscribed else ""
         note = f" · {priority.note}" if priority.note else ""
         print(
@@ -55,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
             flush=True,
         )
         print(f"# {engine.latency_note}", file=notes, flush=True)
-        printer = _jsonl if args.jsonl else _line
+        printer = each(_jsonl if args.jsonl else _line, publisher(metrics, config, engine.kind))
         # Where the time goes is read only when it is printed (in --jsonl samples).
         result = measure_engine(
             engine, args.seconds, 0.0, args.interval, printer, detail=args.jsonl

@@ -25,13 +25,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--port", type=count(1, 65535), default=8000, help="port (8000)")
     p.add_argument("--replay", metavar="FILE", help="serve a replay of this record, no benchmark")
     p.add_argument("--speed", type=positive_float, default=1.0, help="replay speed (1)")
-    tui.add_arguments(p)
+    tui.add_monitor_arguments(p)
 
 
 def _monitor_options(args: argparse.Namespace) -> list[str]:
     """The monitor options given on this command line, as arguments for the served one."""
     probe = argparse.ArgumentParser(add_help=False)
-    tui.add_arguments(probe)
+    tui.add_monitor_arguments(probe)
     out: list[str] = []
     for action in probe._actions:
         if not action.option_strings:

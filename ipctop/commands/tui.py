@@ -6,9 +6,11 @@ import argparse
 
 from .common import (
     MAX_PAIRS,
+    add_metrics_option,
     add_workload_options,
     count,
     engine_config,
+    metrics_endpoint,
     positive_float,
     resolve_cpus,
     workload_names,
@@ -16,6 +18,12 @@ from .common import (
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_monitor_arguments(p)
+    add_metrics_option(p)
+
+
+def add_monitor_arguments(p: argparse.ArgumentParser) -> None:
+    """The monitor's options, shared with `serve` (which has no --metrics of its own)."""
     add_workload_options(p)
     p.add_argument(
         "--pairs",
@@ -52,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ..errors import UsageError
     from ..live.baseline import load_baseline
+    from ..live.metrics_feed import MetricsFeed
     from ..live.sources import LiveSource
     from ..output.output_paths import check_output_dir, check_output_file
     from ..tui.app import run_app
@@ -69,14 +78,16 @@ def run(args: argparse.Namespace) -> int:
     baseline = load_baseline(baseline_file) if baseline_file else None
     (workload,) = workload_names(args.workload)[:1]
     cpus = resolve_cpus(args.cpus)
-    source = LiveSource(engine_config(args, workload, cpus), args.interval)
-    source.engine.show_progress = True  # printed before the screen takes the terminal
-    return run_app(
-        source,
-        args.pairs,
-        sweep_step=getattr(args, "sweep_step", 5.0),
-        theme=theme,
-        screenshot_dir=getattr(args, "screenshot_dir", "."),
-        record=record,
-        baseline=baseline,
-    )
+    with metrics_endpoint(args) as metrics:  # before any pair: a port in use starts nothing
+        source = LiveSource(engine_config(args, workload, cpus), args.interval)
+        source.engine.show_progress = True  # printed before the screen takes the terminal
+        return run_app(
+            source,
+            args.pairs,
+            sweep_step=getattr(args, "sweep_step", 5.0),
+            theme=theme,
+            screenshot_dir=getattr(args, "screenshot_dir", "."),
+            record=record,
+            baseline=baseline,
+            metrics=MetricsFeed(metrics.board) if metrics is not None else None,
+        )

@@ -15,7 +15,7 @@ from ..engine import procfs
 from ..engine.config import EngineConfig
 from ..engine.costs import Costs, costs_of, merge
 from ..engine.engine import Engine
-from ..engine.latency import PairLatency, Tracker, merged, summarize
+from ..engine.latency import PairLatency, Tracker
 from ..engine.opstats import op_stats
 from ..engine.sample import Sample
 from ..engine.sampler import Sampler
@@ -125,17 +125,10 @@ def measure_engine(
         costs=merge([costs_of(s) for s in timeline]),
         ops=op_stats(names, op_rates) if names else None,
         latency=lat,
-        latency_all=_all_pairs(tracker) if lat else None,
+        latency_all=tracker.all_pairs() if lat else None,
         latency_note=engine.latency_note,
         windows=window_rates(timeline, sampler.interval),
     )
-
-
-def _all_pairs(tracker: Tracker) -> PairLatency:
-    hists = tracker.last.values()
-    rtt = merged(*(h[0] for h in hists))
-    oneway = merged(*(h for trio in hists for h in trio[1:]))
-    return PairLatency(-1, summarize(rtt), summarize(oneway))
 
 
 def window_rates(timeline: list[Sample], interval: float) -> tuple[float, ...]:

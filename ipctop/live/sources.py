@@ -19,6 +19,7 @@ from typing import Protocol
 from ..box import read_box
 from ..engine.config import EngineConfig
 from ..engine.engine import Engine
+from ..engine.latency import histogram, merged
 from ..engine.sample import Sample
 from ..engine.sampler import Sampler
 from ..errors import UnsupportedError
@@ -242,6 +243,15 @@ class LiveSource:
                 if had_sampler:
                     self._start_sampler()
             return f"restarted {count} pair(s): {new.describe()}"
+
+    def latency_histogram(self, pair: int) -> dict[str, list[tuple[float, int]]] | None:
+        """The last interval's histograms of one pair, read live; None when not timed."""
+        sampler = self._sampler
+        last = sampler.latency_last() if sampler is not None else {}
+        if pair not in last:
+            return None
+        rtt, ab, ba = last[pair]
+        return {"round trip (A)": histogram(rtt), "one-way (both ways)": histogram(merged(ab, ba))}
 
     def set_detail(self, on: bool) -> None:
         with self._lock:

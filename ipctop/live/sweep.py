@@ -7,7 +7,8 @@ given up on after 3 K so a noisy box still finishes the sweep.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 
 PATIENCE = 3.0  # x step: the longest a step waits for a settled reading
 
@@ -18,6 +19,11 @@ class AutoSweep:
     step: float  # K seconds
     last_change: float  # when the pair count last changed
     pairs: int  # the count at that time
+    first: int | None = field(default=None)  # the count the sweep started at
+
+    def __post_init__(self) -> None:
+        if self.first is None:
+            self.first = self.pairs
 
     def next_step(self, now: float, pairs: int, settled: bool) -> str:
         """'add', 'wait' or 'done' for the current pair count and settle state."""
@@ -29,5 +35,26 @@ class AutoSweep:
             return "wait"
         return "done" if pairs >= self.target else "add"
 
-    def describe(self) -> str:
-        return f"SWEEP {self.pairs}→{self.target} pairs, {self.step:g} s steps (s stops)"
+    def time_left(self, now: float) -> float:
+        """Seconds still planned: the rest of this step and a step per pair to add.
+
+        A step that waits for its reading to settle takes longer; the figure
+        is the plan, as the headless commands' bars are.
+        """
+        this = max(0.0, self.step - (now - self.last_change))
+        return this + max(0, self.target - self.pairs) * self.step
+
+    def describe(self, now: float | None = None) -> str:
+        now = time.monotonic() if now is None else now
+        first = self.first if self.first is not None else self.pairs
+        total = max(1, self.target - first + 1) * self.step
+        left = self.time_left(now)
+        return (
+            f"SWEEP {_bar(1.0 - left / total)} {self.pairs}→{self.target} pairs, "
+            f"{self.step:g} s steps, ~{left:.0f} s left (s stops)"
+        )
+
+
+def _bar(fraction: float, width: int = 10) -> str:
+    filled = round(max(0.0, min(1.0, fraction)) * width)
+    return "▰" * filled + "▱" * (width - filled)

@@ -15,13 +15,14 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.filter import LineFilter
 from textual.message import Message
 from textual.screen import Screen
 from textual.widget import Widget
@@ -39,6 +40,7 @@ from ..live.session import Session
 from ..live.sources import LiveSource, SampleSource
 from ..live.sweep import AutoSweep
 from ..signals import HANDLED, Interrupted
+from .contrast_floor import ContrastFloor
 from .crash_report import CrashReport
 from .record_actions import RecordActions
 from .screens.choice import ChoiceScreen
@@ -46,11 +48,13 @@ from .screens.help import HelpScreen
 from .widgets.baseline_bar import BaselineBar
 from .widgets.cpus_panel import CpusPanel
 from .widgets.detail_panel import DetailPanel
+from .widgets.latency_panel import LatencyPanel
 from .widgets.run_header import RunHeader
 from .widgets.scaling_panel import ScalingPanel
 from .widgets.status_line import StatusLine
 from .widgets.switches_panel import SwitchesPanel
 from .widgets.threads_panel import ThreadsPanel
+from .widgets.too_small import MIN_SIZE, TooSmall
 
 REDRAW_HZ = 4
 OWN_CPU_EVERY = 1.0  # seconds between readings of the monitor's own CPU use
@@ -75,8 +79,21 @@ class SampleArrived(Message):
 class IpctopApp(CrashReport, RecordActions, App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "ipctop"
-    HORIZONTAL_BREAKPOINTS = [(0, "-tiny"), (50, "-narrow"), (80, "-wide")]
-    VERTICAL_BREAKPOINTS = [(0, "-flat"), (16, "-short"), (24, "-tall")]
+    # The first of each: below the smallest layout (widgets/too_small.py says so).
+    HORIZONTAL_BREAKPOINTS = [
+        (0, "-too-narrow"),
+        (MIN_SIZE[0], "-tiny"),
+        (50, "-narrow"),
+        (80, "-wide"),
+        (120, "-full"),
+    ]
+    VERTICAL_BREAKPOINTS = [
+        (0, "-too-low"),
+        (MIN_SIZE[1], "-flat"),
+        (16, "-short"),
+        (24, "-tall"),
+        (32, "-full-height"),
+    ]
 
     # Most used first: the footer cuts the tail on narrow terminals.
     BINDINGS = [
@@ -97,6 +114,9 @@ class IpctopApp(CrashReport, RecordActions, App[int]):
         Binding("t", "toggle_theme", "theme"),
         Binding("R", "toggle_record", "record", key_display="R"),
         Binding("b", "baseline", "baseline"),
+        Binding("l", "toggle_latency", "latency", show=False),
+        Binding("h", "latency_histogram", "histogram", show=False),
+        Binding("P", "toggle_curve_metric", "p99 curve", show=False),
         Binding("ctrl+c", "interrupt", "quit", show=False, priority=True),
     ]
 
@@ -131,8 +151,10 @@ class IpctopApp(CrashReport, RecordActions, App[int]):
         own_cpu: Callable[[set[int]], float | None] | None = None,
         record: str | None = None,
         baseline: Baseline | None = None,
+        metrics: Callable[[Sample, Any, Session], None] | None = None,
     ) -> None:
         super().__init__()
+        self.metrics = metrics  # publishes each fed sample to --metrics
         self.source = source
         self.info = source.info
         self.session = Session(workload=self.info.workload)
@@ -150,25 +172,36 @@ class IpctopApp(CrashReport, RecordActions, App[int]):
         self._busy = 0  # control operations in flight
         self._message = ""
         self._detail_on = False
+        self._latency_on = False
         self._sweep: AutoSweep | None = None
         self._sweep_timer: Any = None
         self._old_signals: dict[int, Any] = {}
         self.signalled: int | None = None
         self.run_header: RunHeader | None = None
+        self._contrast_floor: ContrastFloor | None = None
         self._records_init(record, baseline, screenshot_dir)
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        # Last: it judges the colours the terminal will show, after Textual's filters.
+        if self._contrast_floor is None:
+            self._contrast_floor = ContrastFloor(self.console.color_system)
+        return [*super().get_line_filters(), self._contrast_floor]
 
     # -- layout ------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield RunHeader(id="header")
         yield BaselineBar(id="baseline-bar")
+        # Threads take the rows they need (capped); the chart takes the rest.
+        with Horizontal(id="top"):
+            yield ThreadsPanel(id="threads", classes="panel")
+            yield CpusPanel(id="cpus", classes="panel")
         with Horizontal(id="main"):
-            with Vertical(id="left"):
-                yield ThreadsPanel(id="threads", classes="panel")
-                yield CpusPanel(id="cpus", classes="panel")
-            with Vertical(id="right"):
-                yield ScalingPanel(id="scaling", classes="panel")
+            yield ScalingPanel(id="scaling", classes="panel")
+            with Vertical(id="side"):
                 yield SwitchesPanel(id="switches", classes="panel")
-        yield DetailPanel(id="detail", classes="panel")
+                yield DetailPanel(id="detail", classes="panel")
+        yield LatencyPanel(id="latency", classes="panel")
+        yield TooSmall(id="too-small")
         yield StatusLine(id="status")
         yield Footer()
 
@@ -181,6 +214,7 @@ class IpctopApp(CrashReport, RecordActions, App[int]):
             "scaling": "Scaling",
             "switches": "Context switches",
             "detail": "Where the time goes",
+            "latency": "Latency, last interval (l; up/down: pair)",
         }
         for wid, title in titles.items():
             self.query_one(f"#{wid}").border_title = title
@@ -193,6 +227,7 @@ class IpctopApp(CrashReport, RecordActions, App[int]):
         self.switches_panel = self.query_one(SwitchesPanel)
         self.scaling_panel = self.query_one(ScalingPanel)
         self.detail_panel = self.query_one(DetailPanel)
+        self.latency_panel = self.query_one(LatencyPanel)
         self.theme_changed_signal.subscribe(self, lambda _theme: self._theme_changed())
         self._own_cpu(self.source.pair_tids())  # prime: the first reading means nothing
         self._own_cpu_at = time.monotonic()
@@ -228,6 +263,8 @@ class IpctopApp(CrashReport, RecordActions, App[int]):
             if comparable(old_info, self.info):
                 self.session.carry_curves(old)  # a workload switch: one curve per mechanism
         self.session.feed(msg.sample)
+        if self.metrics is not None:
+            self.metrics(msg.sample, self.info, self.session)
         for event in msg.sample.events:
             self.notify(event, severity="error", timeout=8)
         self._schedule_redraw()
@@ -289,6 +326,8 @@ class IpctopApp(CrashReport, RecordActions, App[int]):
         if self._detail_on and _shown(detail):
             live = self.source.controllable
             detail.update_from(s, "" if live else "these samples carry no detail")
+        if self._latency_on and _shown(self.latency_panel):
+            self.latency_panel.update_from(s)
 
     def on_resize(self) -> None:
         self._schedule_redraw()  # panels shown again by a larger size need their data
@@ -375,9 +414,39 @@ class IpctopApp(CrashReport, RecordActions, App[int]):
         self._control(f"compare with {name}", switch)
 
     # -- view actions ----------------------------------------------------------------
+    def action_toggle_latency(self) -> None:
+        self._latency_on = not self._latency_on
+        self.latency_panel.display = self._latency_on
+        self._schedule_redraw()
+        self._say("latency panel on" if self._latency_on else "latency panel off")
+
+    def action_toggle_curve_metric(self) -> None:
+        panel = self.scaling_panel
+        panel.metric = "p99" if panel.metric == "ops" else "ops"
+        panel.redraw()
+        what = "round-trip p99 by pairs (P)" if panel.metric == "p99" else "total ops/s by pairs"
+        panel.border_subtitle = what
+        self._schedule_redraw()
+        self._say(f"scaling curve: {what}")
+
+    def action_latency_histogram(self) -> None:
+        from .screens.histogram import HistogramScreen
+
+        pair = self.latency_panel.selected
+        read = getattr(self.source, "latency_histogram", None)
+        series = read(pair) if read is not None else None
+        if not series:
+            why = "not timed" if read is not None else "a record carries percentiles only"
+            self._say(f"no histogram of pair {pair}: {why}", "warning")
+            return
+        note = "the ends' buckets (0.8 % wide), last interval, grouped on a log axis"
+        self.push_screen(HistogramScreen(f"pair {pair}", series, note))
+
     def action_toggle_detail(self) -> None:
         self._detail_on = not self._detail_on
         self.detail_panel.display = self._detail_on
+        # The layout gives it the side column (a class on #main: a screen on top changes self.screen).
+        self.query_one("#main").set_class(self._detail_on, "-detail")
         # The sampler stops and starts to switch: a worker, and the latest wish wins.
         self.run_worker(self._switch_detail, thread=True, group="detail")
         self._say("detail on: extra /proc reads per sample" if self._detail_on else "detail off")
@@ -540,6 +609,7 @@ def run_app(
     screenshot_dir: str = ".",
     record: str | None = None,
     baseline: Baseline | None = None,
+    metrics: Callable[[Sample, Any, Session], None] | None = None,
 ) -> int:
     """Start the pairs, run the app, always clean up. Options were checked by the caller."""
     app = IpctopApp(
@@ -549,6 +619,7 @@ def run_app(
         screenshot_dir=screenshot_dir,
         record=record,
         baseline=baseline,
+        metrics=metrics,
     )
     with live_session():  # tells a served monitor that this box is busy
         try:

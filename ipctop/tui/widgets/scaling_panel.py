@@ -14,14 +14,17 @@ from textual.containers import Vertical
 from textual_plotext import PlotextPlot
 
 from ...analysis.scaling import ScalingPoint, ideal_line, scalability_pct
+from ...engine.latency import format_ns
 from ...live.baseline import Baseline
 from ...live.session import Session
 from .baseline_overlay import diff_cell, plot_baseline
+from .chart_lines import IDEAL, MEASURED, draw_interval, line, pm
 from .compare_chart import comparison_table, draw_others, extent
 from .spark import si
 from .text_block import TextBlock
 
 TABLE_ROWS = 5
+MIN_PLOT = (24, 6)  # columns, rows under which the chart says so instead
 SETTLING_REDRAW = 2.0  # seconds between redraws while only a settling point moves
 
 
@@ -35,8 +38,12 @@ class ScalingPlot(PlotextPlot):
     y_top: float | None = None
 
     def render(self) -> RenderResult:
+        w, h = self.size
+        if w < MIN_PLOT[0] or h < MIN_PLOT[1]:
+            # plotext divides by the room it has: too little, and it raises.
+            return Text(f"chart needs {MIN_PLOT[0]}x{MIN_PLOT[1]}, has {w}x{h}", "italic")
         if self.y_top:
-            rows = max(0, self.size.height - 2)  # the x axis and its labels
+            rows = max(0, h - 3)  # the x axis, its ticks and its label
             n = max(2, min(5, rows // 2 + 1))
             ticks = [self.y_top * i / (n - 1) for i in range(n)]
             self.plt.yticks(ticks, [si(t) for t in ticks])
@@ -46,7 +53,9 @@ class ScalingPlot(PlotextPlot):
 class ScalingPanel(Vertical):
     DEFAULT_CSS = """
     ScalingPanel > PlotextPlot { height: 1fr; min-height: 6; }
-    ScalingPanel > #scaling-table { height: 1; max-height: 6; }
+    ScalingPanel > #scaling-table {
+        height: 1; max-height: 6; text-wrap: nowrap; text-overflow: ellipsis;
+    }
     """
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
@@ -54,12 +63,16 @@ class ScalingPanel(Vertical):
         self._drawn: tuple | None = None
         self._drawn_at = 0.0
         self.baseline: Baseline | None = None
+        self.metric = "ops"  # or "p99": the round trip's p99 by pairs (key P)
 
     def compose(self) -> ComposeResult:
         yield ScalingPlot(id="scaling-plot")
         yield TextBlock(id="scaling-table", fit_height=True)
 
     def update_from(self, session: Session, settling_pairs: int | None) -> None:
+        if self.metric == "p99":
+            self._update_p99(session)
+            return
         points = session.points()
         state = session.settle_state if settling_pairs else None
         settled = tuple((p.pairs, p.total_ops_per_s) for p in points if p.settled)
@@ -86,6 +99,34 @@ class ScalingPanel(Vertical):
             else _table(points, settling_pairs, state, self.baseline)
         )
         self.query_one("#scaling-table", TextBlock).show(table)
+
+    def _update_p99(self, session: Session) -> None:
+        curve = tuple(session.p99_curve())
+        key = ("p99", curve)
+        if key == self._drawn:
+            return
+        self._drawn = key
+        plot = self.query_one(ScalingPlot)
+        plt = plot.plt
+        plt.clear_data()
+        plt.clear_figure()
+        plot.y_top = None
+        table = self.query_one("#scaling-table", TextBlock)
+        if not curve:
+            plt.title("no timed rounds (the Python engine, or an untimed workload)")
+            plot.refresh()
+            table.show(Text(""))
+            return
+        xs = [n for n, _ in curve]
+        ys = [v / 1e3 for _, v in curve]
+        plt.plot(xs, ys, label="round trip p99 (us)", color="blue+", marker="hd")
+        plt.xlim(min(xs) - 0.5, max(xs) + 0.5)
+        plt.ylim(0, max(ys) * 1.15)
+        plt.xticks(list(range(min(xs), max(xs) + 1)))
+        plot.refresh()
+        lines = [Text(f"{'pairs':>5} {'rtt p99':>9}", "bold")]
+        lines += [Text(f"{n:>5} {format_ns(v):>9}") for n, v in curve[-TABLE_ROWS:]]
+        table.show(Text("\n").join(lines))
 
     def redraw(self) -> None:
         """Draw again with the same points (after a theme change or a resize)."""
@@ -121,21 +162,21 @@ class ScalingPanel(Vertical):
         ideal = ideal_line(points)
         if ideal:
             top = max(top, max(y for _, y in ideal))
-            plt.plot(
-                [x for x, _ in ideal],
-                [y for _, y in ideal],
-                label="ideal",
-                color="gray",
-                marker="dot",
+            line(
+                plt, [x for x, _ in ideal], [y for _, y in ideal], IDEAL, "ideal N x total(1)", "○"
             )
         settled = [p for p in points if p.settled]
+        for p in settled:
+            top = max(top, draw_interval(plt, p, MEASURED))
         if settled:
-            plt.plot(
+            label = name if compared else "measured"
+            line(
+                plt,
                 [p.pairs for p in settled],
                 [p.total_ops_per_s for p in settled],
-                label=name if compared else "settled",
-                color="blue+",
-                marker="hd",
+                MEASURED,
+                label,
+                "●",
             )
         moving = [p for p in points if not p.settled]
         if moving:
@@ -148,17 +189,18 @@ class ScalingPanel(Vertical):
             )
         for p in points:
             scal = scalability_pct(points, p.pairs)
-            label = "settling" if not p.settled else ("-" if scal is None else f"{scal:.0f}%")
-            plt.text(label, p.pairs, p.total_ops_per_s, alignment="center", color="red+")
-        if not top > 0:
-            # Every total is 0 (or NaN): draw them on a nominal axis; plotext
-            # divides by the y range and an empty range is a ZeroDivisionError.
-            top = 1.0
+            label = "settling" if not p.settled else ("" if scal is None else f"{scal:.0f}%")
+            if label:
+                plt.text(label, p.pairs, p.total_ops_per_s * 1.06, alignment="center", color="red+")
         lo, hi = min(xs), max(xs)
+        top = max(top, 1.0)  # all zeros (a stalled start): plotext divides by the y range
         plt.xlim(lo - 0.5, hi + 0.5)
+        top = max(top, 1.0)  # every reading 0 (pairs not started yet): plotext divides by it
         plt.ylim(0, top * 1.15)
         plot.y_top = top * 1.15
         plt.xticks(list(range(lo, hi + 1)))
+        plt.xlabel("pairs")
+        plt.ylabel("total ops/s")
         plot.refresh()
 
 
@@ -170,13 +212,15 @@ def _table(
 ) -> Text:
     """The seeds' table: pairs, total, scalability % (Diff % against a baseline)."""
     diff_head = f" {'diff %':>7}" if baseline is not None else ""
-    lines = [Text(f"{'pairs':>5} {'ops/s':>9} {'scal %':>7}{diff_head}", "bold")]
+    lines = [Text(f"{'pairs':>5} {'ops/s':>9} {'± %':>5} {'scal %':>7}{diff_head}", "bold")]
     for p in points[-TABLE_ROWS:]:
         scal = scalability_pct(points, p.pairs)
         note = "settled" if p.settled else "settling"
         pct = "-" if scal is None else f"{scal:.1f}"
         diff = f" {diff_cell(baseline, p.pairs, p.total_ops_per_s):>7}" if baseline else ""
-        lines.append(Text(f"{p.pairs:>5} {si(p.total_ops_per_s):>9} {pct:>7}{diff} {note}"))
+        lines.append(
+            Text(f"{p.pairs:>5} {si(p.total_ops_per_s):>9} {pm(p):>5} {pct:>7}{diff} {note}")
+        )
     if not points:
         lines.append(Text("no reading yet: " + (state or "no pairs running")))
     return Text("\n").join(lines)
