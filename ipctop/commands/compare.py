@@ -100,10 +100,14 @@ def _load(path: str):
     """A matrix record, or a sweep/session record (whose reader names any problem)."""
     import json
 
+    from ..errors import RecordError
+    from ..output.bounded_read import read_bounded_text
+
     try:
-        with open(path, encoding="utf-8") as f:
-            d = json.load(f)
-    except (OSError, ValueError, RecursionError):
+        # Bounded, and never blocking on a FIFO: `compare a.json /dev/zero` once read
+        # until the OOM killer came.
+        d = json.loads(read_bounded_text(path))
+    except (RecordError, ValueError, RecursionError):
         return read_record(path)
     if is_matrix(d):
         return matrix_from_dict(d, path)
