@@ -1,11 +1,13 @@
-"""Issue 16, part 7: after SIGKILL of engine and reaper, `ipctop clean` removes the
-session files and the POSIX queues too, not only SysV objects.
+"""Issue 16, parts 7 and 13: after SIGKILL of engine and reaper, `ipctop clean` removes the
+session files and the POSIX queues too, not only SysV objects; and a second ipctop on
+the same CPUs says so in its samples and its record.
 
 Real runs killed for real; the autouse fixture checks that nothing outlived the test.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -109,3 +111,30 @@ def test_clean_keeps_a_live_sessions_file_and_queues() -> None:
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+# --- 13: another ipctop on the same CPUs ----------------------------------------------
+
+
+def test_second_ipctop_on_the_same_cpu_warns_in_samples_and_record(tmp_path) -> None:
+    from ipctop.engine.contention import others_on
+
+    first = subprocess.Popen(
+        [sys.executable, "-m", "ipctop", "run", "--cpus", "0", "--seconds", "60"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT,
+    )  # fmt: skip
+    try:
+        assert wait_for(lambda: first.pid in {pid for pid, _ in others_on([0])})
+        r = run_cli("run", "--cpus", "0", "--seconds", "2", "--jsonl")
+        assert r.returncode == 0, r.stderr
+        events = [e for line in r.stdout.splitlines() for e in json.loads(line)["events"]]
+        want = f"contention: another ipctop (pid {first.pid}) runs pairs on CPU(s) 0 too"
+        assert any(e.startswith(want) for e in events), events
+        out = tmp_path / "sweep.json"
+        r = run_cli("sweep", "--cpus", "0", "--seconds", "1.5", "--warmup", "0",
+                    "--repeat", "1", "--max-pairs", "1", "--json", str(out))  # fmt: skip
+        assert r.returncode == 0, r.stderr  # a warning, not a failure
+        assert any(e.startswith(want) for e in json.loads(out.read_text())["events"])
+    finally:
+        first.terminate()
+        first.wait(30)

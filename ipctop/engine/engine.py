@@ -15,6 +15,7 @@ from ..errors import PairStartError, UsageError
 from ..signals import deferred
 from . import objects
 from .config import EngineConfig
+from .contention import ContentionWatch, session_line
 from .counters import ENDED, CounterBlock, SlotWriter
 from .forker import Forker
 from .latency import TIMED
@@ -103,6 +104,7 @@ class Engine:
         self._lock = threading.RLock()
         self._opened = False
         self._closed = False
+        self.contention = ContentionWatch(self.cpus)
         #: a command line sets it: start(n) then shows progress on stderr for large n
         self.show_progress = False
 
@@ -114,7 +116,7 @@ class Engine:
                     check_rt(self.config.rt)
                 with deferred():
                     self._opened = True
-                    self.reaper = ReaperClient()
+                    self.reaper = ReaperClient(session_line(os.getpid(), self.cpus))
                     self.events.extend(self.reaper.warnings)
                     if self.config.mode == "processes":
                         self._forker = Forker()
@@ -283,6 +285,10 @@ class Engine:
     def poll(self) -> list[str]:
         """Reap finished ends; a pair whose end died is failed, the others go on."""
         new: list[str] = []
+        if self._opened and not self._closed:
+            said = self.contention.check()
+            new.extend(said)
+            self.events.extend(said)
         with self._lock:
             for pair in self.pairs:
                 if not pair.active:

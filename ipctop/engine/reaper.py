@@ -54,7 +54,7 @@ def session_owner(tag: int) -> int | None:
         return None
 
 
-def claim_tag(pid: int) -> int:
+def claim_tag(pid: int, line: str | None = None) -> int:
     d = session_dir()
     for _ in range(256):
         tag = secrets.randbits(12)
@@ -67,7 +67,7 @@ def claim_tag(pid: int) -> int:
         except FileExistsError:
             continue
         with os.fdopen(fd, "w") as f:
-            f.write(f"{pid}\n")
+            f.write(line or f"{pid}\n")
         return tag
     raise OSError("no free ipctop session tag (256 tries)")
 
@@ -166,8 +166,9 @@ def unlink_mq(name: str) -> bool:
 class ReaperClient:
     """The engine's end: announce and retract objects; close() at a normal stop."""
 
-    def __init__(self) -> None:
-        self.tag = claim_tag(os.getpid())
+    def __init__(self, session_line: str | None = None) -> None:
+        # session_line: what the session file says ("PID cpus=0-3"); the pid comes first.
+        self.tag = claim_tag(os.getpid(), session_line)
         self.warnings: list[str] = []
         try:
             self.proc: subprocess.Popen | None = subprocess.Popen(
