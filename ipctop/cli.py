@@ -21,6 +21,7 @@ COMMANDS = {
     "check": "a verdict on this box in about a minute (--quick: 15 s)",
     "clean": "remove objects left by an ipctop that was killed",
     "replay": "play a record back in the monitor, read-only (no pairs start)",
+    "demo": "a scripted story for a room: 1 pair, more pairs, cross placement, the verdict",
     "serve": "serve the monitor to a browser through textual-serve (loopback)",
     "matrix": "one-way latency between every pair of CPUs, by topology class",
     "report": "many boxes' records in one table: groups, medians, outliers and why",
@@ -28,7 +29,7 @@ COMMANDS = {
 }
 
 
-STARTS_PAIRS = ("tui", "sweep", "run", "check", "matrix")
+STARTS_PAIRS = ("tui", "sweep", "run", "check", "matrix", "demo")
 
 
 def _report_leftovers() -> None:
