@@ -96,6 +96,9 @@ def _new_record(box: dict, config, kind: str, args: argparse.Namespace) -> Recor
             "repeat": args.repeat,
             "interval": None,
             "window_s": WINDOW_S,
+            "threads": config.threads,
+            "sems": config.sems,
+            "think_ns": config.think_ns,
         },
     )
 

@@ -50,6 +50,7 @@ static int stream_pingpong(struct end_ctx *c)
         if (stop_requested(s))
             break;
         lat_woken(c);
+        think(c);
         lat_post(c);
         if ((err = put(out, len)))
             return err;

@@ -136,18 +136,21 @@ static int prepare_latency(struct prepared *p, PyObject *lat, Py_ssize_t slot, P
     return 0;
 }
 
-/* Parses (counters, slot, workload, role, cpu, args[, shm[, lat, peer_slot, every, rt]]). */
+/* Parses (counters, slot, workload, role, cpu, args[, shm[, lat, peer_slot, every, rt,
+ * think_ns]]). */
 static int prepare(PyObject *a, struct prepared *p)
 {
     Py_ssize_t slot, peer = -1;
     const char *name;
     PyObject *args, *shm = Py_None, *lat = Py_None;
     unsigned int every = 1;
+    unsigned long long think_ns = 0;
 
     memset(p, 0, sizeof(*p));
-    if (!PyArg_ParseTuple(a, "w*nsiiO|OOnIi", &p->counters, &slot, &name, &p->ctx.role, &p->cpu,
-                          &args, &shm, &lat, &peer, &every, &p->rt))
+    if (!PyArg_ParseTuple(a, "w*nsiiO|OOnIiK", &p->counters, &slot, &name, &p->ctx.role, &p->cpu,
+                          &args, &shm, &lat, &peer, &every, &p->rt, &think_ns))
         return -1;
+    p->ctx.think_ns = think_ns;
     if (slot < 0 || (slot + 1) * IPCTOP_SLOT_SIZE > p->counters.len) {
         PyBuffer_Release(&p->counters);
         PyErr_SetString(PyExc_IndexError, "slot outside the counter block");

@@ -84,6 +84,7 @@ struct end_ctx {
     uint64_t lat_posted;            /* when this end's pending timed post was stamped */
     uint64_t lat_seen;              /* the peer stamp last counted */
     uint32_t lat_every, lat_left;
+    uint64_t think_ns;              /* --think-ns: busy-wait between receive and send */
 };
 
 /* A loop returns 0 when it stopped on request, or the errno that ended it. */
@@ -192,6 +193,18 @@ static inline void lat_woken(struct end_ctx *c)
         lat_add(&c->lat->rtt, t - c->lat_posted);
         c->lat_posted = 0;
     }
+}
+
+/* --think-ns: a server's work per message, as a busy-wait on the vDSO clock
+ * (no syscall, no sleep: the end keeps its CPU, as real work would). Called in
+ * each ping-pong loop between the receive and the send; 0 costs one branch. */
+static inline void think(const struct end_ctx *c)
+{
+    if (!c->think_ns)
+        return;
+    uint64_t until = lat_now() + c->think_ns;
+    while (lat_now() < until)
+        ; /* each clock read is itself ~20 ns of work: no pause needed */
 }
 
 #endif

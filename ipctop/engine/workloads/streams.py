@@ -66,6 +66,7 @@ class _Stream(Workload):
                     return 0 if writer.stopped() else errno.EPIPE
                 if writer.stopped():
                     break
+                writer.think()
                 os.write(fd_out, token)
                 n += 1
                 writer.rounds(n)

@@ -130,6 +130,7 @@ def _msg_loop(q, mine: int, peer: int, pair: int, check: bool, role: int, w: Slo
                     errors += 1
                     w.error(errors, got)
                     continue
+            w.think()
             q.send(ping, type=peer)
             n += 1
             w.rounds(n)
@@ -168,6 +169,7 @@ class SysvSem(Workload):
                     mine.acquire()
                 except InterruptedError:
                     continue
+                writer.think()
                 peer.release()
                 n += 1
                 writer.rounds(n)
