@@ -17,13 +17,14 @@ COMMANDS = {
     "run": "run N pairs and print one line per interval",
     "compare": "compare records: ops/s, Diff [%] against the first, scalability",
     "check": "a verdict on this box in about a minute (--quick: 15 s)",
+    "ab": "two settings interleaved (ABBA) on one box: B/A with its interval and a verdict",
     "clean": "remove objects left by an ipctop that was killed",
     "replay": "play a record back in the monitor, read-only (no pairs start)",
     "serve": "serve the monitor to a browser through textual-serve (loopback)",
 }
 
 
-STARTS_PAIRS = ("tui", "sweep", "run", "check")
+STARTS_PAIRS = ("tui", "sweep", "run", "check", "ab")
 
 
 def _report_leftovers() -> None:

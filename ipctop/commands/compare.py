@@ -13,8 +13,10 @@ import sys
 from pathlib import Path
 
 from ..analysis.compare import Comparison, compare, format_comparison
+from ..analysis.stats import TooFewWindows, fmt_diff, paired_difference
 from ..analysis.verdicts import fmt_rate
 from ..errors import EXIT_FAILED, EXIT_OK, UsageError
+from ..output.ab_record import ab_blocks
 from ..output.gnuplot import write_gnuplot
 from ..output.record import Record, read_record, record_points
 
@@ -59,9 +61,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.vs is None and len(args.records) < 2:
-        raise UsageError("compare needs at least two records (the first is the baseline)")
     records = [read_record(path) for path in args.records + (args.vs or [])]
+    if len(records) == 1 and records[0].kind == "ab":
+        return _ab(records[0], args)
+    if args.vs is None and len(args.records) < 2:
+        raise UsageError(
+            "compare needs at least two records (the first is the baseline), or one ab record"
+        )
     if args.vs is not None:
         sides: list = [records[: len(args.records)], records[len(args.records) :]]
     else:
@@ -101,6 +107,27 @@ def _gate(cmp: Comparison, threshold: float) -> int:
     for r in regressions:
         print(f"  {r.label} at {r.pairs} pair(s): {r.diff_pct:+.1f} % (at most {r.high_pct:+.1f})")
     return EXIT_FAILED
+
+
+def _ab(record: Record, args: argparse.Namespace) -> int:
+    """One `ipctop ab` record: its B against its A, from the ABBA blocks."""
+    blocks = ab_blocks(record)
+    try:
+        d = paired_difference(blocks)
+    except TooFewWindows as exc:
+        raise UsageError(f"{record.name}: {exc}") from None
+    sides = (record.ab or {}).get("sides", {})
+    for name in "AB":
+        side = sides.get(name, {})
+        what = " ".join(p for p in (side.get("options"), side.get("cmd")) if p)
+        print(f"{name}: {what or '(the shared options)'}")
+    print(f"B/A: {fmt_diff(d)} · {d.verdict} · {d.test}, {len(blocks)} blocks")
+    for line in noise_lines([record]):
+        print(line)
+    if args.fail_below is not None and d.below(args.fail_below):
+        print(f"B is more than {args.fail_below:g} % below A over the whole interval")
+        return EXIT_FAILED
+    return EXIT_OK
 
 
 def noise_lines(records: list[Record]) -> list[str]:

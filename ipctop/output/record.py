@@ -28,7 +28,7 @@ SCHEMA = "ipctop.record/2"
 SCHEMA_PREFIX = "ipctop.record/"
 # Versions this ipctop reads; it writes only SCHEMA.
 READS = ("ipctop.record/1", SCHEMA)
-KINDS = ("sweep", "session")
+KINDS = ("sweep", "session", "ab")
 
 
 def now_iso() -> str:
@@ -165,6 +165,10 @@ class Record:
     interrupted: bool = False
     created: str = field(default_factory=now_iso)
     schema: str = SCHEMA
+    # Optional (written only when set): an `ipctop ab` run's two sides and result,
+    # and the box's A/A noise floor measured by `ipctop check`.
+    ab: dict[str, Any] | None = None
+    noise: dict[str, Any] | None = None
     # Where it was read from; used for labels, never written.
     source: str | None = field(default=None, compare=False, repr=False)
 
@@ -193,6 +197,8 @@ class Record:
             "points": [point_to_dict(p) for p in self.points],
             "timeline": [s.to_dict() for s in self.timeline],
             "events": list(self.events),
+            **({"ab": self.ab} if self.ab is not None else {}),
+            **({"noise": self.noise} if self.noise is not None else {}),
         }
 
     @classmethod
@@ -219,6 +225,8 @@ class Record:
                 created=d["created"],
                 schema=d["schema"],
                 source=source,
+                ab=d.get("ab"),
+                noise=d.get("noise"),
             )
         except (KeyError, TypeError, ValueError) as e:
             # validate_record_dict should have caught it; still never leak a traceback.
@@ -392,6 +400,12 @@ def validate_record_dict(d: Any) -> list[str]:
         _numbers(c, pt, "windows", at)
     for at, s in c.items(d, "timeline", ""):
         _check_sample(c, s, at)
+    c.typed(d, "ab", "", dict, required=False)
+    noise = c.typed(d, "noise", "", dict, required=False)
+    if noise is not _MISSING:
+        c.number(noise, "pct", "noise.")
+        c.number(noise, "seconds", "noise.")
+        c.number(noise, "n", "noise.", integer=True)
     events = c.typed(d, "events", "", list)
     if events is not _MISSING:
         for i, e in enumerate(events):
