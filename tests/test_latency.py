@@ -170,3 +170,22 @@ def test_format_ns_keeps_three_digits():
     assert latency.format_ns(12345) == "12.3us"
     assert latency.format_ns(4.567e6) == "4.57ms"
     assert latency.format_ns(None) == "-"
+
+
+@native
+def test_paused_timing_counts_nothing_and_resumes_without_stale_stamps():
+    with Engine(EngineConfig(workload="sysv-sem", cpus=(0,))) as engine:
+        engine.start(1)
+        tracker = latency.Tracker(engine.counters.latency)
+        engine.pause_timing(True)
+        time.sleep(0.1)
+        tracker.read(engine.pairs)
+        time.sleep(0.2)
+        (paused,) = tracker.read(engine.pairs)
+        engine.pause_timing(False)
+        time.sleep(0.2)
+        (resumed,) = tracker.read(engine.pairs)
+    assert paused.rtt.n == 0 and paused.oneway.n == 0
+    assert resumed.rtt.n > 50
+    # A stamp older than the pause would show up as a one-way of about 0.2 s.
+    assert resumed.oneway.max < resumed.rtt.max + 1e6

@@ -77,6 +77,29 @@ def add_workload_options(p: argparse.ArgumentParser, many: bool = False) -> None
         help="each end busy-waits N ns between receive and send: a server's work per "
         "message (default 0)",
     )
+    add_latency_options(p)
+
+
+def add_latency_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--no-latency",
+        dest="latency",
+        action="store_false",
+        help="do not time rounds in the native ends (they do by default)",
+    )
+    p.add_argument(
+        "--latency-every",
+        type=count(1, 1_000_000),
+        default=1,
+        metavar="K",
+        help="time one round in K (default 1: every round)",
+    )
+    p.add_argument(
+        "--rt",
+        type=count(1, 99),
+        metavar="PRIO",
+        help="run the ends SCHED_FIFO at this priority (needs CAP_SYS_NICE or ulimit -r)",
+    )
 
 
 def resolve_cpus(spec: str | None) -> list[int]:
@@ -105,6 +128,9 @@ def engine_config(args: argparse.Namespace, workload: str, cpus: list[int]) -> E
         threads=getattr(args, "threads", None),
         sems=getattr(args, "sems", 128),
         think_ns=getattr(args, "think_ns", 0),
+        latency=getattr(args, "latency", True),
+        latency_every=getattr(args, "latency_every", 1),
+        rt=getattr(args, "rt", None),
     )
 
 

@@ -10,6 +10,7 @@ from ..analysis.stats import summarize
 from ..engine.engine import Engine
 from ..engine.measure import measure_engine
 from ..engine.sample import Sample
+from ..output import latency_text
 from ..priority import raise_monitor
 from .common import (
     add_workload_options,
@@ -46,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
             f"{cpu_text(cpus)}{over}{note}",
             flush=True,
         )
+        print(f"# {engine.latency_note}", flush=True)
         printer = _jsonl if args.jsonl else _line
         # Where the time goes is read only when it is printed (in --jsonl samples).
         result = measure_engine(
@@ -63,6 +65,10 @@ def run(args: argparse.Namespace) -> int:
             f"[{s.low:,.0f}, {s.high:,.0f}], n={s.n} x {args.interval:g} s ({s.method})",
             flush=True,
         )
+    if result.latency:
+        print(f"# {result.latency_note}; over the whole window:")
+        for line in latency_text.table(result.latency).splitlines():
+            print(f"# {line}")
     for event in result.events:
         print(f"# {event}", file=sys.stderr)
     failed = [t for t in result.threads if t.state not in ("running", "done")]
@@ -74,6 +80,9 @@ def _line(s: Sample) -> None:
     for t in s.threads:
         cpu = "?" if t.last_cpu is None else t.last_cpu
         parts.append(f"{t.pair}{t.role}@{cpu}={t.ops_per_s:,.0f}")
+    lat = latency_text.compact(s.extra.get("latency", ()))
+    if lat:
+        parts.append(lat)
     print(" ".join(parts), flush=True)
     for e in s.events:
         print(f"# {e}", file=sys.stderr, flush=True)

@@ -18,6 +18,7 @@ from .forker import Forker
 from .latency import TIMED
 from .objects import _native
 from .placement import MODES, check_placement, oversubscribed
+from .realtime import check_rt
 from .reaper import ReaperClient
 from .workloads import WORKLOADS, PairResources, Workload, make_workload
 
@@ -117,6 +118,8 @@ class Engine:
     def start(self, pairs: int = 0) -> None:
         with self._lock:
             if not self._opened:
+                if self.config.rt is not None:
+                    check_rt(self.config.rt)
                 with deferred():
                     self._opened = True
                     self.reaper = ReaperClient()
@@ -214,6 +217,11 @@ class Engine:
     def timing(self) -> bool:
         """True when the ends time their rounds."""
         return self.kind == "native" and self.config.latency and self.config.workload in TIMED
+
+    def pause_timing(self, paused: bool) -> None:
+        """Stop or resume timing in every end while the loops run (for measuring its cost)."""
+        for end in self.ends():
+            self.counters.latency.pause(end.slot, paused)
 
     @property
     def latency_note(self) -> str:

@@ -20,6 +20,7 @@ SUB, HALF, TOP_BIT = 128, 64, 36
 RTT_OFFSET = 128
 ONEWAY_OFFSET = RTT_OFFSET + 8 * (1 + BUCKETS)
 HIST_BYTES = 8 * (1 + BUCKETS)
+PAUSED_OFFSET = 64
 QUANTILES = (0.5, 0.99, 0.999)
 
 #: the workloads whose native loops call lat_post/lat_woken (a two-end token)
@@ -76,6 +77,11 @@ class LatencyBlock:
     def clear(self, slot: int) -> None:
         off = slot * AREA
         self.buf[off : off + AREA] = bytes(AREA)
+
+    def pause(self, slot: int, paused: bool) -> None:
+        """Stop (or resume) timing one end without stopping its loop: the cost bench."""
+        off = slot * AREA + PAUSED_OFFSET
+        self.buf[off : off + 4] = int(paused).to_bytes(4, "little")
 
     def close(self) -> None:
         self.buf.close()

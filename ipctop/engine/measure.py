@@ -15,6 +15,7 @@ from ..analysis.opstats import op_stats
 from . import procfs
 from .costs import Costs, costs_of, merge
 from .engine import Engine, EngineConfig
+from .latency import PairLatency, Tracker, merged, summarize
 from .sample import Sample
 from .sampler import Sampler
 
@@ -42,6 +43,9 @@ class RunResult:
     timeline: tuple[Sample, ...]
     costs: Costs | None = None  # where the time went over the window
     ops: dict | None = None  # per-operation rates (life-cycle workloads)
+    latency: tuple[PairLatency, ...] = ()  # per pair over the window, when timed
+    latency_all: PairLatency | None = None  # every pair's rounds as one (pair -1)
+    latency_note: str = ""  # how rounds were timed, or why not (Engine.latency_note)
     # The total rate in each sampler interval of the window: the samples an
     # interval is built from (analysis.stats; one interval is one window).
     windows: tuple[float, ...] = ()
@@ -74,11 +78,15 @@ def measure_engine(
     sampler.detail = detail
     _tick(sampler, warmup, None)
     sampler.sample()  # primes every per-interval difference at the window's start
+    tracker = Tracker(engine.counters.latency) if engine.timing else None
+    if tracker is not None:
+        tracker.read(engine.pairs)
     ends = engine.ends()
     t0 = time.monotonic()
     r0 = [engine.counters.rounds(e.slot) for e in ends]
     o0 = [engine.counters.read(e.slot).ops for e in ends]
     timeline = _tick(sampler, seconds, on_sample)
+    lat = tuple(tracker.read(engine.pairs)) if tracker is not None else ()
     r1 = [engine.counters.rounds(e.slot) for e in ends]
     o1 = [engine.counters.read(e.slot).ops for e in ends]
     elapsed = time.monotonic() - t0
@@ -115,8 +123,18 @@ def measure_engine(
         timeline=tuple(timeline),
         costs=merge([costs_of(s) for s in timeline]),
         ops=op_stats(names, op_rates) if names else None,
+        latency=lat,
+        latency_all=_all_pairs(tracker) if lat else None,
+        latency_note=engine.latency_note,
         windows=window_rates(timeline, sampler.interval),
     )
+
+
+def _all_pairs(tracker: Tracker) -> PairLatency:
+    hists = tracker.last.values()
+    rtt = merged(*(h[0] for h in hists))
+    oneway = merged(*(h for trio in hists for h in trio[1:]))
+    return PairLatency(-1, summarize(rtt), summarize(oneway))
 
 
 def window_rates(timeline: list[Sample], interval: float) -> tuple[float, ...]:

@@ -25,6 +25,7 @@ from . import procfs
 from .costs import CostTracker
 from .counters import SlotReading
 from .engine import Engine
+from .latency import Tracker
 from .sample import CpuSample, IpiSample, Sample, ThreadSample
 
 ASK_LEAD = 0.05  # seconds between asking the ends and reading their answers
@@ -72,6 +73,7 @@ class Sampler:
         self._drift_said: set[tuple[int, str, int]] = set()
         self._costs: CostTracker | None = None
         self._ask = 0  # the last stats request posted to the ends
+        self._latency = Tracker(engine.counters.latency) if engine.timing else None
 
     @property
     def detail(self) -> bool:
@@ -152,6 +154,8 @@ class Sampler:
         extra: dict = {"oversubscribed": self.engine.oversubscribed}
         if names:
             extra["ops"] = op_stats(names, op_rates)
+        if self._latency is not None:
+            extra["latency"] = [p.to_dict() for p in self._latency.read(self.engine.pairs)]
         if self._costs is not None:
             extra["costs"] = self._costs.update(
                 ends, tuple(threads), tasks, ipis, dt,

@@ -66,7 +66,9 @@ struct lat_hist {
 
 struct lat_area {
     volatile uint64_t stamp;  /* CLOCK_MONOTONIC just before this end's last timed post */
-    char pad0[120];           /* the stamp alone on the (prefetch-paired) lines its peer reads */
+    char pad0[56];            /* the stamp alone on the line its peer reads */
+    volatile uint32_t paused; /* written by the monitor: nonzero stops timing, not the loop */
+    char pad1[60];
     struct lat_hist rtt;      /* own post to the next wake-up: the round trip */
     struct lat_hist oneway;   /* peer's stamp to this end's wake-up */
 };
@@ -83,6 +85,7 @@ struct end_ctx {
     const struct lat_area *peer_lat;
     uint64_t lat_posted;            /* when this end's pending timed post was stamped */
     uint64_t lat_seen;              /* the peer stamp last counted */
+    uint64_t lat_woke;              /* the clock read at this round's wake-up, or 0 */
     uint32_t lat_every, lat_left;
     uint64_t think_ns;              /* --think-ns: busy-wait between receive and send */
 };
@@ -159,17 +162,23 @@ static inline void lat_add(struct lat_hist *h, uint64_t v)
     __atomic_store_n(&h->sum_ns, h->sum_ns + v, __ATOMIC_RELAXED);
 }
 
-/* Call just before the call that wakes the peer. */
+/* Call just before the call that wakes the peer. The loops post right after
+ * they wake, with nothing in between but a few stores, so the clock read at
+ * the wake-up is this stamp too: one read per end per round, not two. */
 static inline void lat_post(struct end_ctx *c)
 {
     if (!c->lat)
         return;
+    uint64_t woke = c->lat_woke;
+    c->lat_woke = 0;
     if (c->lat_left > 1) {
         c->lat_left--;
         return;
     }
+    if (__atomic_load_n(&c->lat->paused, __ATOMIC_RELAXED))
+        return;
     c->lat_left = c->lat_every;
-    c->lat_posted = lat_now();
+    c->lat_posted = woke ? woke : lat_now();
     __atomic_store_n(&c->lat->stamp, c->lat_posted, __ATOMIC_RELEASE);
 }
 
@@ -183,7 +192,14 @@ static inline void lat_woken(struct end_ctx *c)
     uint64_t s = __atomic_load_n(&c->peer_lat->stamp, __ATOMIC_ACQUIRE);
     if (s == c->lat_seen && !c->lat_posted)
         return;
+    if (__atomic_load_n(&c->lat->paused, __ATOMIC_RELAXED)) {
+        /* consumed, not counted: a stamp from before a pause never counts later */
+        c->lat_seen = s;
+        c->lat_posted = 0;
+        return;
+    }
     uint64_t t = lat_now();
+    c->lat_woke = t;
     if (s != c->lat_seen) {
         c->lat_seen = s;
         if (t >= s)
