@@ -22,7 +22,7 @@ import subprocess
 import sys
 import time
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..analysis.stats import (
     WINDOW_S,
@@ -33,6 +33,7 @@ from ..analysis.stats import (
     summarize,
 )
 from ..box import read_box
+from ..engine.costs import costs_of
 from ..engine.engine import Engine, EngineConfig, resolve_engine
 from ..engine.measure import RunResult, measure_engine
 from ..errors import IpctopError, UsageError
@@ -83,10 +84,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="PCT",
         help="stop when B/A is known to ±PCT %% (95 %% interval; default 1)",
     )
-    p.add_argument("--max-seconds", type=positive_float, default=60.0, help="default 60")
-    p.add_argument("--window", type=positive_float, default=1.0, help="measured per slot (1 s)")
+    p.add_argument("--max-seconds", type=positive_float, default=30.0, help="default 30")
+    # Short slots: the closer A and B are in time, the more of the box's drift a
+    # block cancels (bench/stat_power.py measured these defaults).
+    p.add_argument("--window", type=positive_float, default=0.5, help="measured per slot (0.5 s)")
     p.add_argument(
-        "--settle", type=non_negative_float, default=0.5, help="after each switch (0.5 s)"
+        "--settle", type=non_negative_float, default=0.2, help="after each switch (0.2 s)"
+    )
+    p.add_argument(
+        "--metric",
+        choices=("ops", "cpu"),
+        default="ops",
+        help="ops: ops/s (default); cpu: rounds per CPU-second of the ends, which a "
+        "loaded box's stolen time does not move (a cost per round, not a wait)",
     )
     p.add_argument("--json", metavar="FILE", help="write the record (compare and replay read it)")
     p.add_argument("--quiet", "-q", action="store_true", help="only the result")
@@ -160,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
         ) from None
     print(_result_line(d, len(blocks), elapsed, args))
     for s in (a, b):
-        print(f"  {s.name}: {_summary_text(s.windows)}")
+        print(f"  {s.name}: {_summary_text(s.windows, unit(args))}")
     if args.json:
         rec = ab_record(read_box().to_dict(), sides, blocks, results, d, args, kind, elapsed)
         path = write_record(args.json, rec)
@@ -201,7 +211,7 @@ def _interleave(
             now = time.monotonic()
             d = paired_difference(blocks) if len(blocks) >= 2 else None
             if not args.quiet:
-                print(_block_line(len(blocks), got, d, now - t0), flush=True)
+                print(_block_line(len(blocks), got, d, now - t0, unit(args)), flush=True)
             if d is not None and len(blocks) >= MIN_BLOCKS and d.half_width_pct < args.precision:
                 break
             if now - t0 + (now - block_start) > args.max_seconds:
@@ -210,18 +220,37 @@ def _interleave(
 
 
 def _slot(side: Side, args: argparse.Namespace, engine: Engine, live: bool) -> RunResult:
-    interval = min(WINDOW_S, args.window)
     if live:
-        return measure_engine(engine, args.window, args.settle, interval, detail=False)
+        return _measure(engine, args)
     with deferred():  # a signal waits until the slot's pairs are whole
         for _ in range(side.pairs):
             engine.add_pair()
     try:
-        return measure_engine(engine, args.window, args.settle, interval, detail=False)
+        return _measure(engine, args)
     finally:
         with deferred():
             while engine.pairs:
                 engine.remove_pair()
+
+
+def _measure(engine: Engine, args: argparse.Namespace) -> RunResult:
+    interval = min(WINDOW_S, args.window)
+    cpu = args.metric == "cpu"
+    r = measure_engine(engine, args.window, args.settle, interval, detail=cpu)
+    if not cpu:
+        return r
+    return replace(r, windows=cpu_windows(r))
+
+
+def cpu_windows(r: RunResult) -> tuple[float, ...]:
+    """Rounds per CPU-second of the ends in each window: what a round costs, not
+    how much CPU a shared box happened to leave the pairs."""
+    out = []
+    for s in r.timeline:
+        c = costs_of(s)
+        if c is not None and c.cpu_us_per_round:
+            out.append(1e6 / c.cpu_us_per_round)
+    return tuple(out)
 
 
 def _restore(cmd: str | None) -> None:
@@ -249,11 +278,17 @@ def _header(sides: dict[str, Side], kind: str, args: argparse.Namespace, live: b
     )
 
 
-def _block_line(n: int, got: dict[str, list[float]], d: Difference | None, t: float) -> str:
+def unit(args: argparse.Namespace) -> str:
+    return "rounds/CPU-s" if args.metric == "cpu" else "ops/s"
+
+
+def _block_line(
+    n: int, got: dict[str, list[float]], d: Difference | None, t: float, unit: str
+) -> str:
     a = sum(got["A"]) / max(len(got["A"]), 1)
     b = sum(got["B"]) / max(len(got["B"]), 1)
     tail = f" · B/A {fmt_diff(d)} after {n} blocks" if d else ""
-    return f"block {n} ({t:.0f} s): A {a:,.0f}  B {b:,.0f} ops/s{tail}"
+    return f"block {n} ({t:.0f} s): A {a:,.0f}  B {b:,.0f} {unit}{tail}"
 
 
 def _result_line(d: Difference, n: int, elapsed: float, args: argparse.Namespace) -> str:
@@ -264,8 +299,8 @@ def _result_line(d: Difference, n: int, elapsed: float, args: argparse.Namespace
     )
 
 
-def _summary_text(windows: list[float]) -> str:
+def _summary_text(windows: list[float], unit: str) -> str:
     if len(windows) < 2:
         return f"{len(windows)} window(s)"
     s = summarize(windows)
-    return f"median {s.median:,.0f} ops/s [{s.low:,.0f}, {s.high:,.0f}] n={s.n} windows"
+    return f"median {s.median:,.0f} {unit} [{s.low:,.0f}, {s.high:,.0f}] n={s.n} windows"

@@ -140,10 +140,11 @@ class SlotWriter:
         self.think_ns = think_ns
 
     def think(self) -> None:
-        """--think-ns in the Python engine: busy-wait between receive and send."""
+        """--think-ns in the Python engine: N ns of this thread's own CPU time spent
+        between receive and send (work, not a wait: preemption does not shorten it)."""
         if self.think_ns:
-            until = time.perf_counter_ns() + self.think_ns
-            while time.perf_counter_ns() < until:
+            until = time.thread_time_ns() + self.think_ns
+            while time.thread_time_ns() < until:
                 pass
 
     def start(self, tid: int) -> None:

@@ -74,6 +74,7 @@ def ab_record(
         timeline=_timeline(results),
         ab={
             "order": "ABBA",
+            "metric": args.metric,  # ops: ops/s; cpu: rounds per CPU-second of the ends
             "sides": {
                 s.name: {
                     "options": s.options,
