@@ -14,9 +14,10 @@ from textual.containers import Vertical
 from textual_plotext import PlotextPlot
 
 from ...analysis.scaling import ScalingPoint, ideal_line, scalability_pct
+from ...output.tables import fmt_half_width
 from ..baseline import Baseline
 from ..session import Session
-from .baseline_overlay import diff_cell, plot_baseline
+from .baseline_overlay import diff_cell, diff_style, plot_baseline
 from .compare_chart import comparison_table, draw_others, extent
 from .spark import si
 from .text_block import TextBlock
@@ -166,13 +167,22 @@ def _table(
 ) -> Text:
     """The seeds' table: pairs, total, scalability % (Diff % against a baseline)."""
     diff_head = f" {'diff %':>7}" if baseline is not None else ""
-    lines = [Text(f"{'pairs':>5} {'ops/s':>9} {'scal %':>7}{diff_head}", "bold")]
+    head = f"{'pairs':>5} {'ops/s':>9} {'±95%':>5} {'scal %':>7}{diff_head}"
+    lines = [Text(head, "bold")]
     for p in points[-TABLE_ROWS:]:
         scal = scalability_pct(points, p.pairs)
         note = "settled" if p.settled else "settling"
         pct = "-" if scal is None else f"{scal:.1f}"
-        diff = f" {diff_cell(baseline, p.pairs, p.total_ops_per_s):>7}" if baseline else ""
-        lines.append(Text(f"{p.pairs:>5} {si(p.total_ops_per_s):>9} {pct:>7}{diff} {note}"))
+        # The ± of a settled point: half its samples' 95 % interval, in %.
+        pm = fmt_half_width(p.summary.half_width_pct) if p.windows else "-"
+        row = Text(f"{p.pairs:>5} {si(p.total_ops_per_s):>9} {pm:>5} {pct:>7}")
+        if baseline:
+            # Coloured only when the interval of live/baseline excludes zero.
+            row.append(" ")
+            row.append(f"{diff_cell(baseline, p.pairs, p.total_ops_per_s):>7}",
+                       diff_style(baseline, p))  # fmt: skip
+        row.append(f" {note}")
+        lines.append(row)
     if not points:
         lines.append(Text("no reading yet: " + (state or "no pairs running")))
     return Text("\n").join(lines)
