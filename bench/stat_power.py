@@ -53,6 +53,11 @@ def ab(a: str, b: str, extra: list[str]) -> dict:
             cwd=ROOT, capture_output=True, text=True,
         )  # fmt: skip
         took = time.monotonic() - t0
+        if done.returncode == 2 and "an interval needs at least 2" in done.stderr:
+            # A box so loaded that --max-seconds held one block: no verdict, counted.
+            nan = float("nan")
+            return {"ratio": nan, "low": nan, "high": nan, "verdict": "too few blocks",
+                    "blocks": 1, "seconds": took}  # fmt: skip
         if done.returncode != 0:
             raise SystemExit(f"ipctop ab failed ({done.returncode}): {done.stderr.strip()}")
         rec = json.loads(out.read_text())
@@ -94,7 +99,11 @@ def main() -> None:
     false = sum(r["verdict"] == "regression" for r in aa)
     other = sum(r["verdict"] == "improvement" for r in aa)
     hits = sum(r["verdict"] == "regression" for r in abr)
-    mean_cost = statistics.median(100 * (1 - r["ratio"]) for r in abr)
+    judged = [r for r in abr if r["verdict"] != "too few blocks"]
+    mean_cost = statistics.median(100 * (1 - r["ratio"]) for r in judged) if judged else 0.0
+    short = sum(r["verdict"] == "too few blocks" for r in aa + abr)
+    if short:
+        print(f"# {short} run(s) had too few blocks for an interval (counted, not detected)")
     print(f"# load average {os.getloadavg()[0]:.1f} at the end")
     print(f"A/A: {false} of {len(aa)} called a regression ({other} an improvement); "
           f"median {statistics.median(r['seconds'] for r in aa):.0f} s each")  # fmt: skip
