@@ -24,10 +24,11 @@ sys.path.insert(0, str(HERE.parent))
 
 from ipctop.box import read_box  # noqa: E402
 from ipctop.cpus import choose_cpus, read_topology  # noqa: E402
-from ipctop.engine.engine import EngineConfig, resolve_engine  # noqa: E402
-from ipctop.engine.measure import measure  # noqa: E402
+from ipctop.engine.config import EngineConfig  # noqa: E402
+from ipctop.engine.engine import resolve_engine  # noqa: E402
 from ipctop.engine.workloads import WORKLOADS, make_workload  # noqa: E402
 from ipctop.errors import UsageError  # noqa: E402
+from ipctop.live.measure import measure  # noqa: E402
 
 DEFAULT = "sysv-msg,sysv-sem,sysv-msg-shared"
 NO_REFERENCE = ("sysv-lifecycle",)

@@ -5,7 +5,9 @@ For each SysV workload at 1 pair and at one pair per CPU, one engine runs
 ABBA blocks of short windows (on, off, off, on), pausing the timing in the
 ends between windows without stopping them (the paused path is one load and
 a branch per round), and prints the median ratio on/off with the middle half
-of the blocks. Goal: >= 0.98. --fresh instead starts an engine per window,
+of the blocks. Goal: >= 0.98. Beside it, the same ratio of rounds per
+CPU-second of the ends' threads (CLOCK of each thread): time the host or other
+load steals from the pair cancels out of it. --fresh instead starts an engine per window,
 with --no-latency for "off" (slower, and noisier on a shared box).
 At 1 pair it also checks that the timing agrees with the counters: A's mean
 round trip against 1 / (A's rounds per second), and the median beside them.
@@ -26,9 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import time  # noqa: E402
 
 from ipctop.cpus import choose_cpus, read_topology  # noqa: E402
-from ipctop.engine.engine import Engine, EngineConfig, resolve_engine  # noqa: E402
+from ipctop.engine.config import EngineConfig  # noqa: E402
+from ipctop.engine.engine import Engine, resolve_engine  # noqa: E402
 from ipctop.engine.latency import format_ns  # noqa: E402
-from ipctop.engine.measure import RunResult, measure, measure_engine  # noqa: E402
+from ipctop.live.measure import RunResult, measure, measure_engine  # noqa: E402
 
 DEFAULT = "sysv-msg,sysv-sem,sysv-msg-shared"
 
@@ -42,31 +45,46 @@ def rounds(engine: Engine) -> int:
     return sum(engine.counters.rounds(e.slot) for e in engine.ends())
 
 
+def cpu_ns(engine: Engine) -> int:
+    """CPU time the ends' threads used (threads mode): immune to time the box stole."""
+    return sum(
+        time.clock_gettime_ns(time.pthread_getcpuclockid(e.thread.ident))
+        for e in engine.ends()
+        if e.thread is not None and e.thread.ident is not None
+    )
+
+
 def toggled(workload: str, pairs: int, cpus: list[int], args) -> tuple[list, list, list]:
-    """ABBA blocks in one engine: (ratios, on rates, off rates), and 1-pair windows timed."""
+    """ABBA blocks in one engine: (ratios, on rates, off rates, 1-pair windows timed,
+    ratios of rounds per CPU-second)."""
     config = EngineConfig(workload, "same", args.mode, tuple(cpus), "native")
-    ratios, ons, offs = [], [], []
+    ratios, ons, offs, per_cpu = [], [], [], []
     with Engine(config) as engine:
         engine.start(pairs)
         time.sleep(args.warmup)
 
-        def rate(on: bool) -> float:
+        def rate(on: bool) -> tuple[float, float]:
             engine.pause_timing(not on)
             time.sleep(0.02)  # the switch takes a round; let it
-            r0, t0 = rounds(engine), time.monotonic()
+            r0, t0, c0 = rounds(engine), time.monotonic(), cpu_ns(engine)
             time.sleep(args.seconds)
-            return (rounds(engine) - r0) / (time.monotonic() - t0)
+            n, c = rounds(engine) - r0, cpu_ns(engine) - c0
+            return n / (time.monotonic() - t0), (n / c if c > 0 else 0.0)
 
         for _ in range(args.blocks):
-            a1, b1, b2, a2 = rate(True), rate(False), rate(False), rate(True)
+            (a1, ca1), (b1, cb1), (b2, cb2), (a2, ca2) = (
+                rate(True), rate(False), rate(False), rate(True)
+            )  # fmt: skip
             if min(a1, b1, b2, a2) == 0:
                 continue  # the box starved the pair for a whole window: no ratio in it
             ons.append((a1 + a2) / 2)
             offs.append((b1 + b2) / 2)
             ratios.append(ons[-1] / offs[-1])
+            if min(ca1, cb1, cb2, ca2) > 0:
+                per_cpu.append((ca1 + ca2) / (cb1 + cb2))
         engine.pause_timing(False)
         timed = [measure_engine(engine, 1.0, 0.0, 0.5, detail=False)] if pairs == 1 else []
-    return ratios, ons, offs, timed
+    return ratios, ons, offs, timed, per_cpu
 
 
 def fresh(workload: str, pairs: int, cpus: list[int], args) -> tuple[list, list, list]:
@@ -80,7 +98,7 @@ def fresh(workload: str, pairs: int, cpus: list[int], args) -> tuple[list, list,
         offs.append((b1.total_ops_per_s + b2.total_ops_per_s) / 2)
         ratios.append(ons[-1] / offs[-1])
         timed += [a1, a2] if pairs == 1 else []
-    return ratios, ons, offs, timed
+    return ratios, ons, offs, timed, []
 
 
 def middle_half(xs: list[float]) -> str:
@@ -129,7 +147,7 @@ def main() -> int:
     for workload in args.workloads.split(","):
         for pairs in sorted({1, len(cpus)}):
             run = fresh if args.fresh else toggled
-            ratios, ons, offs, timed = run(workload, pairs, cpus, args)
+            ratios, ons, offs, timed, per_cpu = run(workload, pairs, cpus, args)
             if not ratios:
                 print(f"{workload:16} {pairs:5} starved in every block", flush=True)
                 continue
@@ -138,7 +156,12 @@ def main() -> int:
             print(
                 f"{workload:16} {pairs:5} {statistics.median(ons):12,.0f} "
                 f"{statistics.median(offs):12,.0f} {med:7.3f}  {middle_half(ratios)} "
-                f"(n={len(ratios)})",
+                f"(n={len(ratios)})"
+                + (
+                    f"  per CPU-second {statistics.median(per_cpu):.3f} {middle_half(per_cpu)}"
+                    if per_cpu
+                    else ""
+                ),
                 flush=True,
             )
             if pairs == 1:

@@ -48,10 +48,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ipctop.cpus import default_cpus, read_topology  # noqa: E402
-from ipctop.engine.engine import Engine, EngineConfig  # noqa: E402
+from ipctop.engine.config import EngineConfig  # noqa: E402
+from ipctop.engine.engine import Engine  # noqa: E402
 from ipctop.engine.sampler import Sampler  # noqa: E402
-from ipctop.monitor import MonitorCpuMeter  # noqa: E402
-from ipctop.priority import MonitorPriority  # noqa: E402
+from ipctop.live.monitor import MonitorCpuMeter  # noqa: E402
+from ipctop.live.priority import MonitorPriority  # noqa: E402
 
 WARMUP = 1.5  # seconds after a phase starts before measuring (app start-up, first samples)
 INTERVAL = 0.5  # the TUI's default
@@ -130,8 +131,8 @@ def watch(app, source, measured: Callable[[], None], headless_driver: bool) -> N
 
 
 def tui_phase(engine: Engine, seconds: float, headless_driver: bool) -> dict:
+    from ipctop.live.sources import LiveSource
     from ipctop.tui.app import IpctopApp
-    from ipctop.tui.sources import LiveSource
 
     source = LiveSource(engine.config, INTERVAL, engine=engine, own_engine=False)
     app = IpctopApp(source)
@@ -154,8 +155,8 @@ def interleaved_phase(engine: Engine, windows: int, seconds: float, headless_dri
     """
     import threading
 
+    from ipctop.live.sources import LiveSource
     from ipctop.tui.app import IpctopApp
-    from ipctop.tui.sources import LiveSource
 
     class GatedSource(LiveSource):
         def __init__(self, *a, **k) -> None:

@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from ipctop.commands.ab import cpu_windows  # noqa: E402
 from ipctop.engine.engine import Engine, EngineConfig  # noqa: E402
-from ipctop.engine.measure import measure_engine  # noqa: E402
+from ipctop.live.measure import measure_engine  # noqa: E402
 
 
 def cpu_rate(seconds: float = 3.0) -> float:

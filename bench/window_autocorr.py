@@ -24,7 +24,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ipctop.cpus import default_cpus, read_topology  # noqa: E402
-from ipctop.engine.engine import Engine, EngineConfig  # noqa: E402
+from ipctop.engine.config import EngineConfig  # noqa: E402
+from ipctop.engine.engine import Engine  # noqa: E402
 
 TICK = 0.1
 LENGTHS = (0.1, 0.2, 0.5, 1.0, 2.0)

@@ -21,10 +21,13 @@ COMMANDS = {
     "clean": "remove objects left by an ipctop that was killed",
     "replay": "play a record back in the monitor, read-only (no pairs start)",
     "serve": "serve the monitor to a browser through textual-serve (loopback)",
+    "matrix": "one-way latency between every pair of CPUs, by topology class",
+    "report": "many boxes' records in one table: groups, medians, outliers and why",
+    "completion": "print a shell completion script: bash, zsh or tcsh",
 }
 
 
-STARTS_PAIRS = ("tui", "sweep", "run", "check", "ab")
+STARTS_PAIRS = ("tui", "sweep", "run", "check", "matrix", "ab")
 
 
 def _report_leftovers() -> None:
@@ -75,6 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version")):
         argv = ["tui", *argv]
     args = parser.parse_args(argv)
+    args._parser = parser  # `ipctop completion` walks the whole parser
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE

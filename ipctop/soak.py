@@ -18,7 +18,8 @@ from dataclasses import dataclass
 import psutil
 
 from .cpus import choose_cpus, read_topology
-from .engine.engine import Engine, EngineConfig
+from .engine.config import EngineConfig
+from .engine.engine import Engine
 from .engine.reaper import live_objects, tag_of
 from .engine.workloads import WORKLOADS, make_workload
 from .errors import UsageError

@@ -18,9 +18,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ipctop.cpus import default_cpus, read_topology
-from ipctop.engine.engine import EngineConfig
+from ipctop.engine.config import EngineConfig
+from ipctop.live.sources import LiveSource
 from ipctop.tui.app import IpctopApp
-from ipctop.tui.sources import LiveSource
 
 SIZE = (120, 40)
 

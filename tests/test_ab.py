@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, run_cli
 
+from ipctop.live.replay_source import replay_samples
 from ipctop.output.record import read_record
-from ipctop.tui.replay_source import replay_samples
 
 needs_two = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 allowed CPUs")
 QUICK = ("--window", "0.2", "--settle", "0.05")

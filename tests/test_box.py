@@ -7,8 +7,6 @@ import json
 import os
 import platform
 import resource
-import subprocess
-import sys
 from dataclasses import fields
 from pathlib import Path
 
@@ -172,12 +170,3 @@ def test_fake_sysfs_without_cpufreq_or_clocksource(tmp_path: Path) -> None:
     lines = describe(facts)
     assert "cpufreq governor: n/a (no cpufreq in sysfs)" in lines
     assert "clocksource: n/a (not in sysfs)" in lines
-
-
-def test_machine_modules_import_no_ui() -> None:
-    code = (
-        "import sys, ipctop.box, ipctop.cpus, ipctop.engine.procfs; "
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich')))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"

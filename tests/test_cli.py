@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
-from conftest import ROOT, run_cli, two_cpus
+from conftest import run_cli, two_cpus
 
 from ipctop.cli import COMMANDS
 from ipctop.output.record import validate_record_dict
@@ -116,18 +114,6 @@ def test_python_engine_is_named_and_explains_sysv_sem() -> None:
     assert r.returncode == 0, r.stderr
     assert "engine python" in r.stdout
     assert "two single sets" in r.stdout
-
-
-def test_core_never_imports_textual_or_rich() -> None:
-    code = (
-        "import sys, ipctop.engine.engine, ipctop.engine.sampler, ipctop.engine.measure, "
-        "ipctop.analysis.scaling, ipctop.analysis.settle, ipctop.output.record, "
-        "ipctop.output.tables, ipctop.box, ipctop.cpus, ipctop.commands.sweep, ipctop.commands.run\n"
-        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich'))\n"
-        "print(bad); sys.exit(1 if bad else 0)"
-    )
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
-    assert r.returncode == 0, r.stdout + r.stderr
 
 
 def test_lifecycle_sweep_reports_each_operation(tmp_path) -> None:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from ipctop.analysis.compare import NO_INTERVAL, UNSETTLED, compare, format_comparison
 from ipctop.analysis.scaling import ScalingPoint
 from ipctop.analysis.stats import IMPROVEMENT, NO_DIFFERENCE, REGRESSION
 from ipctop.errors import EXIT_USAGE, UsageError
+from ipctop.output.compare import NO_INTERVAL, UNSETTLED, compare, format_comparison
 from ipctop.output.record import Record, Step, read_record, write_record
 
 Q6600_2622 = [4.79e6, 9.40e6, 13.58e6, 18.10e6]

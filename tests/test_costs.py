@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from ipctop.engine.config import EngineConfig
 from ipctop.engine.costs import CostTracker, costs_of, na
-from ipctop.engine.engine import Engine, EngineConfig
+from ipctop.engine.engine import Engine
 from ipctop.engine.sample import IpiSample, ThreadSample
 from ipctop.engine.sampler import Sampler
 

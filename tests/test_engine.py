@@ -7,7 +7,8 @@ import time
 import pytest
 from conftest import sysv_objects, two_cpus
 
-from ipctop.engine.engine import Engine, EngineConfig, resolve_engine
+from ipctop.engine.config import EngineConfig
+from ipctop.engine.engine import Engine, resolve_engine
 from ipctop.engine.objects import KEY_MASK, KEY_PREFIX
 from ipctop.engine.sampler import Sampler
 

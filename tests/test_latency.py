@@ -9,7 +9,8 @@ import pytest
 from conftest import two_cpus
 
 from ipctop.engine import latency
-from ipctop.engine.engine import Engine, EngineConfig
+from ipctop.engine.config import EngineConfig
+from ipctop.engine.engine import Engine
 from ipctop.engine.objects import _native
 
 native = pytest.mark.skipif(_native is None, reason="the native extension is not built")

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from conftest import posix_queues, sysv_objects, two_cpus
 
-from ipctop.engine.engine import Engine, EngineConfig, resolve_engine
+from ipctop.engine.config import EngineConfig
+from ipctop.engine.engine import Engine, resolve_engine
 from ipctop.engine.reaper import tag_of
 from ipctop.engine.workloads import WORKLOADS
 from ipctop.engine.workloads.limits import check_mqueue, check_msg_queues, check_sem_array
@@ -356,7 +357,8 @@ def test_every_workload_has_a_native_loop() -> None:
 
 KILLED_CHILD = """
 import sys, time
-from ipctop.engine.engine import Engine, EngineConfig
+from ipctop.engine.engine import Engine
+from ipctop.engine.config import EngineConfig
 e = Engine(EngineConfig(sys.argv[1], "same", "processes", (0,), "native"))
 e.start(1)
 reaper = getattr(e, "reaper", None)

@@ -7,8 +7,9 @@ import threading
 
 import pytest
 
-from ipctop.engine.engine import Engine, EngineConfig
-from ipctop.priority import RAISE, MonitorPriority
+from ipctop.engine.config import EngineConfig
+from ipctop.engine.engine import Engine
+from ipctop.live.priority import RAISE, MonitorPriority
 
 CPU = min(os.sched_getaffinity(0))
 
@@ -127,7 +128,7 @@ def test_without_privilege_the_monitor_stays_and_says_so() -> None:
 
 @needs_nice
 def test_live_source_raises_its_monitor_and_puts_it_back() -> None:
-    from ipctop.tui.sources import LiveSource
+    from ipctop.live.sources import LiveSource
 
     source = LiveSource(EngineConfig(cpus=(CPU,)), interval=0.2)
     base = _nice(0)
@@ -151,8 +152,8 @@ def test_live_source_raises_its_monitor_and_puts_it_back() -> None:
 def test_fake_unraised_monitor_is_said_in_the_footer() -> None:
     import asyncio
 
+    from ipctop.live.fixed_run import fixed_source
     from ipctop.tui.app import IpctopApp
-    from ipctop.tui.fixed_run import fixed_source
     from ipctop.tui.widgets.status_line import StatusLine
 
     source = fixed_source()
@@ -179,8 +180,8 @@ def test_headless_commands_raise_their_sampler_and_not_their_ends() -> None:
 
     code = (
         "import os, threading, time\n"
-        "from ipctop.priority import raise_monitor\n"
-        "from ipctop.engine.engine import Engine, EngineConfig\n"
+        "from ipctop.live.priority import raise_monitor\n"
+        "from ipctop.engine.engine import Engine\nfrom ipctop.engine.config import EngineConfig\n"
         "raise_monitor()\n"
         f"e = Engine(EngineConfig(cpus=({CPU},)))\n"
         "e.start(1)\n"

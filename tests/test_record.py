@@ -5,8 +5,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -413,17 +411,6 @@ def test_format_matrix_flags_imbalance_and_off_cpu() -> None:
     assert out[3].split() == ["2", "1", "12,310", "-", "12,290"]
     assert out[4] == "total 50,000 ops/s"
     assert out[5].startswith("! this pair differs from the median pair by more than 1.5x")
-
-
-def test_no_ui_imports() -> None:
-    code = (
-        "import sys\n"
-        "import ipctop.analysis.scaling, ipctop.analysis.settle, ipctop.analysis.compare\n"
-        "import ipctop.output.record, ipctop.output.tables, ipctop.output.gnuplot, ipctop.output.csvout\n"
-        "bad = [m for m in sys.modules if m.split('.')[0] in ('textual', 'rich')]\n"
-        "assert not bad, bad\n"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_version_1_record_still_reads_and_its_repeats_stand_in_for_windows(

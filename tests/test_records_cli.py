@@ -21,8 +21,8 @@ import pytest
 from conftest import ROOT
 
 from ipctop.engine.reaper import session_dir
+from ipctop.live.live_lock import LOCK_NAME
 from ipctop.output.record import Record, read_record, write_record
-from ipctop.tui.live_lock import LOCK_NAME
 
 TIMEOUT = 30.0
 
@@ -184,14 +184,3 @@ def test_sigterm_saves_the_recording_marked_interrupted(tmp_path: Path) -> None:
     assert not any(c.is_running() and c.status() != psutil.STATUS_ZOMBIE for c in children)
     if not lock_before:
         assert not lock.exists(), "the live-session lock outlived the run"
-
-
-def test_recorder_replay_and_baseline_models_import_no_ui() -> None:
-    code = (
-        "import sys, ipctop.output.session_recorder, ipctop.tui.recorder, "
-        "ipctop.tui.baseline, ipctop.tui.replay_source, ipctop.tui.live_lock; "
-        "print([m for m in sys.modules if m.split('.')[0] in ('textual', 'rich')])"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "[]"

@@ -30,7 +30,7 @@ import psutil
 import pytest
 from conftest import ROOT, sysv_objects
 
-from ipctop.tui.live_lock import LiveSessionLock
+from ipctop.live.live_lock import LiveSessionLock
 
 TIMEOUT = 30.0
 ANSI = re.compile(
@@ -61,7 +61,7 @@ class Served:
             kids = psutil.Process(self.proc.pid).children(recursive=True)
         except psutil.NoSuchProcess:
             return []
-        return [k for k in kids if "ipctop.tui.served" in _cmdline(k)]
+        return [k for k in kids if "ipctop.served" in _cmdline(k)]
 
 
 def _cmdline(p: psutil.Process) -> list[str]:

@@ -10,13 +10,13 @@ from dataclasses import replace
 from conftest import sysv_objects
 
 from ipctop.analysis.scaling import ScalingPoint
-from ipctop.engine.engine import EngineConfig
+from ipctop.engine.config import EngineConfig
 from ipctop.engine.sample import Sample, ThreadSample
+from ipctop.live.fixed_run import INFO, fixed_comparison
+from ipctop.live.mechanisms import comparable, next_mechanism, why_not
+from ipctop.live.session import Session
+from ipctop.live.sources import LiveSource
 from ipctop.tui.app import IpctopApp
-from ipctop.tui.fixed_run import INFO, fixed_comparison
-from ipctop.tui.mechanisms import comparable, next_mechanism, why_not
-from ipctop.tui.session import Session
-from ipctop.tui.sources import LiveSource
 
 CPUS = tuple(sorted(os.sched_getaffinity(0))[:2])
 TIMEOUT = 60.0  # seconds for a reading to settle (CV < 5 % over 3 s) on a busy box

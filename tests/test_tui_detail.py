@@ -6,11 +6,11 @@ import asyncio
 import os
 import time
 
+from ipctop.engine.config import EngineConfig
 from ipctop.engine.costs import Costs, CpuCost, ThreadCost, costs_of
-from ipctop.engine.engine import EngineConfig
+from ipctop.live.fixed_run import fixed_samples, fixed_source
+from ipctop.live.sources import LiveSource
 from ipctop.tui.app import IpctopApp
-from ipctop.tui.fixed_run import fixed_samples, fixed_source
-from ipctop.tui.sources import LiveSource
 from ipctop.tui.widgets.detail_panel import DetailPanel, detail_lines
 
 CPUS = tuple(sorted(os.sched_getaffinity(0))[:2])

@@ -11,10 +11,10 @@ from pathlib import Path
 
 from conftest import sysv_objects, two_cpus
 
-from ipctop.engine.engine import EngineConfig
+from ipctop.engine.config import EngineConfig
 from ipctop.engine.workloads import WORKLOADS
+from ipctop.live.sources import LiveSource
 from ipctop.tui.app import IpctopApp
-from ipctop.tui.sources import LiveSource
 from ipctop.tui.widgets.threads_panel import ThreadsPanel
 
 ALLOWED = sorted(os.sched_getaffinity(0))

@@ -16,16 +16,16 @@ from pathlib import Path
 import psutil
 from conftest import sysv_objects
 
-from ipctop.engine.engine import EngineConfig
+from ipctop.engine.config import EngineConfig
 from ipctop.engine.reaper import session_dir
 from ipctop.engine.sample import Sample, ThreadSample
+from ipctop.live.baseline import load_baseline
+from ipctop.live.fixed_run import INFO
+from ipctop.live.replay_source import ReplaySource
+from ipctop.live.sources import FixedSource, LiveSource
 from ipctop.output.record import Record, Step, StepThread, read_record, write_record
 from ipctop.tui.app import IpctopApp
-from ipctop.tui.baseline import load_baseline
-from ipctop.tui.fixed_run import INFO
-from ipctop.tui.replay_source import ReplaySource
 from ipctop.tui.screens.path_input import PathInputScreen
-from ipctop.tui.sources import FixedSource, LiveSource
 from ipctop.tui.widgets.baseline_bar import BaselineBar
 from ipctop.tui.widgets.scaling_panel import ScalingPlot
 from ipctop.tui.widgets.spark import si

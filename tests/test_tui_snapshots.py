@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import asyncio
 
+from ipctop.live.fixed_run import fixed_source
 from ipctop.tui.app import IpctopApp
-from ipctop.tui.fixed_run import fixed_source
 
 
 def app(theme: str | None = None) -> IpctopApp:
@@ -116,7 +116,7 @@ def test_fake_fixed_run_partial_repaint_leaves_no_stale_line() -> None:
     """Only changed lines are repainted: the picture must equal a full repaint."""
     from dataclasses import replace
 
-    from ipctop.tui.fixed_run import fixed_samples
+    from ipctop.live.fixed_run import fixed_samples
     from ipctop.tui.widgets.rows_view import RowsView
 
     async def go() -> None:

@@ -105,6 +105,7 @@ class RunReading:
     error: str | None = None
     window_totals: tuple[float, ...] = ()  # total ops/s of each measured window
     windows: tuple[float, ...] = ()  # every sampler interval's rate: the interval's samples
+    latency: dict[str, Any] | None = None  # optional: the median window's, all pairs (ns)
 
     @property
     def label(self) -> str:

@@ -35,8 +35,8 @@ from ..analysis.stats import (
 from ..box import read_box
 from ..engine.costs import costs_of
 from ..engine.engine import Engine, EngineConfig, resolve_engine
-from ..engine.measure import RunResult, measure_engine
 from ..errors import IpctopError, UsageError
+from ..live.measure import RunResult, measure_engine
 from ..output.ab_record import ab_record
 from ..output.record import write_record
 from ..signals import deferred
@@ -102,11 +102,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", "-q", action="store_true", help="only the result")
 
 
+class _OptionSetParser(argparse.ArgumentParser):
+    """Parses one --a/--b value; a bad option is a UsageError (one line, exit 2)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message}")
+
+
 def option_set(args: argparse.Namespace, flag: str, text: str) -> tuple[EngineConfig, int | None]:
     """The shared options with `text` (e.g. '--placement cross') on top."""
-    from ..cli import Parser
-
-    sub = Parser(prog=f"ipctop ab {flag}", add_help=False)
+    sub = _OptionSetParser(prog=f"ipctop ab {flag}", add_help=False)
     add_workload_options(sub)
     sub.add_argument("--pairs", type=count(1, 4096))
     try:

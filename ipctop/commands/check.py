@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from typing import Any
 
 from ..analysis.check_curve import (
@@ -24,7 +25,7 @@ from ..analysis.check_curve import (
     judge_noise,
     pair_counts,
 )
-from ..analysis.scaling import spread_pct
+from ..analysis.scaling import ScalingPoint, spread_pct
 from ..analysis.stats import TooFewWindows, summarize
 from ..analysis.verdicts import (
     FAIL,
@@ -38,11 +39,15 @@ from ..analysis.verdicts import (
     overall,
 )
 from ..box import describe, read_box
-from ..engine.engine import ENGINES, Engine, EngineConfig, resolve_engine
-from ..engine.measure import RunResult, measure_engine
+from ..engine.config import EngineConfig
+from ..engine.engine import ENGINES, Engine, resolve_engine
+from ..engine.latency import PairLatency, format_ns
+from ..engine.sample import Sample
 from ..errors import ResourceError, UnsupportedError, UsageError
+from ..live.measure import RunResult, measure_engine
 from ..output.record import Record, Step, read_record, write_record
-from .common import cpu_text, resolve_cpus
+from .common import add_metrics_option, cpu_text, each, metrics_endpoint, publisher, resolve_cpus
+from .progress import PlannedProgress
 
 SCHEMA = "ipctop.check/1"
 # (warm-up, window, windows) per run: 7 runs x 7 s is about a minute; quick is 7 x 1.8 s.
@@ -58,6 +63,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--engine", choices=ENGINES, default="auto", help="native (C) or python (fallback)"
     )
+    add_metrics_option(p)
     p.add_argument(
         "--record", metavar="FILE", help="write sysv-msg's curve and the noise floor as a record"
     )
@@ -81,24 +87,14 @@ def run(args: argparse.Namespace) -> int:
         say(line)
     say("")
 
-    readings = CheckReadings(engine=kind)
     n = len(cpus)
-    for workload in SCALING_WORKLOADS:
-        readings.one[workload] = _run(say, kind, cpus, workload, "same", 1, warmup, window, windows)
-        for c in pair_counts(n)[1:-1]:
-            readings.between.setdefault(workload, {})[c] = _run(
-                say, kind, cpus, workload, "same", c, warmup, window, windows
-            )
-        if n >= 2:
-            readings.all[workload] = _run(
-                say, kind, cpus, workload, "same", n, warmup, window, windows
-            )
-    if n >= 2:
-        for workload in SCALING_WORKLOADS:
-            readings.cross[workload] = _run(
-                say, kind, cpus, workload, "cross", 1, warmup, window, windows
-            )
-    readings.shared = _run(say, kind, cpus, SHARED_WORKLOAD, "same", n, warmup, window, windows)
+    between = len(pair_counts(n)[1:-1])
+    runs = len(SCALING_WORKLOADS) * ((3 if n >= 2 else 1) + between) + 1
+    with (
+        metrics_endpoint(args) as metrics,
+        PlannedProgress("check", runs * (warmup + window * windows)) as bar,
+    ):
+        readings = _readings(_Runner(say, kind, cpus, warmup, window, windows, bar, metrics))
 
     box_dict = box.to_dict()
     verdicts = judge_check(box_dict, cpus, readings)
@@ -124,6 +120,55 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
+def _readings(run: _Runner) -> CheckReadings:
+    readings = CheckReadings(engine=run.kind)
+    n = len(run.cpus)
+    for workload in SCALING_WORKLOADS:
+        readings.one[workload] = run(workload, "same", 1)
+        for c in pair_counts(n)[1:-1]:
+            readings.between.setdefault(workload, {})[c] = run(workload, "same", c)
+        if n >= 2:
+            readings.all[workload] = run(workload, "same", n)
+    if n >= 2:
+        for workload in SCALING_WORKLOADS:
+            readings.cross[workload] = run(workload, "cross", 1)
+    readings.shared = run(SHARED_WORKLOAD, "same", n)
+    return readings
+
+
+class _Runner:
+    """One check run at a time, with the shared timing, progress bar and metrics."""
+
+    def __init__(self, say, kind, cpus, warmup, window, windows, bar, metrics) -> None:
+        self.say, self.kind, self.cpus = say, kind, cpus
+        self.warmup, self.window, self.windows = warmup, window, windows
+        self.bar, self.metrics = bar, metrics
+        self._points: dict[str, list[ScalingPoint]] = {}
+
+    def __call__(self, workload: str, placement: str, pairs: int) -> RunReading:
+        config = EngineConfig(
+            workload=workload,
+            placement=placement,
+            mode="threads",
+            cpus=tuple(self.cpus),
+            engine=self.kind,
+        )
+        feed = publisher(self.metrics, config, self.kind)
+        self.bar.begin(
+            self.warmup + self.window * self.windows, f"{workload} · {placement} · {pairs}"
+        )
+        reading = _run(
+            self.say, config, pairs, self.warmup, self.window, self.windows,
+            each(self.bar.tick, feed),
+        )  # fmt: skip
+        self.bar.done()
+        if feed is not None and placement == "same" and reading.error is None:
+            pts = self._points.setdefault(workload, [])
+            pts.append(ScalingPoint(pairs, reading.total_ops_per_s))
+            feed.points(sorted(pts, key=lambda p: p.pairs))
+        return reading
+
+
 class _Printer:
     def __init__(self, quiet: bool) -> None:
         self.quiet = quiet
@@ -139,20 +184,16 @@ def _mark(v: Verdict) -> str:
 
 def _run(
     say: _Printer,
-    kind: str,
-    cpus: list[int],
-    workload: str,
-    placement: str,
+    config: EngineConfig,
     pairs: int,
     warmup: float,
     window: float,
     windows: int,
+    on_sample: Callable[[Sample], None] | None = None,
 ) -> RunReading:
-    config = EngineConfig(
-        workload=workload, placement=placement, mode="threads", cpus=tuple(cpus), engine=kind
-    )
+    workload, placement, cpus = config.workload, config.placement, config.cpus
     try:
-        results, seen = _measure(config, pairs, warmup, window, windows)
+        results, seen = _measure(config, pairs, warmup, window, windows, on_sample)
     except (ResourceError, UnsupportedError, RuntimeError, OSError) as exc:
         # One run that cannot start is a verdict, not the end of the check.
         reading = RunReading(workload, placement, pairs, len(cpus), 0.0, error=str(exc))
@@ -189,13 +230,27 @@ def _run(
         seconds=sum(r.seconds for r in results),
         window_totals=tuple(r.total_ops_per_s for r in results),
         windows=tuple(w for r in results for w in r.windows),
+        latency=_latency(middle),
     )
     spread = spread_pct([r.total_ops_per_s for r in results])
     say(
         f"{reading.label:<34} {fmt_rate(reading.total_ops_per_s):>7} ops/s"
         f"  (spread {spread:.0f} % over {len(results)} windows; {_interval(reading.windows)})"
     )
+    if reading.latency is not None:
+        p = PairLatency.from_dict(reading.latency)
+        say(
+            f"{'':<34} round trip p50 {format_ns(p.rtt.p50)} p99 {format_ns(p.rtt.p99)}, "
+            f"one-way p50 {format_ns(p.oneway.p50)} p99 {format_ns(p.oneway.p99)}"
+        )
     return reading
+
+
+def _latency(middle: RunResult) -> dict[str, Any] | None:
+    """All pairs of the median window, with how they were timed."""
+    if middle.latency_all is None:
+        return None
+    return {**middle.latency_all.to_dict(), "note": middle.latency_note}
 
 
 def _interval(windows: tuple[float, ...]) -> str:
@@ -279,7 +334,12 @@ def _record(
 
 
 def _measure(
-    config: EngineConfig, pairs: int, warmup: float, window: float, windows: int
+    config: EngineConfig,
+    pairs: int,
+    warmup: float,
+    window: float,
+    windows: int,
+    on_sample: Callable[[Sample], None] | None = None,
 ) -> tuple[list[RunResult], dict[tuple[int, str], set[int]]]:
     """Measure several windows on one set of pairs; also every CPU each end was seen on."""
     results: list[RunResult] = []
@@ -289,7 +349,9 @@ def _measure(
         for i in range(windows):
             # Four sampler intervals per window: enough of them for an interval
             # and, at 1 pair, for the A/A noise floor's ABBA blocks.
-            r = measure_engine(engine, window, warmup if i == 0 else 0.0, window / 4)
+            r = measure_engine(
+                engine, window, warmup if i == 0 else 0.0, window / 4, on_sample=on_sample
+            )
             results.append(r)
             for sample in r.timeline:
                 for t in sample.threads:

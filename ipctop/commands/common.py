@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
+import sys
+from collections.abc import Iterator
+from typing import Any
 
 from ..cpus import choose_cpus, format_cpu_list, read_topology
-from ..engine.engine import ENGINES, EngineConfig
+from ..engine.config import EngineConfig
+from ..engine.engine import ENGINES
 from ..engine.placement import MODES, PLACEMENTS
 from ..engine.workloads import WORKLOADS
 
@@ -136,3 +141,69 @@ def engine_config(args: argparse.Namespace, workload: str, cpus: list[int]) -> E
 
 def cpu_text(cpus: list[int]) -> str:
     return format_cpu_list(cpus)
+
+
+def metrics_address(text: str):
+    """argparse type for --metrics [HOST:]PORT."""
+    from ..output.metrics import parse_metrics_address
+
+    try:
+        return parse_metrics_address(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_metrics_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--metrics",
+        type=metrics_address,
+        metavar="[HOST:]PORT",
+        help="serve Prometheus/OpenMetrics on http://HOST:PORT/metrics (loopback unless "
+        "a host is named; port 0 picks a free one)",
+    )
+
+
+@contextlib.contextmanager
+def metrics_endpoint(args: argparse.Namespace) -> Iterator[Any]:
+    """The --metrics endpoint, open for the block; None without --metrics.
+
+    Opened before any pair starts, so a port in use stops the command before
+    it measures anything.
+    """
+    address = getattr(args, "metrics", None)
+    if address is None:
+        yield None
+        return
+    from ..output.metrics import MetricsEndpoint
+
+    if not address.loopback:
+        print(
+            f"ipctop: warning: metrics on {address.host}, not loopback: anyone who can "
+            "reach this port can read this box's figures",
+            file=sys.stderr,
+        )
+    with MetricsEndpoint(address) as endpoint:
+        print(f"ipctop: metrics on {endpoint.url}", file=sys.stderr, flush=True)
+        yield endpoint
+
+
+def publisher(endpoint: Any, config: EngineConfig, kind: str) -> Any:
+    """The on_sample callback (with .points()) that feeds --metrics; None without it."""
+    if endpoint is None:
+        return None
+    from ..output.metrics import RunLabels
+
+    return endpoint.publisher(RunLabels(config.workload, config.placement, config.mode, kind))
+
+
+def each(*callbacks: Any) -> Any:
+    """One on_sample callback that calls every one given (None ones left out)."""
+    live = [c for c in callbacks if c is not None]
+    if len(live) <= 1:
+        return live[0] if live else None
+
+    def call(sample: Any) -> None:
+        for c in live:
+            c(sample)
+
+    return call

@@ -12,12 +12,15 @@ import shutil
 import sys
 from pathlib import Path
 
-from ..analysis.compare import Comparison, compare, format_comparison
 from ..analysis.stats import TooFewWindows, fmt_diff, paired_difference
 from ..analysis.verdicts import fmt_rate
 from ..errors import EXIT_FAILED, EXIT_OK, UsageError
+from ..output import matrix_text
 from ..output.ab_record import ab_blocks
+from ..output.compare import Comparison, compare, format_comparison, record_label
 from ..output.gnuplot import write_gnuplot
+from ..output.latency_compare import format_latency_comparison, has_latency
+from ..output.matrix_record import MatrixRecord, is_matrix, matrix_from_dict
 from ..output.record import Record, read_record, record_points
 
 PLAIN_MARKERS = ("*", "o", "x", "+", "#", "@")
@@ -61,13 +64,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    records = [read_record(path) for path in args.records + (args.vs or [])]
-    if len(records) == 1 and records[0].kind == "ab":
-        return _ab(records[0], args)
+    loaded = [_load(path) for path in args.records + (args.vs or [])]
+    if len(loaded) == 1 and isinstance(loaded[0], Record) and loaded[0].kind == "ab":
+        return _ab(loaded[0], args)
     if args.vs is None and len(args.records) < 2:
         raise UsageError(
             "compare needs at least two records (the first is the baseline), or one ab record"
         )
+    matrices = [r for r in loaded if isinstance(r, MatrixRecord)]
+    if matrices:
+        if len(matrices) != len(loaded):
+            raise UsageError("compare: matrix records compare only with matrix records")
+        labels = [f"{m.box.get('kernel_release') or '?'} ({m.name})" for m in matrices]
+        print("One-way latency by topology class (median over each class's cells)")
+        print(matrix_text.compare_table(matrices, labels))
+        return EXIT_OK
+    records = loaded
     if args.vs is not None:
         sides: list = [records[: len(args.records)], records[len(args.records) :]]
     else:
@@ -76,6 +88,9 @@ def run(args: argparse.Namespace) -> int:
     for line in noise_lines(records):
         print(line)
     print(format_comparison(cmp))
+    if has_latency(records):
+        print("\nLatency (all pairs; median of the sampler windows [95 % interval] n)")
+        print(format_latency_comparison(records, [record_label(r) for r in records]))
     if args.plot:
         print()
         print(plot_text(cmp, records))
@@ -85,6 +100,20 @@ def run(args: argparse.Namespace) -> int:
     if args.fail_below is None:
         return EXIT_OK
     return _gate(cmp, args.fail_below)
+
+
+def _load(path: str):
+    """A matrix record, or a sweep/session record (whose reader names any problem)."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            d = json.load(f)
+    except (OSError, ValueError, RecursionError):
+        return read_record(path)
+    if is_matrix(d):
+        return matrix_from_dict(d, path)
+    return read_record(path)
 
 
 def _gate(cmp: Comparison, threshold: float) -> int:

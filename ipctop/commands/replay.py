@@ -34,11 +34,11 @@ def run(args: argparse.Namespace) -> int:
     from textual.theme import BUILTIN_THEMES
 
     from ..errors import UsageError
+    from ..live.baseline import load_baseline
+    from ..live.replay_source import ReplaySource
     from ..output.record import read_record
     from ..signals import Interrupted
     from ..tui.app import IpctopApp
-    from ..tui.baseline import load_baseline
-    from ..tui.replay_source import ReplaySource
 
     if args.theme is not None and args.theme not in BUILTIN_THEMES:
         raise UsageError(

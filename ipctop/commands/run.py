@@ -8,19 +8,24 @@ import sys
 
 from ..analysis.stats import summarize
 from ..engine.engine import Engine
-from ..engine.measure import measure_engine
 from ..engine.sample import Sample
+from ..live.measure import measure_engine
+from ..live.priority import raise_monitor
 from ..output import latency_text
-from ..priority import raise_monitor
 from .common import (
+    add_metrics_option,
     add_workload_options,
     count,
     cpu_text,
+    each,
     engine_config,
+    metrics_endpoint,
     positive_float,
+    publisher,
     resolve_cpus,
     workload_names,
 )
+from .progress import start_pairs
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -29,17 +34,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seconds", type=positive_float, default=10.0, help="default 10")
     p.add_argument("--interval", type=positive_float, default=0.5, help="default 0.5")
     p.add_argument("--jsonl", action="store_true", help="one JSON sample per line")
+    add_metrics_option(p)
 
 
 def run(args: argparse.Namespace) -> int:
     (workload,) = workload_names(args.workload)[:1]
     cpus = resolve_cpus(args.cpus)
     config = engine_config(args, workload, cpus)
+    with metrics_endpoint(args) as metrics:
+        return _run(args, config, cpus, metrics)
+
+
+def _run(args: argparse.Namespace, config, cpus: list[int], metrics) -> int:
     # Raised before any thread exists, so the sampler inherits it and prints
     # on time when the pairs oversubscribe the CPUs; the ends drop back to 0.
     priority = raise_monitor()
     with Engine(config) as engine:
-        engine.start(args.pairs)
+        start_pairs(engine, args.pairs)
         over = " · oversubscribed" if engine.oversubscribed else ""
         note = f" · {priority.note}" if priority.note else ""
         print(
@@ -48,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
             flush=True,
         )
         print(f"# {engine.latency_note}", flush=True)
-        printer = _jsonl if args.jsonl else _line
+        printer = each(_jsonl if args.jsonl else _line, publisher(metrics, config, engine.kind))
         # Where the time goes is read only when it is printed (in --jsonl samples).
         result = measure_engine(
             engine, args.seconds, 0.0, args.interval, printer, detail=args.jsonl

@@ -1,8 +1,8 @@
 """`ipctop serve [--port 8000] [--host 127.0.0.1]`: the monitor in a browser (textual-serve).
 
 For a projector or a remote box. Each browser gets its own process running
-`python -m ipctop.tui.served` with the monitor options given here; only one
-of them runs a live benchmark at a time (see tui/live_lock.py). With
+`python -m ipctop.served` with the monitor options given here; only one
+of them runs a live benchmark at a time (see live/live_lock.py). With
 --replay FILE every browser gets its own read-only replay instead.
 Loopback only unless --host says otherwise: the page drives a benchmark.
 """
@@ -25,13 +25,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--port", type=count(1, 65535), default=8000, help="port (8000)")
     p.add_argument("--replay", metavar="FILE", help="serve a replay of this record, no benchmark")
     p.add_argument("--speed", type=positive_float, default=1.0, help="replay speed (1)")
-    tui.add_arguments(p)
+    tui.add_monitor_arguments(p)
 
 
 def _monitor_options(args: argparse.Namespace) -> list[str]:
     """The monitor options given on this command line, as arguments for the served one."""
     probe = argparse.ArgumentParser(add_help=False)
-    tui.add_arguments(probe)
+    tui.add_monitor_arguments(probe)
     out: list[str] = []
     for action in probe._actions:
         if not action.option_strings:
@@ -63,7 +63,7 @@ def served_command(args: argparse.Namespace) -> list[str]:
         if args.baseline:
             cmd += ["--baseline", os.path.abspath(args.baseline)]
         return cmd
-    return [sys.executable, "-m", "ipctop.tui.served", *_monitor_options(args)]
+    return [sys.executable, "-m", "ipctop.served", *_monitor_options(args)]
 
 
 def _loopback(host: str) -> bool:
@@ -78,8 +78,8 @@ def _loopback(host: str) -> bool:
 def run(args: argparse.Namespace) -> int:
     from textual_serve.server import Server
 
+    from ..live.baseline import load_baseline
     from ..output.record import read_record
-    from ..tui.baseline import load_baseline
 
     # A bad file fails here, in one line, not in every browser.
     if args.replay:

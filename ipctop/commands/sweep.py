@@ -6,28 +6,35 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..analysis.opstats import format_op_stats
 from ..analysis.scaling import ScalingPoint, scalability_pct
 from ..analysis.stats import WINDOW_S
 from ..box import read_box
 from ..engine.engine import Engine, resolve_engine
-from ..engine.measure import RunResult, measure
-from ..output import tables
+from ..engine.latency import PairLatency
+from ..engine.opstats import format_op_stats
+from ..live.measure import RunResult, measure
+from ..live.priority import raise_monitor
+from ..output import latency_text, tables
 from ..output.costs_table import format_costs
 from ..output.csvout import write_csv
+from ..output.latency_record import step_latency
 from ..output.record import Record, Step, StepThread, write_record
-from ..priority import raise_monitor
 from ..signals import Interrupted
 from .common import (
+    add_metrics_option,
     add_workload_options,
     count,
     cpu_text,
+    each,
     engine_config,
+    metrics_endpoint,
     non_negative_float,
     positive_float,
+    publisher,
     resolve_cpus,
     workload_names,
 )
+from .progress import PlannedProgress
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -39,6 +46,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", metavar="FILE", help="write the record (one per workload)")
     p.add_argument("--csv", metavar="FILE", help="write one row per step and thread")
     p.add_argument("--quiet", "-q", action="store_true", help="only the summary")
+    add_metrics_option(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -61,16 +69,24 @@ def run(args: argparse.Namespace) -> int:
     )
     print(f"kernel {box.get('kernel_release')} · {box.get('cpu_model')}")
     status = 0
+    unit = args.seconds + args.warmup
+    plan = top * len(names) * args.repeat * unit
     try:
-        for n in range(1, top + 1):
-            for name in names:
-                step = _step(configs[name], n, args)
-                records[name].steps.append(step)
-                records[name].points.append(
-                    ScalingPoint.from_repeats(n, step.repeats, settled=True, windows=step.windows)
-                )
-                if not args.quiet:
-                    _print_step(name, step, len(cpus))
+        with metrics_endpoint(args) as metrics, PlannedProgress("sweep", plan) as bar:
+            feeds = {n: publisher(metrics, configs[n], kind) for n in names}
+            for n in range(1, top + 1):
+                for name in names:
+                    step = _step(configs[name], n, args, bar, feeds[name])
+                    records[name].steps.append(step)
+                    records[name].points.append(
+                        ScalingPoint.from_repeats(
+                            n, step.repeats, settled=True, windows=step.windows
+                        )
+                    )
+                    if feeds[name] is not None:
+                        feeds[name].points(records[name].points)
+                    if not args.quiet:
+                        _print_step(name, step, len(cpus))
     except Interrupted:
         for r in records.values():
             r.interrupted = True
@@ -103,10 +119,21 @@ def _new_record(box: dict, config, kind: str, args: argparse.Namespace) -> Recor
     )
 
 
-def _step(config, n: int, args: argparse.Namespace) -> Step:
-    runs: list[RunResult] = [
-        measure(config, n, args.seconds, args.warmup, interval=WINDOW_S) for _ in range(args.repeat)
-    ]
+def _step(config, n: int, args: argparse.Namespace, bar: PlannedProgress, feed=None) -> Step:
+    runs: list[RunResult] = []
+    for i in range(args.repeat):
+        bar.begin(args.seconds + args.warmup, f"{config.workload} · {n} pair(s) · run {i + 1}")
+        runs.append(
+            measure(
+                config,
+                n,
+                args.seconds,
+                args.warmup,
+                interval=WINDOW_S,
+                on_sample=each(bar.tick, feed),
+            )  # fmt: skip
+        )
+        bar.done()
     totals = [r.total_ops_per_s for r in runs]
     # Every run's windows, pooled: the step's figure is their median, with an interval.
     windows = [w for r in runs for w in r.windows]
@@ -125,6 +152,7 @@ def _step(config, n: int, args: argparse.Namespace) -> Step:
         costs=middle.costs.to_dict() if middle.costs else None,
         ops=middle.ops,
         events=list(dict.fromkeys(e for r in runs for e in r.events)),
+        latency=step_latency(runs, middle),
     )
     return step
 
@@ -136,6 +164,9 @@ def _print_step(name: str, step: Step, ncpus: int) -> None:
     if step.ops:
         print(tables.format_table(["operation", "total/s", "avg/thread", "stddev", "min", "max"],
                                   format_op_stats(step.ops)))  # fmt: skip
+    if step.latency:
+        print(f"{step.latency['note']} (the median run):")
+        print(latency_text.table(PairLatency.from_dict(d) for d in step.latency["pairs"]))
     for e in step.events:
         print(f"! {e}")
 

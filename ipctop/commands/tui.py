@@ -3,11 +3,27 @@
 from __future__ import annotations
 
 import argparse
+import os
 
-from .common import add_workload_options, count, positive_float
+from .common import (
+    add_metrics_option,
+    add_workload_options,
+    count,
+    engine_config,
+    metrics_endpoint,
+    positive_float,
+    resolve_cpus,
+    workload_names,
+)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_monitor_arguments(p)
+    add_metrics_option(p)
+
+
+def add_monitor_arguments(p: argparse.ArgumentParser) -> None:
+    """The monitor's options, shared with `serve` (which has no --metrics of its own)."""
     add_workload_options(p)
     p.add_argument("--pairs", type=count(0, 4096), default=1, help="start with N pairs (1)")
     p.add_argument("--interval", type=positive_float, default=0.5, help="sample interval (0.5)")
@@ -34,6 +50,36 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Check every option before any pair starts (a bad one is one line and exit 2)."""
+    from textual.theme import BUILTIN_THEMES
+
+    from ..errors import UsageError
+    from ..live.baseline import load_baseline
+    from ..live.metrics_feed import MetricsFeed
+    from ..live.sources import LiveSource
     from ..tui.app import run_app
 
-    return run_app(args)
+    theme = getattr(args, "theme", None)
+    if theme is not None and theme not in BUILTIN_THEMES:
+        raise UsageError(
+            f"--theme: unknown theme {theme!r}; choose from {', '.join(BUILTIN_THEMES)}"
+        )
+    record = getattr(args, "record", None)
+    if record and not os.path.isdir(os.path.dirname(os.path.abspath(record))):
+        raise UsageError(f"--record {record}: no such directory")
+    baseline_file = getattr(args, "baseline", None)
+    baseline = load_baseline(baseline_file) if baseline_file else None
+    (workload,) = workload_names(args.workload)[:1]
+    cpus = resolve_cpus(args.cpus)
+    with metrics_endpoint(args) as metrics:  # before any pair: a port in use starts nothing
+        source = LiveSource(engine_config(args, workload, cpus), args.interval)
+        return run_app(
+            source,
+            args.pairs,
+            sweep_step=getattr(args, "sweep_step", 5.0),
+            theme=theme,
+            screenshot_dir=getattr(args, "screenshot_dir", "."),
+            record=record,
+            baseline=baseline,
+            metrics=MetricsFeed(metrics.board) if metrics is not None else None,
+        )

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from ..errors import UsageError
 from ..signals import deferred
 from . import objects
+from .config import EngineConfig
 from .counters import ENDED, CounterBlock, SlotWriter
 from .forker import Forker
 from .latency import TIMED
@@ -36,21 +37,6 @@ def resolve_engine(requested: str = "auto") -> str:
     if requested == "native" and _native is None:
         raise UsageError("the native engine was not built on this install; use --engine python")
     return requested
-
-
-@dataclass(frozen=True)
-class EngineConfig:
-    workload: str = "sysv-msg"
-    placement: str = "same"
-    mode: str = "threads"
-    cpus: tuple[int, ...] = (0,)
-    engine: str = "auto"
-    threads: int | None = None  # sysv-sem-multi: threads in all (default 4 per CPU)
-    sems: int = 128  # sysv-sem-multi: semaphores in the one shared array
-    latency: bool = True  # time rounds in the native ends (see latency.py)
-    latency_every: int = 1  # time one round in this many
-    rt: int | None = None  # SCHED_FIFO priority of the ends; None: normal scheduling
-    think_ns: int = 0  # busy-wait per round between receive and send (a server's work)
 
 
 @dataclass

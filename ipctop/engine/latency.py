@@ -179,6 +179,8 @@ def format_ns(ns: float | None) -> str:
     """3 significant digits with a unit: 812ns, 12.3us, 4.56ms."""
     if ns is None:
         return "-"
+    if ns < 0:
+        return "-" + format_ns(-ns)
     for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
         if ns >= scale:
             return f"{ns / scale:.3g}{unit}"
@@ -247,6 +249,29 @@ class Tracker:
         self._prev = seen
         self.last = last
         return out
+
+    def all_pairs(self) -> PairLatency:
+        """Every pair of the last reading as one (pair -1)."""
+        hists = self.last.values()
+        rtt = merged(*(h[0] for h in hists))
+        oneway = merged(*(h for trio in hists for h in trio[1:]))
+        return PairLatency(-1, summarize(rtt), summarize(oneway))
+
+    def entries(self, pairs: list) -> list[dict]:
+        """What a sample carries: one dict per pair, and all pairs (-1) when several."""
+        got = self.read(pairs)
+        out = [p.to_dict() for p in got]
+        if len(got) > 1:
+            out.append(self.all_pairs().to_dict())
+        return out
+
+
+def overall(entries: list[dict]) -> dict | None:
+    """The all-pairs entry of a sample's list: -1, or the only pair."""
+    for d in entries:
+        if d.get("pair") == -1:
+            return d
+    return entries[0] if len(entries) == 1 else None
 
 
 def merged(*hists: bytes | bytearray) -> bytearray:

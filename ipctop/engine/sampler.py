@@ -19,8 +19,8 @@ from dataclasses import dataclass, replace
 
 import psutil
 
-from ..analysis.opstats import op_stats
 from ..cpus import parse_cpu_list, read_topology
+from ..engine.opstats import op_stats
 from . import procfs
 from .costs import CostTracker
 from .counters import SlotReading
@@ -155,7 +155,7 @@ class Sampler:
         if names:
             extra["ops"] = op_stats(names, op_rates)
         if self._latency is not None:
-            extra["latency"] = [p.to_dict() for p in self._latency.read(self.engine.pairs)]
+            extra["latency"] = self._latency.entries(self.engine.pairs)
         if self._costs is not None:
             extra["costs"] = self._costs.update(
                 ends, tuple(threads), tasks, ipis, dt,
@@ -178,6 +178,10 @@ class Sampler:
         # answers at most an interval old even when nothing asks again.
         self.ask(ends)
         return sample
+
+    def latency_last(self) -> dict:
+        """pair -> (rtt of A, one-way A to B, B to A) raw histograms of the last interval."""
+        return dict(self._latency.last) if self._latency is not None else {}
 
     def ask(self, ends: list | None = None) -> None:
         """Ask every native end to publish its CPU and switch counts in its slot."""

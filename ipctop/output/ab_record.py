@@ -17,8 +17,6 @@ from ipctop.output.record import Record, Step
 if TYPE_CHECKING:
     import argparse
 
-    from ipctop.engine.measure import RunResult
-
 
 def config_dict(config: Any, kind: str, pairs: int) -> dict[str, Any]:
     return {
@@ -39,7 +37,8 @@ def config_dict(config: Any, kind: str, pairs: int) -> dict[str, Any]:
     }
 
 
-def _timeline(results: list[tuple[str, RunResult]]) -> list[Sample]:
+def _timeline(results: list[tuple[str, Any]]) -> list[Sample]:
+    # results: (side, live.measure.RunResult); output sits below live, so not imported.
     """Every slot's samples on one clock, each marked with its side in extra["ab"]."""
     out: list[Sample] = []
     t = 0.0
@@ -54,7 +53,7 @@ def ab_record(
     box: dict[str, Any],
     sides: dict[str, Any],
     blocks: list[tuple[list[float], list[float]]],
-    results: list[tuple[str, RunResult]],
+    results: list[tuple[str, Any]],
     d: Difference,
     args: argparse.Namespace,
     kind: str,

@@ -23,6 +23,7 @@ from typing import Any
 from ipctop.analysis.scaling import ScalingPoint, spread_pct
 from ipctop.engine.sample import Sample
 from ipctop.errors import RecordError
+from ipctop.output.latency_record import problems as latency_problems
 
 SCHEMA = "ipctop.record/2"
 SCHEMA_PREFIX = "ipctop.record/"
@@ -82,6 +83,7 @@ class Step:
     ops: dict[str, Any] | None = None  # per-operation rates (life-cycle workloads)
     events: list[str] = field(default_factory=list)
     windows: list[float] = field(default_factory=list)  # every run's window rates, in order
+    latency: dict[str, Any] | None = None  # optional: see output/latency_record.py
 
     def __post_init__(self) -> None:
         self.repeats = [float(x) for x in self.repeats] or [float(self.total_ops_per_s)]
@@ -104,6 +106,7 @@ class Step:
             "ops": self.ops,
             "events": list(self.events),
             "windows": list(self.windows),
+            **({"latency": self.latency} if self.latency is not None else {}),
         }
 
     @classmethod
@@ -119,6 +122,7 @@ class Step:
             ops=d.get("ops") if isinstance(d.get("ops"), dict) else None,
             events=[str(e) for e in d.get("events", [])],
             windows=[float(x) for x in d.get("windows", [])],
+            latency=d.get("latency") if isinstance(d.get("latency"), dict) else None,
         )
 
 
@@ -384,6 +388,7 @@ def validate_record_dict(d: Any) -> list[str]:
             for i, x in enumerate(repeats):
                 c.value(x, f"{at}repeats[{i}]")
         _numbers(c, step, "windows", at)
+        c.problems.extend(latency_problems(step.get("latency"), at))
         for tat, th in c.items(step, "threads", at):
             c.number(th, "pair", tat, integer=True)
             c.typed(th, "role", tat, str)

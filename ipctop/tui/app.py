@@ -8,7 +8,6 @@ REDRAW_HZ times a second however fast samples arrive.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import gc
 import os
@@ -25,28 +24,28 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.theme import BUILTIN_THEMES
 from textual.widget import Widget
 from textual.widgets import Footer
 
 from ..engine.placement import MODES, PLACEMENTS
 from ..engine.sample import Sample
 from ..engine.workloads import WORKLOADS
-from ..errors import IpctopError, UsageError
-from ..monitor import MonitorCpuMeter
+from ..errors import IpctopError
+from ..live.baseline import Baseline
+from ..live.live_lock import live_session
+from ..live.mechanisms import comparable, next_mechanism
+from ..live.monitor import MonitorCpuMeter
+from ..live.session import Session
+from ..live.sources import LiveSource, SampleSource
+from ..live.sweep import AutoSweep
 from ..signals import HANDLED, Interrupted
-from .baseline import Baseline, load_baseline
-from .live_lock import live_session
-from .mechanisms import comparable, next_mechanism
 from .record_actions import RecordActions
 from .screens.choice import ChoiceScreen
 from .screens.help import HelpScreen
-from .session import Session
-from .sources import LiveSource, SampleSource
-from .sweep import AutoSweep
 from .widgets.baseline_bar import BaselineBar
 from .widgets.cpus_panel import CpusPanel
 from .widgets.detail_panel import DetailPanel
+from .widgets.latency_panel import LatencyPanel
 from .widgets.run_header import RunHeader
 from .widgets.scaling_panel import ScalingPanel
 from .widgets.status_line import StatusLine
@@ -98,6 +97,9 @@ class IpctopApp(RecordActions, App[int]):
         Binding("t", "toggle_theme", "theme"),
         Binding("R", "toggle_record", "record", key_display="R"),
         Binding("b", "baseline", "baseline"),
+        Binding("l", "toggle_latency", "latency", show=False),
+        Binding("h", "latency_histogram", "histogram", show=False),
+        Binding("P", "toggle_curve_metric", "p99 curve", show=False),
         Binding("ctrl+c", "interrupt", "quit", show=False, priority=True),
     ]
 
@@ -132,8 +134,10 @@ class IpctopApp(RecordActions, App[int]):
         own_cpu: Callable[[set[int]], float | None] | None = None,
         record: str | None = None,
         baseline: Baseline | None = None,
+        metrics: Callable[[Sample, Any, Session], None] | None = None,
     ) -> None:
         super().__init__()
+        self.metrics = metrics  # publishes each fed sample to --metrics
         self.source = source
         self.info = source.info
         self.session = Session(workload=self.info.workload)
@@ -151,6 +155,7 @@ class IpctopApp(RecordActions, App[int]):
         self._busy = 0  # control operations in flight
         self._message = ""
         self._detail_on = False
+        self._latency_on = False
         self._sweep: AutoSweep | None = None
         self._sweep_timer: Any = None
         self._old_signals: dict[int, Any] = {}
@@ -170,6 +175,7 @@ class IpctopApp(RecordActions, App[int]):
                 yield ScalingPanel(id="scaling", classes="panel")
                 yield SwitchesPanel(id="switches", classes="panel")
         yield DetailPanel(id="detail", classes="panel")
+        yield LatencyPanel(id="latency", classes="panel")
         yield StatusLine(id="status")
         yield Footer()
 
@@ -182,6 +188,7 @@ class IpctopApp(RecordActions, App[int]):
             "scaling": "Scaling",
             "switches": "Context switches",
             "detail": "Where the time goes",
+            "latency": "Latency, last interval (l; up/down: pair)",
         }
         for wid, title in titles.items():
             self.query_one(f"#{wid}").border_title = title
@@ -194,6 +201,7 @@ class IpctopApp(RecordActions, App[int]):
         self.switches_panel = self.query_one(SwitchesPanel)
         self.scaling_panel = self.query_one(ScalingPanel)
         self.detail_panel = self.query_one(DetailPanel)
+        self.latency_panel = self.query_one(LatencyPanel)
         self.theme_changed_signal.subscribe(self, lambda _theme: self._theme_changed())
         self._own_cpu(self.source.pair_tids())  # prime: the first reading means nothing
         self._own_cpu_at = time.monotonic()
@@ -229,6 +237,8 @@ class IpctopApp(RecordActions, App[int]):
             if comparable(old_info, self.info):
                 self.session.carry_curves(old)  # a workload switch: one curve per mechanism
         self.session.feed(msg.sample)
+        if self.metrics is not None:
+            self.metrics(msg.sample, self.info, self.session)
         for event in msg.sample.events:
             self.notify(event, severity="error", timeout=8)
         self._schedule_redraw()
@@ -290,6 +300,8 @@ class IpctopApp(RecordActions, App[int]):
         if self._detail_on and _shown(detail):
             live = self.source.controllable
             detail.update_from(s, "" if live else "these samples carry no detail")
+        if self._latency_on and _shown(self.latency_panel):
+            self.latency_panel.update_from(s)
 
     def on_resize(self) -> None:
         self._schedule_redraw()  # panels shown again by a larger size need their data
@@ -376,6 +388,34 @@ class IpctopApp(RecordActions, App[int]):
         self._control(f"compare with {name}", switch)
 
     # -- view actions ----------------------------------------------------------------
+    def action_toggle_latency(self) -> None:
+        self._latency_on = not self._latency_on
+        self.latency_panel.display = self._latency_on
+        self._schedule_redraw()
+        self._say("latency panel on" if self._latency_on else "latency panel off")
+
+    def action_toggle_curve_metric(self) -> None:
+        panel = self.scaling_panel
+        panel.metric = "p99" if panel.metric == "ops" else "ops"
+        panel.redraw()
+        what = "round-trip p99 by pairs (P)" if panel.metric == "p99" else "total ops/s by pairs"
+        panel.border_subtitle = what
+        self._schedule_redraw()
+        self._say(f"scaling curve: {what}")
+
+    def action_latency_histogram(self) -> None:
+        from .screens.histogram import HistogramScreen
+
+        pair = self.latency_panel.selected
+        read = getattr(self.source, "latency_histogram", None)
+        series = read(pair) if read is not None else None
+        if not series:
+            why = "not timed" if read is not None else "a record carries percentiles only"
+            self._say(f"no histogram of pair {pair}: {why}", "warning")
+            return
+        note = "the ends' buckets (0.8 % wide), last interval, grouped on a log axis"
+        self.push_screen(HistogramScreen(f"pair {pair}", series, note))
+
     def action_toggle_detail(self) -> None:
         self._detail_on = not self._detail_on
         self.detail_panel.display = self._detail_on
@@ -532,35 +572,30 @@ def _signals_deferred():
             signal.signal(sig, handler)
 
 
-def run_app(args: argparse.Namespace) -> int:
-    """`ipctop` / `ipctop tui`: start the pairs, run the app, always clean up."""
-    from ..commands.common import engine_config, resolve_cpus, workload_names
-
-    theme = getattr(args, "theme", None)
-    if theme is not None and theme not in BUILTIN_THEMES:
-        raise UsageError(
-            f"--theme: unknown theme {theme!r}; choose from {', '.join(BUILTIN_THEMES)}"
-        )
-    # Before any pair starts: a bad file is one line and exit 2.
-    record = getattr(args, "record", None)
-    if record and not os.path.isdir(os.path.dirname(os.path.abspath(record))):
-        raise UsageError(f"--record {record}: no such directory")
-    baseline_file = getattr(args, "baseline", None)
-    baseline = load_baseline(baseline_file) if baseline_file else None
-    (workload,) = workload_names(args.workload)[:1]
-    cpus = resolve_cpus(args.cpus)
-    source = LiveSource(engine_config(args, workload, cpus), args.interval)
+def run_app(
+    source: LiveSource,
+    pairs: int,
+    *,
+    sweep_step: float = 5.0,
+    theme: str | None = None,
+    screenshot_dir: str = ".",
+    record: str | None = None,
+    baseline: Baseline | None = None,
+    metrics: Callable[[Sample, Any, Session], None] | None = None,
+) -> int:
+    """Start the pairs, run the app, always clean up. Options were checked by the caller."""
     app = IpctopApp(
         source,
-        sweep_step=getattr(args, "sweep_step", 5.0),
+        sweep_step=sweep_step,
         theme=theme,
-        screenshot_dir=getattr(args, "screenshot_dir", "."),
+        screenshot_dir=screenshot_dir,
         record=record,
         baseline=baseline,
+        metrics=metrics,
     )
     with live_session():  # tells a served monitor that this box is busy
         try:
-            source.open(args.pairs)
+            source.open(pairs)
             code = app.run()
         finally:
             app._records_finish(interrupted=True)  # only if an exception got here first

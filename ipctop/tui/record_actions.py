@@ -12,9 +12,9 @@ import os
 
 from ..engine.sample import Sample
 from ..errors import RecordError
-from .baseline import Baseline, load_baseline, newest_record
-from .recorder import RecordSwitch
-from .replay_source import ReplaySource
+from ..live.baseline import Baseline, load_baseline, newest_record
+from ..live.recorder import RecordSwitch
+from ..live.replay_source import ReplaySource
 from .screens.path_input import PathInputScreen
 from .widgets.baseline_bar import BaselineBar
 

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ...errors import UsageError
+from ..config import EngineConfig
 from ..counters import SlotWriter
 from ..placement import place
-
-if TYPE_CHECKING:
-    from ..engine import EngineConfig
 
 
 @dataclass

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from ..baseline import Baseline
-from ..sources import RunInfo
+from ...live.baseline import Baseline
+from ...live.sources import RunInfo
 from .text_block import TextBlock
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from ...analysis.scaling import ScalingPoint
 from ...analysis.stats import IMPROVEMENT, REGRESSION, difference
-from ..baseline import Baseline
+from ...live.baseline import Baseline
 
 COLOR = "magenta+"
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...engine.sample import CpuSample
-from ..session import Session
+from ...live.session import Session
 from .rows_view import Row, RowsView
 from .spark import spark
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...engine.costs import Costs, CpuCost, ThreadCost, costs_of, na
-from ..session import Session
+from ...live.session import Session
 from .rows_view import Pieces, Row, RowsView
 
 # Table cells: one width each, so the header lines up with the rows.

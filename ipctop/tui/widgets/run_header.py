@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.text import Text
 
 from ...cpus import format_cpu_list
-from ..session import Session
-from ..sources import RunInfo
+from ...live.session import Session
+from ...live.sources import RunInfo
 from .spark import si
 from .text_block import TextBlock
 

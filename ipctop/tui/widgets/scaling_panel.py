@@ -14,9 +14,10 @@ from textual.containers import Vertical
 from textual_plotext import PlotextPlot
 
 from ...analysis.scaling import ScalingPoint, ideal_line, scalability_pct
+from ...engine.latency import format_ns
+from ...live.baseline import Baseline
+from ...live.session import Session
 from ...output.tables import fmt_half_width
-from ..baseline import Baseline
-from ..session import Session
 from .baseline_overlay import diff_cell, diff_style, plot_baseline
 from .compare_chart import comparison_table, draw_others, extent
 from .spark import si
@@ -55,12 +56,16 @@ class ScalingPanel(Vertical):
         self._drawn: tuple | None = None
         self._drawn_at = 0.0
         self.baseline: Baseline | None = None
+        self.metric = "ops"  # or "p99": the round trip's p99 by pairs (key P)
 
     def compose(self) -> ComposeResult:
         yield ScalingPlot(id="scaling-plot")
         yield TextBlock(id="scaling-table", fit_height=True)
 
     def update_from(self, session: Session, settling_pairs: int | None) -> None:
+        if self.metric == "p99":
+            self._update_p99(session)
+            return
         points = session.points()
         state = session.settle_state if settling_pairs else None
         settled = tuple((p.pairs, p.total_ops_per_s) for p in points if p.settled)
@@ -87,6 +92,34 @@ class ScalingPanel(Vertical):
             else _table(points, settling_pairs, state, self.baseline)
         )
         self.query_one("#scaling-table", TextBlock).show(table)
+
+    def _update_p99(self, session: Session) -> None:
+        curve = tuple(session.p99_curve())
+        key = ("p99", curve)
+        if key == self._drawn:
+            return
+        self._drawn = key
+        plot = self.query_one(ScalingPlot)
+        plt = plot.plt
+        plt.clear_data()
+        plt.clear_figure()
+        plot.y_top = None
+        table = self.query_one("#scaling-table", TextBlock)
+        if not curve:
+            plt.title("no timed rounds (the Python engine, or an untimed workload)")
+            plot.refresh()
+            table.show(Text(""))
+            return
+        xs = [n for n, _ in curve]
+        ys = [v / 1e3 for _, v in curve]
+        plt.plot(xs, ys, label="round trip p99 (us)", color="blue+", marker="hd")
+        plt.xlim(min(xs) - 0.5, max(xs) + 0.5)
+        plt.ylim(0, max(ys) * 1.15)
+        plt.xticks(list(range(min(xs), max(xs) + 1)))
+        plot.refresh()
+        lines = [Text(f"{'pairs':>5} {'rtt p99':>9}", "bold")]
+        lines += [Text(f"{n:>5} {format_ns(v):>9}") for n, v in curve[-TABLE_ROWS:]]
+        table.show(Text("\n").join(lines))
 
     def redraw(self) -> None:
         """Draw again with the same points (after a theme change or a resize)."""
@@ -153,6 +186,7 @@ class ScalingPanel(Vertical):
             plt.text(label, p.pairs, p.total_ops_per_s, alignment="center", color="red+")
         lo, hi = min(xs), max(xs)
         plt.xlim(lo - 0.5, hi + 0.5)
+        top = max(top, 1.0)  # every reading 0 (pairs not started yet): plotext divides by it
         plt.ylim(0, top * 1.15)
         plot.y_top = top * 1.15
         plt.xticks(list(range(lo, hi + 1)))

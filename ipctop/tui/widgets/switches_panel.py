@@ -7,7 +7,7 @@ panel shows where those costs land.
 
 from __future__ import annotations
 
-from ..session import Session
+from ...live.session import Session
 from .rows_view import Row as ViewRow
 from .rows_view import RowsView
 from .spark import si, spark

@@ -7,7 +7,7 @@ ran somewhere other than its binding gets its CPU flagged.
 
 from __future__ import annotations
 
-from ..session import Session, ThreadRow
+from ...live.session import Session, ThreadRow
 from .rows_view import Pieces, Row, RowsView
 from .spark import si, spark
 

@@ -15,7 +15,10 @@ from typing import NamedTuple
 
 from ..analysis.scaling import ScalingCurve, ScalingPoint, scalability_pct
 from ..analysis.settle import SETTLED, Settler
+from ..engine.latency import overall
 from ..engine.sample import Sample, ThreadSample
+
+P99_SAMPLES = 20  # the p99 curve's point at a pair count: the median of this many samples
 
 #: samples of history kept per row; a sparkline never gets wider than this
 HISTORY = 512
@@ -62,6 +65,10 @@ class Session:
         self._visit: int | None = None  # pair count of the current visit
         self._recorded = False  # its settled reading is in the curve
         self.events: deque[str] = deque(maxlen=50)
+        #: per pair: the round trip's p99 per sample (ns), for the latency panel's sparkline
+        self.latency_p99: dict[int, deque[float]] = {}
+        #: per pair count: all pairs' round-trip p99 per sample (ns), the p99 curve
+        self.p99_by_pairs: dict[int, deque[float]] = {}
 
     # -- input -----------------------------------------------------------------
     def feed(self, sample: Sample) -> None:
@@ -87,7 +94,30 @@ class Session:
         self.ctxt.append(sample.ctxt_per_s or 0.0)
         self.totals.append(sample.total_ops_per_s)
         self.events.extend(sample.events)
+        self._feed_latency(sample)
         self._settle(sample)
+
+    def _feed_latency(self, sample: Sample) -> None:
+        entries = sample.extra.get("latency", ())
+        seen = set()
+        for d in entries:
+            pair = d.get("pair")
+            p99 = (d.get("rtt") or {}).get("p99")
+            if not isinstance(pair, int) or pair < 0:
+                continue
+            seen.add(pair)
+            hist = self.latency_p99.setdefault(pair, deque(maxlen=self.history))
+            hist.append(float(p99) if p99 is not None else 0.0)
+        for gone in [p for p in self.latency_p99 if p not in seen]:
+            del self.latency_p99[gone]
+        whole = overall(list(entries))
+        p99 = (whole or {}).get("rtt", {}).get("p99")
+        if p99 is not None and sample.pairs > 0:
+            self.p99_by_pairs.setdefault(sample.pairs, deque(maxlen=P99_SAMPLES)).append(p99)
+
+    def p99_curve(self) -> list[tuple[int, float]]:
+        """(pairs, median round-trip p99 in ns) over the recent samples at each count."""
+        return [(n, statistics.median(xs)) for n, xs in sorted(self.p99_by_pairs.items()) if xs]
 
     def _settle(self, sample: Sample) -> None:
         self.settler.feed_sample(sample)

@@ -1,24 +1,15 @@
-"""What `ipctop serve` runs for each browser: the monitor, unless a live session already runs.
+"""The notice a second browser of `ipctop serve` gets while a live session runs.
 
-textual-serve starts one process per browser connection. The first one
-takes the live-session lock and runs the monitor; any other, while that
-holds, shows a notice and starts no pair, so a second viewer can never
-disturb the numbers of the first.
-
-    python -m ipctop.tui.served [monitor options]
+ipctop/served.py decides which of the monitor and this notice a served
+process shows.
 """
 
 from __future__ import annotations
-
-import sys
-from collections.abc import Sequence
 
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Static
-
-from .live_lock import LiveSessionLock
 
 
 def busy_text(holder: int) -> str:
@@ -55,22 +46,3 @@ class BusyNotice(App[int]):
 
     async def action_quit(self) -> None:
         self.exit(0)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    lock = LiveSessionLock()
-    holder = lock.acquire()
-    if holder is not None:
-        return int(BusyNotice(holder).run() or 0)
-    try:
-        from ..cli import main as cli_main
-
-        # The monitor's own try for the lock fails harmlessly: this process holds it.
-        return cli_main(["tui", *args])
-    finally:
-        lock.release()
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -17,12 +17,14 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from ..box import read_box
-from ..engine.engine import Engine, EngineConfig
+from ..engine.config import EngineConfig
+from ..engine.engine import Engine
+from ..engine.latency import histogram, merged
 from ..engine.sample import Sample
 from ..engine.sampler import Sampler
 from ..errors import UnsupportedError
-from ..monitor import choose_monitor_cpu, pin_monitor
-from ..priority import MonitorPriority
+from .monitor import choose_monitor_cpu, pin_monitor
+from .priority import MonitorPriority
 
 #: on_sample(sample, generation): generation changes when the run is restarted
 SampleCallback = Callable[[Sample, int], None]
@@ -241,6 +243,15 @@ class LiveSource:
                 if had_sampler:
                     self._start_sampler()
             return f"restarted {count} pair(s): {new.describe()}"
+
+    def latency_histogram(self, pair: int) -> dict[str, list[tuple[float, int]]] | None:
+        """The last interval's histograms of one pair, read live; None when not timed."""
+        sampler = self._sampler
+        last = sampler.latency_last() if sampler is not None else {}
+        if pair not in last:
+            return None
+        rtt, ab, ba = last[pair]
+        return {"round trip (A)": histogram(rtt), "one-way (both ways)": histogram(merged(ab, ba))}
 
     def set_detail(self, on: bool) -> None:
         with self._lock:

@@ -9,7 +9,7 @@ round trips, so their curve would not share an axis with the pairs'.
 
 from __future__ import annotations
 
-from ..engine.engine import EngineConfig
+from ..engine.config import EngineConfig
 from ..engine.workloads import WORKLOADS, make_workload
 from ..errors import UsageError
 from .sources import RunInfo

@@ -11,13 +11,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..analysis.opstats import op_stats
-from . import procfs
-from .costs import Costs, costs_of, merge
-from .engine import Engine, EngineConfig
-from .latency import PairLatency, Tracker, merged, summarize
-from .sample import Sample
-from .sampler import Sampler
+from ..engine import procfs
+from ..engine.config import EngineConfig
+from ..engine.costs import Costs, costs_of, merge
+from ..engine.engine import Engine
+from ..engine.latency import PairLatency, Tracker
+from ..engine.opstats import op_stats
+from ..engine.sample import Sample
+from ..engine.sampler import Sampler
 
 
 @dataclass(frozen=True)
@@ -124,17 +125,10 @@ def measure_engine(
         costs=merge([costs_of(s) for s in timeline]),
         ops=op_stats(names, op_rates) if names else None,
         latency=lat,
-        latency_all=_all_pairs(tracker) if lat else None,
+        latency_all=tracker.all_pairs() if lat else None,
         latency_note=engine.latency_note,
         windows=window_rates(timeline, sampler.interval),
     )
-
-
-def _all_pairs(tracker: Tracker) -> PairLatency:
-    hists = tracker.last.values()
-    rtt = merged(*(h[0] for h in hists))
-    oneway = merged(*(h for trio in hists for h in trio[1:]))
-    return PairLatency(-1, summarize(rtt), summarize(oneway))
 
 
 def window_rates(timeline: list[Sample], interval: float) -> tuple[float, ...]:

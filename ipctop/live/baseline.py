@@ -11,9 +11,9 @@ import glob
 import os
 from dataclasses import dataclass
 
-from ..analysis.compare import SAME_KEYS
 from ..analysis.scaling import ScalingPoint, diff_pct
 from ..errors import RecordError
+from ..output.compare import SAME_KEYS
 from ..output.record import Record, read_record, record_points
 from .sources import RunInfo
 

@@ -1,0 +1,24 @@
+"""What one run is: the workload, where its ends run and how, and its options.
+
+Its own module so that workloads can read it without importing the engine
+that imports them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    workload: str = "sysv-msg"
+    placement: str = "same"
+    mode: str = "threads"
+    cpus: tuple[int, ...] = (0,)
+    engine: str = "auto"
+    threads: int | None = None  # sysv-sem-multi: threads in all (default 4 per CPU)
+    sems: int = 128  # sysv-sem-multi: semaphores in the one shared array
+    latency: bool = True  # time rounds in the native ends (see latency.py)
+    latency_every: int = 1  # time one round in this many
+    rt: int | None = None  # SCHED_FIFO priority of the ends; None: normal scheduling
+    think_ns: int = 0  # CPU work per round between receive and send (--think-ns)

@@ -1,0 +1,75 @@
+"""Latency in records: per step and pair, with the windows an interval is built from.
+
+A step's optional "latency" object (the record version does not change):
+
+    {"note": how rounds were timed,
+     "pairs": [{"pair", "rtt", "oneway"} ...] of the median run, whole window,
+              and pair -1 for all pairs together,
+     "windows": {"rtt_p50": [...], "rtt_p99": [...], "oneway_p50": [...],
+                 "oneway_p99": [...]}: every sampler interval of every run, in ns}
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..engine.latency import PairLatency, overall
+
+FIGURES = ("rtt_p50", "rtt_p99", "oneway_p50", "oneway_p99")
+
+
+def step_latency(runs: list[Any], middle: Any) -> dict[str, Any] | None:
+    """The latency object of a step (from live.measure's RunResults), None when
+    its rounds were not timed."""
+    if not middle.latency:
+        return None
+    pairs = [p.to_dict() for p in middle.latency]
+    if len(middle.latency) > 1 and middle.latency_all is not None:
+        pairs.append(middle.latency_all.to_dict())
+    windows: dict[str, list[float]] = {k: [] for k in FIGURES}
+    for r in runs:
+        for s in r.timeline:
+            d = overall(s.extra.get("latency", []))
+            if d is None:
+                continue
+            p = PairLatency.from_dict(d)
+            figures = {
+                "rtt_p50": p.rtt.p50,
+                "rtt_p99": p.rtt.p99,
+                "oneway_p50": p.oneway.p50,
+                "oneway_p99": p.oneway.p99,
+            }
+            if any(v is None for v in figures.values()):
+                continue  # a window with no timed round (a starved pair) has no percentile
+            for k, v in figures.items():
+                windows[k].append(v)
+    return {"note": middle.latency_note, "pairs": pairs, "windows": windows}
+
+
+def step_overall(latency: dict[str, Any] | None) -> PairLatency | None:
+    """The all-pairs figures of a recorded step (-1, or its only pair)."""
+    if not isinstance(latency, dict):
+        return None
+    d = overall(latency.get("pairs", []))
+    return None if d is None else PairLatency.from_dict(d)
+
+
+def problems(latency: Any, at: str) -> list[str]:
+    """What is wrong with a recorded latency object, as short phrases."""
+    if latency is None:
+        return []
+    if not isinstance(latency, dict):
+        return [f"{at}latency should be an object"]
+    out = []
+    if not isinstance(latency.get("pairs", []), list):
+        out.append(f"{at}latency.pairs should be a list")
+    windows = latency.get("windows", {})
+    if not isinstance(windows, dict):
+        out.append(f"{at}latency.windows should be an object")
+    else:
+        for k, xs in windows.items():
+            if not isinstance(xs, list) or not all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) and x >= 0 for x in xs
+            ):
+                out.append(f"{at}latency.windows.{k} should be a list of non-negative numbers")
+    return out

@@ -1,0 +1,79 @@
+"""The latency panel (key l) and a pair's histogram (key h) on the real engine."""
+
+from __future__ import annotations
+
+import pytest
+from test_tui_live import live, run, wait_for
+
+from ipctop.engine.objects import _native
+from ipctop.tui.app import IpctopApp
+from ipctop.tui.screens.histogram import HistogramScreen, log_bins
+from ipctop.tui.widgets.latency_panel import LatencyPanel
+
+native = pytest.mark.skipif(_native is None, reason="the native extension is not built")
+
+
+@native
+def test_l_shows_each_pairs_percentiles_and_h_its_histogram() -> None:
+    source = live(2, workload="sysv-sem")
+
+    async def go() -> None:
+        app = IpctopApp(source)
+        async with app.run_test(size=(120, 40)) as pilot:
+            panel = app.query_one(LatencyPanel)
+            assert not panel.display
+            await pilot.press("l")
+            assert panel.display
+            await wait_for(pilot, lambda: len(panel._rows) == 3, "two pairs and all")
+            await wait_for(
+                pilot, lambda: all(p.rtt.n > 0 for p in panel._rows), "timed rounds in each"
+            )
+            assert [p.pair for p in panel._rows] == [0, 1, -1]
+            for p in panel._rows:
+                assert 0 < p.oneway.p50 < p.rtt.p50 <= p.rtt.p99
+            await wait_for(pilot, lambda: len(app.session.latency_p99.get(0, ())) >= 2, "history")
+            panel.action_move(1)
+            assert panel.selected == 1
+            await pilot.press("h")
+            await wait_for(pilot, lambda: isinstance(app.screen, HistogramScreen), "histogram")
+            series = app.screen._series
+            assert sum(c for _, c in series["round trip (A)"]) > 0
+            await pilot.press("escape")
+            scaling = app.scaling_panel
+            await pilot.press("P")
+            assert scaling.metric == "p99"
+            await wait_for(pilot, lambda: app.session.p99_curve() != [], "a p99 point")
+            ((pairs, p99),) = app.session.p99_curve()
+            assert pairs == 2 and p99 > 0
+            await wait_for(pilot, lambda: scaling._drawn == ("p99", ((2, p99),)) or
+                           scaling._drawn[0] == "p99", "the p99 curve drawn")  # fmt: skip
+            await pilot.press("P")
+            assert scaling.metric == "ops"
+
+    run(go())
+    assert source.engine._closed, "closing the app stops the engine"
+
+
+@native
+def test_python_engine_panel_says_there_is_no_latency() -> None:
+    source = live(1, engine="python")
+
+    async def go() -> None:
+        app = IpctopApp(source)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.press("l")
+            panel = app.query_one(LatencyPanel)
+            await wait_for(pilot, lambda: app.session.latest is not None, "a sample")
+            await pilot.pause(0.3)
+            assert panel._rows == [] and "no latency" in panel._note
+            await pilot.press("h")
+            assert not isinstance(app.screen, HistogramScreen)
+
+    run(go())
+
+
+def test_log_bins_keep_every_count_on_a_log_axis() -> None:
+    points = [(1000.0, 5), (2000.0, 3), (1e6, 1)]
+    binned = log_bins(points, bins=10)
+    assert sum(c for _, c in binned) == 9
+    assert binned[0][1] == 5 and binned[-1][1] == 1
