@@ -15,13 +15,14 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.filter import LineFilter
 from textual.message import Message
 from textual.screen import Screen
 from textual.widget import Widget
@@ -39,6 +40,9 @@ from ..live.session import Session
 from ..live.sources import LiveSource, SampleSource
 from ..live.sweep import AutoSweep
 from ..signals import HANDLED, Interrupted
+from . import profile_actions
+from .contrast_floor import ContrastFloor
+from .profile_actions import ProfileActions
 from .record_actions import RecordActions
 from .screens.choice import ChoiceScreen
 from .screens.help import HelpScreen
@@ -46,11 +50,13 @@ from .widgets.baseline_bar import BaselineBar
 from .widgets.cpus_panel import CpusPanel
 from .widgets.detail_panel import DetailPanel
 from .widgets.latency_panel import LatencyPanel
+from .widgets.profile_panel import ProfilePanel
 from .widgets.run_header import RunHeader
 from .widgets.scaling_panel import ScalingPanel
 from .widgets.status_line import StatusLine
 from .widgets.switches_panel import SwitchesPanel
 from .widgets.threads_panel import ThreadsPanel
+from .widgets.too_small import MIN_SIZE, TooSmall
 
 REDRAW_HZ = 4
 OWN_CPU_EVERY = 1.0  # seconds between readings of the monitor's own CPU use
@@ -72,11 +78,24 @@ class SampleArrived(Message):
         self.generation = generation
 
 
-class IpctopApp(RecordActions, App[int]):
+class IpctopApp(RecordActions, ProfileActions, App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "ipctop"
-    HORIZONTAL_BREAKPOINTS = [(0, "-tiny"), (50, "-narrow"), (80, "-wide")]
-    VERTICAL_BREAKPOINTS = [(0, "-flat"), (16, "-short"), (24, "-tall")]
+    # The first of each: below the smallest layout (widgets/too_small.py says so).
+    HORIZONTAL_BREAKPOINTS = [
+        (0, "-too-narrow"),
+        (MIN_SIZE[0], "-tiny"),
+        (50, "-narrow"),
+        (80, "-wide"),
+        (120, "-full"),
+    ]
+    VERTICAL_BREAKPOINTS = [
+        (0, "-too-low"),
+        (MIN_SIZE[1], "-flat"),
+        (16, "-short"),
+        (24, "-tall"),
+        (32, "-full-height"),
+    ]
 
     # Most used first: the footer cuts the tail on narrow terminals.
     BINDINGS = [
@@ -97,9 +116,11 @@ class IpctopApp(RecordActions, App[int]):
         Binding("t", "toggle_theme", "theme"),
         Binding("R", "toggle_record", "record", key_display="R"),
         Binding("b", "baseline", "baseline"),
+        *profile_actions.BINDINGS,
         Binding("l", "toggle_latency", "latency", show=False),
         Binding("h", "latency_histogram", "histogram", show=False),
         Binding("P", "toggle_curve_metric", "p99 curve", show=False),
+        Binding("x", "show_matrix", "matrix", show=False),
         Binding("ctrl+c", "interrupt", "quit", show=False, priority=True),
     ]
 
@@ -120,6 +141,7 @@ class IpctopApp(RecordActions, App[int]):
         ("t", "toggle_theme", "switch light / dark theme"),
         ("R", "toggle_record", "record the session to a JSON file / stop and save it"),
         ("b", "baseline", "overlay a record's scaling curve and Diff % / hide it"),
+        *profile_actions.KEYS,
         ("?", "help", "this help"),
         ("q", "quit", "quit: stop the pairs and remove every object"),
     ]
@@ -161,21 +183,31 @@ class IpctopApp(RecordActions, App[int]):
         self._old_signals: dict[int, Any] = {}
         self.signalled: int | None = None
         self.run_header: RunHeader | None = None
+        self._contrast_floor: ContrastFloor | None = None
         self._records_init(record, baseline, screenshot_dir)
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        # Last: it judges the colours the terminal will show, after Textual's filters.
+        if self._contrast_floor is None:
+            self._contrast_floor = ContrastFloor(self.console.color_system)
+        return [*super().get_line_filters(), self._contrast_floor]
 
     # -- layout ------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield RunHeader(id="header")
         yield BaselineBar(id="baseline-bar")
+        # Threads take the rows they need (capped); the chart takes the rest.
+        with Horizontal(id="top"):
+            yield ThreadsPanel(id="threads", classes="panel")
+            yield CpusPanel(id="cpus", classes="panel")
         with Horizontal(id="main"):
-            with Vertical(id="left"):
-                yield ThreadsPanel(id="threads", classes="panel")
-                yield CpusPanel(id="cpus", classes="panel")
-            with Vertical(id="right"):
-                yield ScalingPanel(id="scaling", classes="panel")
+            yield ScalingPanel(id="scaling", classes="panel")
+            with Vertical(id="side"):
                 yield SwitchesPanel(id="switches", classes="panel")
-        yield DetailPanel(id="detail", classes="panel")
+                yield DetailPanel(id="detail", classes="panel")
         yield LatencyPanel(id="latency", classes="panel")
+        yield ProfilePanel(id="profile", classes="panel")
+        yield TooSmall(id="too-small")
         yield StatusLine(id="status")
         yield Footer()
 
@@ -188,6 +220,7 @@ class IpctopApp(RecordActions, App[int]):
             "scaling": "Scaling",
             "switches": "Context switches",
             "detail": "Where the time goes",
+            "profile": "Profile (perf)",
             "latency": "Latency, last interval (l; up/down: pair)",
         }
         for wid, title in titles.items():
@@ -215,6 +248,7 @@ class IpctopApp(RecordActions, App[int]):
 
     async def on_unmount(self) -> None:
         gc.unfreeze()  # what the app held may be collected again
+        await asyncio.to_thread(self._profile_unmount)  # perf stops before the pairs
         self._records_finish(interrupted=self.signalled is not None)
         self._restore_signals()
         # Stopping joins threads and children: off the event loop.
@@ -280,7 +314,9 @@ class IpctopApp(RecordActions, App[int]):
             self.info.interval,
             self._message,
             # Only a live source raises its monitor; others have no such note.
-            getattr(self.source, "monitor_note", ""),
+            " · ".join(
+                x for x in (getattr(self.source, "monitor_note", ""), self.profile_note()) if x
+            ),
         )
         if self._paused:
             return
@@ -296,6 +332,7 @@ class IpctopApp(RecordActions, App[int]):
         if _shown(scaling):
             pairs = s.latest.pairs if s.latest is not None else None
             scaling.update_from(s, pairs)
+        self._profile_redraw()
         detail = self.detail_panel
         if self._detail_on and _shown(detail):
             live = self.source.controllable
@@ -394,6 +431,28 @@ class IpctopApp(RecordActions, App[int]):
         self._schedule_redraw()
         self._say("latency panel on" if self._latency_on else "latency panel off")
 
+    def action_show_matrix(self) -> None:
+        from .screens.path_input import PathInputScreen
+
+        self.push_screen(PathInputScreen("matrix record (ipctop matrix --json)"), self._open_matrix)
+
+    def _open_matrix(self, path: str | None) -> None:
+        import json
+
+        from ..errors import RecordError
+        from ..output.matrix_record import matrix_from_dict
+        from .screens.matrix import MatrixScreen
+
+        if not path:
+            return
+        try:
+            with open(path, encoding="utf-8") as f:
+                rec = matrix_from_dict(json.load(f), path)
+        except (OSError, ValueError, RecordError) as exc:
+            self._say(f"no matrix from {path}: {exc}", "error")
+            return
+        self.push_screen(MatrixScreen(rec))
+
     def action_toggle_curve_metric(self) -> None:
         panel = self.scaling_panel
         panel.metric = "p99" if panel.metric == "ops" else "ops"
@@ -419,6 +478,8 @@ class IpctopApp(RecordActions, App[int]):
     def action_toggle_detail(self) -> None:
         self._detail_on = not self._detail_on
         self.detail_panel.display = self._detail_on
+        # The layout gives it the side column (a class on #main: a screen on top changes self.screen).
+        self.query_one("#main").set_class(self._detail_on, "-detail")
         # The sampler stops and starts to switch: a worker, and the latest wish wins.
         self.run_worker(self._switch_detail, thread=True, group="detail")
         self._say("detail on: extra /proc reads per sample" if self._detail_on else "detail off")

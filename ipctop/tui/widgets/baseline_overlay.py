@@ -7,6 +7,7 @@ from typing import Any
 from ...analysis.scaling import ScalingPoint
 from ...analysis.stats import IMPROVEMENT, REGRESSION, difference
 from ...live.baseline import Baseline
+from .chart_lines import line
 
 COLOR = "magenta+"
 
@@ -15,7 +16,7 @@ def plot_baseline(plt: Any, baseline: Baseline) -> tuple[list[int], float]:
     """Draw the baseline curve on a plotext figure; returns its pair counts and its top."""
     xs = [p.pairs for p in baseline.points]
     ys = [p.total_ops_per_s for p in baseline.points]
-    plt.plot(xs, ys, label=baseline.label, color=COLOR, marker="dot")
+    line(plt, xs, ys, COLOR, baseline.label, "◆")
     return xs, max(ys, default=0.0)
 
 

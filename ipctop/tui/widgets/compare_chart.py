@@ -10,6 +10,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from ...analysis.scaling import ScalingPoint, scalability_pct
+from .chart_lines import line
 from .spark import si
 
 #: plotext colours for earlier mechanisms, in order; the current run keeps blue+
@@ -19,12 +20,13 @@ COLORS = ("green+", "magenta+", "cyan+", "yellow", "red", "white")
 def draw_others(plt, compared: dict[str, list[ScalingPoint]]) -> None:
     """Plot each earlier mechanism's settled points as a line of its own."""
     for k, (name, points) in enumerate(compared.items()):
-        plt.plot(
+        line(
+            plt,
             [p.pairs for p in points],
             [p.total_ops_per_s for p in points],
-            label=name,
-            color=COLORS[k % len(COLORS)],
-            marker="hd",
+            COLORS[k % len(COLORS)],
+            name,
+            "■",
         )
 
 

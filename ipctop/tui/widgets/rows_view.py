@@ -67,10 +67,16 @@ class RowsView(ScrollView, can_focus=True):
         key = (piece, row)
         style = self._styles.get(key)
         if style is None:
+            # Resolved, not partial: a partial style keeps `$foreground 6%` as an
+            # opaque colour, and the terminal paints it at full strength (text
+            # on a band of its own colour). The row gives the background, the
+            # piece its colour and weight on top of it.
             style = self.rich_style
-            for name in (row, piece):
-                if name:
-                    style = style + self.get_component_rich_style(f"rows--{name}", partial=True)
+            if row:
+                style = style + self.get_component_rich_style(f"rows--{row}")
+            if piece:
+                own = self.get_component_rich_style(f"rows--{piece}")
+                style = style + own.without_color + Style(color=own.color)
             self._styles[key] = style
         return style
 
@@ -92,6 +98,8 @@ class RowsView(ScrollView, can_focus=True):
         resized = size != self.virtual_size
         if resized:
             self.virtual_size = size
+            if self.styles.height is not None and self.styles.height.is_auto:
+                self.refresh(layout=True)  # as tall as its rows: the panels below move
         frame = self._frame_now()
         lines = [self._line(y, frame) for y in range(frame[1])]
         if resized or frame != self._frame or len(lines) != len(self._lines):

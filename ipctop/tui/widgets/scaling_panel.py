@@ -17,13 +17,14 @@ from ...analysis.scaling import ScalingPoint, ideal_line, scalability_pct
 from ...engine.latency import format_ns
 from ...live.baseline import Baseline
 from ...live.session import Session
-from ...output.tables import fmt_half_width
 from .baseline_overlay import diff_cell, diff_style, plot_baseline
+from .chart_lines import IDEAL, MEASURED, draw_interval, line, pm
 from .compare_chart import comparison_table, draw_others, extent
 from .spark import si
 from .text_block import TextBlock
 
 TABLE_ROWS = 5
+MIN_PLOT = (24, 6)  # columns, rows under which the chart says so instead
 SETTLING_REDRAW = 2.0  # seconds between redraws while only a settling point moves
 
 
@@ -37,8 +38,12 @@ class ScalingPlot(PlotextPlot):
     y_top: float | None = None
 
     def render(self) -> RenderResult:
+        w, h = self.size
+        if w < MIN_PLOT[0] or h < MIN_PLOT[1]:
+            # plotext divides by the room it has: too little, and it raises.
+            return Text(f"chart needs {MIN_PLOT[0]}x{MIN_PLOT[1]}, has {w}x{h}", "italic")
         if self.y_top:
-            rows = max(0, self.size.height - 2)  # the x axis and its labels
+            rows = max(0, h - 3)  # the x axis, its ticks and its label
             n = max(2, min(5, rows // 2 + 1))
             ticks = [self.y_top * i / (n - 1) for i in range(n)]
             self.plt.yticks(ticks, [si(t) for t in ticks])
@@ -48,7 +53,9 @@ class ScalingPlot(PlotextPlot):
 class ScalingPanel(Vertical):
     DEFAULT_CSS = """
     ScalingPanel > PlotextPlot { height: 1fr; min-height: 6; }
-    ScalingPanel > #scaling-table { height: 1; max-height: 6; }
+    ScalingPanel > #scaling-table {
+        height: 1; max-height: 6; text-wrap: nowrap; text-overflow: ellipsis;
+    }
     """
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
@@ -155,21 +162,21 @@ class ScalingPanel(Vertical):
         ideal = ideal_line(points)
         if ideal:
             top = max(top, max(y for _, y in ideal))
-            plt.plot(
-                [x for x, _ in ideal],
-                [y for _, y in ideal],
-                label="ideal",
-                color="gray",
-                marker="dot",
+            line(
+                plt, [x for x, _ in ideal], [y for _, y in ideal], IDEAL, "ideal N x total(1)", "○"
             )
         settled = [p for p in points if p.settled]
+        for p in settled:
+            top = max(top, draw_interval(plt, p, MEASURED))
         if settled:
-            plt.plot(
+            label = name if compared else "measured"
+            line(
+                plt,
                 [p.pairs for p in settled],
                 [p.total_ops_per_s for p in settled],
-                label=name if compared else "settled",
-                color="blue+",
-                marker="hd",
+                MEASURED,
+                label,
+                "●",
             )
         moving = [p for p in points if not p.settled]
         if moving:
@@ -182,14 +189,18 @@ class ScalingPanel(Vertical):
             )
         for p in points:
             scal = scalability_pct(points, p.pairs)
-            label = "settling" if not p.settled else ("-" if scal is None else f"{scal:.0f}%")
-            plt.text(label, p.pairs, p.total_ops_per_s, alignment="center", color="red+")
+            label = "settling" if not p.settled else ("" if scal is None else f"{scal:.0f}%")
+            if label:
+                plt.text(label, p.pairs, p.total_ops_per_s * 1.06, alignment="center", color="red+")
         lo, hi = min(xs), max(xs)
+        top = max(top, 1.0)  # all zeros (a stalled start): plotext divides by the y range
         plt.xlim(lo - 0.5, hi + 0.5)
         top = max(top, 1.0)  # every reading 0 (pairs not started yet): plotext divides by it
         plt.ylim(0, top * 1.15)
         plot.y_top = top * 1.15
         plt.xticks(list(range(lo, hi + 1)))
+        plt.xlabel("pairs")
+        plt.ylabel("total ops/s")
         plot.refresh()
 
 
@@ -201,15 +212,12 @@ def _table(
 ) -> Text:
     """The seeds' table: pairs, total, scalability % (Diff % against a baseline)."""
     diff_head = f" {'diff %':>7}" if baseline is not None else ""
-    head = f"{'pairs':>5} {'ops/s':>9} {'±95%':>5} {'scal %':>7}{diff_head}"
-    lines = [Text(head, "bold")]
+    lines = [Text(f"{'pairs':>5} {'ops/s':>9} {'± %':>5} {'scal %':>7}{diff_head}", "bold")]
     for p in points[-TABLE_ROWS:]:
         scal = scalability_pct(points, p.pairs)
         note = "settled" if p.settled else "settling"
         pct = "-" if scal is None else f"{scal:.1f}"
-        # The ± of a settled point: half its samples' 95 % interval, in %.
-        pm = fmt_half_width(p.summary.half_width_pct) if p.windows else "-"
-        row = Text(f"{p.pairs:>5} {si(p.total_ops_per_s):>9} {pm:>5} {pct:>7}")
+        row = Text(f"{p.pairs:>5} {si(p.total_ops_per_s):>9} {pm(p):>5} {pct:>7}")
         if baseline:
             # Coloured only when the interval of live/baseline excludes zero.
             row.append(" ")

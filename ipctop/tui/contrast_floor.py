@@ -1,0 +1,111 @@
+"""A last line filter: every segment leaves with a background and readable text.
+
+Themes are designed in truecolor; a 256- or 16-colour terminal gets the
+nearest colours, and two nearby colours can land on the same index (text
+drawn in the colour of its band). A segment without a background shows the
+terminal's own, which the theme never saw (dark text on a dark terminal).
+This filter runs after Textual's own, on every rendered line: it gives each
+segment the widget's background and, judged in the colours the terminal
+will really show, moves any text under WCAG AA (4.5:1) towards black or
+white until it passes. Results are cached per style: a frame costs a dict
+lookup per segment.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from rich._palettes import EIGHT_BIT_PALETTE, STANDARD_PALETTE
+from rich.color import Color as RichColor
+from rich.color import ColorSystem, ColorType
+from rich.segment import Segment
+from rich.style import Style
+from textual.color import Color
+from textual.filter import LineFilter
+
+AA = 4.5
+SYSTEMS = {
+    "truecolor": ColorSystem.TRUECOLOR,
+    "256": ColorSystem.EIGHT_BIT,
+    "standard": ColorSystem.STANDARD,
+    "windows": ColorSystem.WINDOWS,
+}
+_BLACK = RichColor.from_rgb(0, 0, 0)
+_WHITE = RichColor.from_rgb(255, 255, 255)
+_STEPS = (0.2, 0.4, 0.6, 0.8, 1.0)  # how far towards black or white to try
+
+
+def luminance(rgb: tuple[int, int, int]) -> float:
+    def channel(c: int) -> float:
+        s = c / 255
+        return s / 12.92 if s <= 0.03928 else ((s + 0.055) / 1.055) ** 2.4
+
+    r, g, b = rgb
+    return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b)
+
+
+def contrast(a: tuple[int, int, int], b: tuple[int, int, int]) -> float:
+    """WCAG contrast ratio of two colours, 1 to 21."""
+    la, lb = sorted((luminance(a), luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+class ContrastFloor(LineFilter):
+    def __init__(self, color_system: str | None, enabled: bool = True) -> None:
+        super().__init__(enabled=enabled)
+        self.system = SYSTEMS.get(color_system or "truecolor", ColorSystem.TRUECOLOR)
+
+    def shown(self, color: RichColor) -> tuple[int, int, int]:
+        """The RGB the terminal will show for a colour, after rich's downgrade.
+
+        An index is judged in the palette rich matched it in (xterm's), not
+        rich's default terminal theme, whose 16 colours are another set.
+        """
+        down = color.downgrade(self.system)
+        if down.number is not None and down.type == ColorType.STANDARD:
+            return tuple(STANDARD_PALETTE[down.number])  # type: ignore[return-value]
+        if down.number is not None and down.type == ColorType.EIGHT_BIT:
+            return tuple(EIGHT_BIT_PALETTE[down.number])  # type: ignore[return-value]
+        return tuple(down.get_truecolor())  # type: ignore[return-value]
+
+    def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
+        bg = background.rich_color
+        out = []
+        for seg in segments:
+            text, style, control = seg
+            if control or style is None and not text:
+                out.append(seg)
+                continue
+            out.append(Segment(text, self.fixed(style or Style(), bg)))
+        return out
+
+    @lru_cache(maxsize=4096)  # noqa: B019 - one filter per app, styles are few and immutable
+    def fixed(self, style: Style, background: RichColor) -> Style:
+        fg, bg = style.color, style.bgcolor
+        if bg is None or bg.is_default:
+            bg = background
+        if fg is None or fg.is_default:
+            fg = _WHITE if luminance(self.shown(bg)) < 0.18 else _BLACK
+        if style.reverse:
+            fg, bg = bg, fg
+        if style.dim:
+            fg = RichColor.from_triplet(
+                Color.from_rich_color(bg).blend(Color.from_rich_color(fg), 0.66).rich_color.triplet
+            )
+        fg = self._readable(fg, bg)
+        return style + Style(color=fg, bgcolor=bg, reverse=False, dim=False)
+
+    def _readable(self, fg: RichColor, bg: RichColor) -> RichColor:
+        """fg itself if it passes on bg; else the least change towards black or white that does."""
+        shown_bg = self.shown(bg)
+        if contrast(self.shown(fg), shown_bg) >= AA:
+            return fg
+        ends = sorted((_BLACK, _WHITE), key=lambda end: -contrast(end.get_truecolor(), shown_bg))
+        base = Color.from_rich_color(fg)
+        for end in ends:
+            target = Color.from_rich_color(end)
+            for step in _STEPS:
+                moved = base.blend(target, step).rich_color
+                if contrast(self.shown(moved), shown_bg) >= AA:
+                    return moved
+        return ends[0]

@@ -1,0 +1,129 @@
+"""The layout follows the terminal: snapshots at 80x24, 120x40, 200x60, and what must hold.
+
+Fed by the fake fixed run (no engine), so each picture is the same on every
+box. Update after a deliberate change: pytest tests/test_tui_layout.py --snapshot-update
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from test_tui_snapshots import app, settle
+
+from ipctop.live.fixed_run import fixed_comparison
+from ipctop.tui.app import IpctopApp
+from ipctop.tui.widgets.scaling_panel import ScalingPlot
+from ipctop.tui.widgets.text_block import TextBlock
+
+SIZES = ((80, 24), (120, 40), (200, 60))
+
+
+async def comparison_settled(pilot) -> None:
+    a = pilot.app
+    for _ in range(400):
+        if a.session.count and a.info.workload == "futex" and a.session.settled:
+            if a.session.latest.t == a.source.samples[-1].t:
+                break
+        await pilot.pause(0.01)
+    assert list(a.session.compared()) == ["sysv-msg"]
+    a.redraw_now()
+    await pilot.pause(0.2)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_fake_fixed_run_layout(snap_compare, size) -> None:
+    assert snap_compare(app(), terminal_size=size, run_before=settle)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_fake_fixed_run_detail_layout(snap_compare, size) -> None:
+    async def detail(pilot) -> None:
+        await settle(pilot)
+        await pilot.press("d")
+        await settle(pilot)
+
+    assert snap_compare(app(), terminal_size=size, run_before=detail)
+
+
+def test_fake_fixed_comparison_80x24(snap_compare) -> None:
+    app80 = IpctopApp(fixed_comparison(), own_cpu=lambda _tids: 1.4)
+    assert snap_compare(app80, terminal_size=(80, 24), run_before=comparison_settled)
+
+
+def run(size, before, check, notifications: bool = False) -> None:
+    async def go() -> None:
+        a = before[0]()
+        async with a.run_test(size=size, notifications=notifications) as pilot:
+            await before[1](pilot)
+            await check(a, pilot)
+
+    asyncio.run(go())
+
+
+def test_fake_comparison_table_header_fits_at_80x24() -> None:
+    async def check(a, pilot) -> None:
+        table = a.query_one("#scaling-table", TextBlock)
+        head = table.text.plain.split("\n")[0]
+        assert len(head) <= table.content_region.width, (head, table.content_region)
+        # One screen line per table line: nothing wrapped.
+        assert table.region.height == min(table.text.plain.count("\n") + 1, 4)
+
+    fresh = (lambda: IpctopApp(fixed_comparison(), own_cpu=lambda _t: 1.4), comparison_settled)
+    run((80, 24), fresh, check)
+
+
+def test_fake_detail_leaves_the_chart_room_at_120x40() -> None:
+    async def check(a, pilot) -> None:
+        await pilot.press("d")
+        await settle(pilot)
+        plot = a.query_one(ScalingPlot)
+        detail = a.query_one("#detail")
+        assert detail.region.height > 10 and detail.region.width >= 70
+        assert plot.region.height >= 15, plot.region  # was 3 with the detail panel docked below
+        assert plot.region.width >= 40, plot.region
+
+    run((120, 40), (app, settle), check)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_fake_chart_takes_the_room_the_threads_leave(size) -> None:
+    """At 3 pairs (6 rows) the threads panel is as tall as its rows; the chart gets the rest."""
+
+    async def check(a, pilot) -> None:
+        threads = a.query_one("#threads")
+        assert threads.region.height <= 6 + 1 + 2  # rows, heading, border
+        plot = a.query_one(ScalingPlot)
+        assert plot.region.height >= 6
+
+    run(size, (app, settle), check)
+
+
+def test_fake_notifications_never_cover_the_status_line_or_the_keys() -> None:
+    async def check(a, pilot) -> None:
+        a.notify("a long message " * 4, timeout=30)
+        await pilot.pause(0.5)
+        toasts = list(a.screen.query("Toast"))
+        assert toasts
+        status_top = a.query_one("#status").region.y
+        for toast in toasts:
+            assert toast.region.bottom <= status_top, (toast.region, status_top)
+
+    for size in ((80, 24), (120, 40)):
+        run(size, (app, settle), check, notifications=True)
+
+
+def test_fake_below_the_smallest_layout_says_so_and_recovers() -> None:
+    async def check(a, pilot) -> None:
+        await pilot.resize_terminal(20, 6)
+        await pilot.pause(0.3)
+        note = a.query_one("#too-small")
+        assert note.display and note.region.height > 0
+        assert "ipctop needs 30x8" in str(note.render())  # the size it needs, on screen
+        assert a.query_one("#main").region.height == 0
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause(0.3)
+        assert a.query_one("#too-small").region.height == 0
+        assert a.query_one(ScalingPlot).region.height > 10
+
+    run((120, 40), (app, settle), check)
