@@ -20,6 +20,7 @@ COMMANDS = {
     "ab": "two settings interleaved (ABBA) on one box: B/A with its interval and a verdict",
     "clean": "remove objects left by an ipctop that was killed",
     "replay": "play a record back in the monitor, read-only (no pairs start)",
+    "demo": "a scripted story for a room: 1 pair, more pairs, cross placement, the verdict",
     "serve": "serve the monitor to a browser through textual-serve (loopback)",
     "matrix": "one-way latency between every pair of CPUs, by topology class",
     "report": "many boxes' records in one table: groups, medians, outliers and why",
@@ -27,7 +28,7 @@ COMMANDS = {
 }
 
 
-STARTS_PAIRS = ("tui", "sweep", "run", "check", "matrix", "ab")
+STARTS_PAIRS = ("tui", "sweep", "run", "check", "matrix", "demo", "ab")
 
 
 def _report_leftovers() -> None:

@@ -154,7 +154,7 @@ def unreadable(screen: str, minimum: float = AA) -> list[tuple[Cell, float]]:
 def describe(bad: list[tuple[Cell, float]], screen_plain: str, limit: int = 12) -> str:
     """A report a reader can act on: where, what, which colours, how bad."""
     rows = screen_plain.split("\n")
-    lines = [f"{len(bad)} characters under {AA}:1"]
+    lines = [f"{len(bad)} characters under the floor"]
     for cell, c in bad[:limit]:
         text = rows[cell.row] if cell.row < len(rows) else ""
         lines.append(

@@ -91,9 +91,9 @@ def app_pane(theme: str, depth: str, *args: str, size: tuple[int, int] = (120, 4
     return Pane(cmd, size)
 
 
-def assert_readable(pane: Pane, what: str) -> None:
+def assert_readable(pane: Pane, what: str, minimum: float = AA) -> None:
     ansi = pane.text(ansi=True)
-    bad = unreadable(ansi)
+    bad = unreadable(ansi, minimum)
     assert not bad, f"{what}: " + describe(bad, pane.text())
 
 

@@ -257,7 +257,7 @@ def test_baseline_overlay_gives_exact_diffs_and_names_its_box(tmp_path: Path) ->
             rows = {line.split()[0]: line.split() for line in table.splitlines()[1:]}
             # (500k - 400k) / 400k = +25 %; (900k - 1M) / 1M = -10 %.
             assert "diff %" in table.splitlines()[0]
-            assert rows["1"][3] == "+25.0" and rows["2"][3] == "-10.0", table
+            assert rows["1"][4] == "+25.0" and rows["2"][4] == "-10.0", table
             bar = app.query_one(BaselineBar)
             assert bar.display
             line = bar.text.plain

@@ -21,6 +21,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="play X times as fast as recorded (1)",
     )
     p.add_argument("--baseline", metavar="FILE", help="overlay this record's scaling curve")
+    p.add_argument(
+        "--present",
+        action="store_true",
+        help="start in presentation mode: large figures, the curve, high contrast (key f)",
+    )
     p.add_argument("--theme", default=None, help="Textual theme, e.g. textual-light")
     p.add_argument(
         "--screenshot-dir",
@@ -51,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
         theme=args.theme,
         screenshot_dir=args.screenshot_dir,
         baseline=baseline,
+        present=args.present,
     )
     try:
         code = app.run()

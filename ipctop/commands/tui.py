@@ -35,6 +35,11 @@ def add_monitor_arguments(p: argparse.ArgumentParser) -> None:
         help="auto-sweep (key s) adds a pair every K seconds (5)",
     )
     p.add_argument(
+        "--present",
+        action="store_true",
+        help="start in presentation mode: large figures, the curve, high contrast (key f)",
+    )
+    p.add_argument(
         "--theme",
         default=None,
         help="Textual theme, e.g. textual-light for a projector (default textual-dark)",
@@ -82,4 +87,5 @@ def run(args: argparse.Namespace) -> int:
             record=record,
             baseline=baseline,
             metrics=MetricsFeed(metrics.board) if metrics is not None else None,
+            present=getattr(args, "present", False),
         )

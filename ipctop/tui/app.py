@@ -41,11 +41,13 @@ from ..live.sources import LiveSource, SampleSource
 from ..live.sweep import AutoSweep
 from ..signals import HANDLED, Interrupted
 from . import profile_actions
-from .contrast_floor import ContrastFloor
+from .contrast_floor import AA, ContrastFloor
 from .profile_actions import ProfileActions
 from .record_actions import RecordActions
 from .screens.choice import ChoiceScreen
 from .screens.help import HelpScreen
+from .screens.present import AAA as PRESENT_CONTRAST
+from .screens.present import PresentScreen
 from .widgets.baseline_bar import BaselineBar
 from .widgets.cpus_panel import CpusPanel
 from .widgets.detail_panel import DetailPanel
@@ -117,6 +119,7 @@ class IpctopApp(RecordActions, ProfileActions, App[int]):
         Binding("R", "toggle_record", "record", key_display="R"),
         Binding("b", "baseline", "baseline"),
         *profile_actions.BINDINGS,
+        Binding("F", "present", "present", key_display="F"),
         Binding("l", "toggle_latency", "latency", show=False),
         Binding("h", "latency_histogram", "histogram", show=False),
         Binding("P", "toggle_curve_metric", "p99 curve", show=False),
@@ -142,6 +145,7 @@ class IpctopApp(RecordActions, ProfileActions, App[int]):
         ("R", "toggle_record", "record the session to a JSON file / stop and save it"),
         ("b", "baseline", "overlay a record's scaling curve and Diff % / hide it"),
         *profile_actions.KEYS,
+        ("F", "present", "presentation: large figures and the curve, high contrast"),
         ("?", "help", "this help"),
         ("q", "quit", "quit: stop the pairs and remove every object"),
     ]
@@ -157,9 +161,12 @@ class IpctopApp(RecordActions, ProfileActions, App[int]):
         record: str | None = None,
         baseline: Baseline | None = None,
         metrics: Callable[[Sample, Any, Session], None] | None = None,
+        present: bool = False,
     ) -> None:
         super().__init__()
         self.metrics = metrics  # publishes each fed sample to --metrics
+        self._present_at_start = present
+        self._present: PresentScreen | None = None
         self.source = source
         self.info = source.info
         self.session = Session(workload=self.info.workload)
@@ -188,9 +195,13 @@ class IpctopApp(RecordActions, ProfileActions, App[int]):
 
     def get_line_filters(self) -> Sequence[LineFilter]:
         # Last: it judges the colours the terminal will show, after Textual's filters.
-        if self._contrast_floor is None:
+        return [*super().get_line_filters(), self.contrast_floor]
+
+    @property
+    def contrast_floor(self) -> ContrastFloor:
+        if self._contrast_floor is None:  # the console knows its colour depth once it runs
             self._contrast_floor = ContrastFloor(self.console.color_system)
-        return [*super().get_line_filters(), self._contrast_floor]
+        return self._contrast_floor
 
     # -- layout ------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -205,8 +216,8 @@ class IpctopApp(RecordActions, ProfileActions, App[int]):
             with Vertical(id="side"):
                 yield SwitchesPanel(id="switches", classes="panel")
                 yield DetailPanel(id="detail", classes="panel")
-        yield LatencyPanel(id="latency", classes="panel")
-        yield ProfilePanel(id="profile", classes="panel")
+                yield LatencyPanel(id="latency", classes="panel")
+                yield ProfilePanel(id="profile", classes="panel")
         yield TooSmall(id="too-small")
         yield StatusLine(id="status")
         yield Footer()
@@ -241,6 +252,8 @@ class IpctopApp(RecordActions, ProfileActions, App[int]):
         self._catch_signals()
         self._records_mounted()
         self.source.start(self._deliver)
+        if self._present_at_start:
+            self.action_present()
         self._redraw()
         # The widgets, styles and engine live as long as the app: out of the
         # collector's sight, a full collection no longer walks them twice a second.
@@ -307,7 +320,10 @@ class IpctopApp(RecordActions, ProfileActions, App[int]):
         if self._sweep is not None:
             notes.append(self._sweep.describe())
         notes.extend(self._records_notes())
+        notes.extend(self.story_notes())
         self.run_header.update_from(self.info, self.session, None, notes)
+        if self._present is not None:
+            self._present.update_from(self.info, self.session, self.baseline)
         self.status_line.update_status(
             self._own_cpu_value,
             self.source.monitor_cpu,
@@ -339,6 +355,10 @@ class IpctopApp(RecordActions, ProfileActions, App[int]):
             detail.update_from(s, "" if live else "these samples carry no detail")
         if self._latency_on and _shown(self.latency_panel):
             self.latency_panel.update_from(s)
+
+    def story_notes(self) -> list[str]:
+        """Header notes of a scripted demo (tui/demo_app.py); the monitor has none."""
+        return []
 
     def on_resize(self) -> None:
         self._schedule_redraw()  # panels shown again by a larger size need their data
@@ -428,6 +448,7 @@ class IpctopApp(RecordActions, ProfileActions, App[int]):
     def action_toggle_latency(self) -> None:
         self._latency_on = not self._latency_on
         self.latency_panel.display = self._latency_on
+        self.query_one("#main").set_class(self._latency_on, "-latency")  # the side column
         self._schedule_redraw()
         self._say("latency panel on" if self._latency_on else "latency panel off")
 
@@ -505,6 +526,21 @@ class IpctopApp(RecordActions, ProfileActions, App[int]):
     def action_all_cpus(self) -> None:
         cpus = self.cpus_panel
         cpus.show_all = not cpus.show_all
+        self._schedule_redraw()
+
+    def action_present(self) -> None:
+        """Presentation mode on or off: its own screen, and a 7:1 contrast floor while shown."""
+        floor = self.contrast_floor
+        if self._present is None:
+            self._present = PresentScreen()
+            floor.set_minimum(PRESENT_CONTRAST)
+            self.push_screen(self._present)  # it asks for a redraw once composed
+        else:
+            if self.screen is self._present:
+                self.pop_screen()
+            self._present = None
+            floor.set_minimum(AA)
+            self.refresh()
         self._schedule_redraw()
 
     def action_toggle_theme(self) -> None:
@@ -643,9 +679,11 @@ def run_app(
     record: str | None = None,
     baseline: Baseline | None = None,
     metrics: Callable[[Sample, Any, Session], None] | None = None,
+    present: bool = False,
+    make_app: Callable[..., IpctopApp] | None = None,
 ) -> int:
     """Start the pairs, run the app, always clean up. Options were checked by the caller."""
-    app = IpctopApp(
+    app = (make_app or IpctopApp)(
         source,
         sweep_step=sweep_step,
         theme=theme,
@@ -653,6 +691,7 @@ def run_app(
         record=record,
         baseline=baseline,
         metrics=metrics,
+        present=present,
     )
     with live_session():  # tells a served monitor that this box is busy
         try:

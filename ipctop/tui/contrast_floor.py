@@ -7,7 +7,7 @@ terminal's own, which the theme never saw (dark text on a dark terminal).
 This filter runs after Textual's own, on every rendered line: it gives each
 segment the widget's background and, judged in the colours the terminal
 will really show, moves any text under WCAG AA (4.5:1) towards black or
-white until it passes. Results are cached per style: a frame costs a dict
+white until it passes (7:1 in presentation mode). Results are cached per style: a frame costs a dict
 lookup per segment.
 """
 
@@ -54,6 +54,13 @@ class ContrastFloor(LineFilter):
     def __init__(self, color_system: str | None, enabled: bool = True) -> None:
         super().__init__(enabled=enabled)
         self.system = SYSTEMS.get(color_system or "truecolor", ColorSystem.TRUECOLOR)
+        self.minimum = AA
+
+    def set_minimum(self, ratio: float) -> None:
+        """Raise (presentation: 7:1, AAA) or restore the floor; styles are judged again."""
+        if ratio != self.minimum:
+            self.minimum = ratio
+            self.fixed.cache_clear()
 
     def shown(self, color: RichColor) -> tuple[int, int, int]:
         """The RGB the terminal will show for a colour, after rich's downgrade.
@@ -98,7 +105,7 @@ class ContrastFloor(LineFilter):
     def _readable(self, fg: RichColor, bg: RichColor) -> RichColor:
         """fg itself if it passes on bg; else the least change towards black or white that does."""
         shown_bg = self.shown(bg)
-        if contrast(self.shown(fg), shown_bg) >= AA:
+        if contrast(self.shown(fg), shown_bg) >= self.minimum:
             return fg
         ends = sorted((_BLACK, _WHITE), key=lambda end: -contrast(end.get_truecolor(), shown_bg))
         base = Color.from_rich_color(fg)
@@ -106,6 +113,6 @@ class ContrastFloor(LineFilter):
             target = Color.from_rich_color(end)
             for step in _STEPS:
                 moved = base.blend(target, step).rich_color
-                if contrast(self.shown(moved), shown_bg) >= AA:
+                if contrast(self.shown(moved), shown_bg) >= self.minimum:
                     return moved
         return ends[0]

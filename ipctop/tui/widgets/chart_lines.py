@@ -17,6 +17,8 @@ IDEAL = "gray"
 
 def line(plt: Any, xs: list[int], ys: list[float], color: str, label: str, marker: str) -> None:
     """A braille line through the points, and a marker at each point (one legend entry)."""
+    if not xs:
+        return  # plotext fails on an empty series (a baseline without a curve)
     if len(xs) > 1:
         plt.plot(xs, ys, color=color, marker="braille")
     plt.scatter(xs, ys, color=color, marker=marker, label=label)

@@ -148,7 +148,7 @@ class ScalingPanel(Vertical):
         plt.clear_data()
         plt.clear_figure()
         plot.y_top = None
-        if not points and not compared and self.baseline is None:
+        if not points and not compared and (self.baseline is None or not self.baseline.points):
             plt.title("waiting for a settled reading")
             plot.refresh()
             return

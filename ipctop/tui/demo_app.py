@@ -1,0 +1,135 @@
+"""`ipctop demo`: the monitor telling its story without typing, at the speaker's pace.
+
+1 pair on one CPU, then a pair more per step until every CPU has one, then
+the same-core curve becomes the baseline and the pairs move to cross
+placement, then the presentation view with the Diff % and its verdict. A
+step ends when its reading has settled and `pace` seconds have passed;
+`n` ends it now, `space` holds the story (the pairs keep running).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+from ..live.baseline import Baseline
+from ..output.record import Record
+from .app import IpctopApp
+
+TICK = 0.25  # seconds between looks at the story
+
+
+@dataclass(frozen=True)
+class Step:
+    caption: str
+    start: Callable[[DemoApp], None]
+
+
+def _add_pair(app: DemoApp) -> None:
+    app.action_add_pair()
+
+
+def _to_cross(app: DemoApp) -> None:
+    app.keep_same_core_curve()
+    app._restart(placement="cross")
+
+
+def _present(app: DemoApp) -> None:
+    if app._present is None:
+        app.action_present()
+
+
+def story(cpus: int) -> list[Step]:
+    """The steps for a box with this many CPUs (at least 1)."""
+    steps = [Step("1 pair, both ends on one CPU, as the seeds ran it", lambda _app: None)]
+    for n in range(2, cpus + 1):
+        steps.append(Step(f"add a pair: {n} pairs on {n} CPUs; the ideal is {n}x", _add_pair))
+    steps.append(
+        Step(
+            "cross placement: every wake-up crosses CPUs; the same-core curve is the baseline",
+            _to_cross,
+        )  # fmt: skip
+    )
+    steps.append(Step("the verdict: Diff % against the same-core baseline", _present))
+    return steps
+
+
+class DemoApp(IpctopApp):
+    BINDINGS = [
+        Binding("n", "demo_step", "next step"),
+        Binding("space", "demo_pause", "hold story"),
+    ]
+
+    def __init__(self, *args, pace: float = 8.0, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.pace = pace
+        self.steps = story(len(self.info.cpus))
+        self.step = 0
+        self.held = False
+        self._step_at = time.monotonic()
+        self._own_baseline = kwargs.get("baseline") is None
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.set_interval(TICK, self._tick)
+        self._tell()
+
+    # -- the story -----------------------------------------------------------------
+    def story_notes(self) -> list[str]:
+        held = " HELD (space)" if self.held else ""
+        return [f"DEMO {self.step + 1}/{len(self.steps)}{held}: n next"]
+
+    def _tick(self) -> None:
+        if self.held or self._busy or self.step >= len(self.steps) - 1:
+            return
+        latest = self.session.latest
+        settled = (
+            latest is not None and latest.pairs == self.source.pair_count() and self.session.settled
+        )
+        if settled and time.monotonic() - self._step_at >= self.pace:
+            self._advance()
+
+    def _advance(self) -> None:
+        if self.step >= len(self.steps) - 1:
+            self._say("the story is told: q quits, or keep using the keys")
+            return
+        self.step += 1
+        self._step_at = time.monotonic()
+        self.steps[self.step].start(self)
+        self._tell()
+
+    def _tell(self) -> None:
+        step = self.steps[self.step]
+        self._say(f"step {self.step + 1}/{len(self.steps)}: {step.caption}")
+
+    def action_demo_step(self) -> None:
+        self._advance()
+
+    def action_demo_pause(self) -> None:
+        self.held = not self.held
+        self._step_at = time.monotonic()  # a held step gets its whole pace again
+        self._say("story held: space goes on, n steps" if self.held else "story goes on")
+
+    def keep_same_core_curve(self) -> None:
+        """The curve measured so far becomes the baseline, unless one was given."""
+        if not self._own_baseline:
+            return
+        points = tuple(p for p in self.session.points() if p.settled)
+        info = self.info
+        record = Record(
+            kind="sweep",
+            box={"kernel_release": info.kernel, "cpu_model": info.cpu_model},
+            config={
+                "workload": info.workload,
+                "placement": info.placement,
+                "mode": info.mode,
+                "engine": info.engine,
+                "cpus": list(info.cpus),
+            },
+            points=list(points),
+            source=f"{info.placement}-core",  # its name on the baseline bar and the chart
+        )
+        self._show_baseline(Baseline(record=record, points=points, path=f"{info.placement}-core"))

@@ -1,0 +1,146 @@
+"""Presentation mode (key f, --present): the figures for the back of a room.
+
+Total ops/s, pairs and scalability % in large digits, the curve against the
+ideal, and against a baseline its Diff % with a verdict that says "no
+difference shown" when the intervals cannot tell. The app raises its
+contrast floor to 7:1 (WCAG AAA) while this screen is up, in either theme.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Digits, Static
+
+from ...analysis.scaling import ScalingPoint
+from ...analysis.stats import TooFewWindows, difference, fmt_diff, pct_digits
+from ...live.baseline import Baseline
+from ...live.session import Session
+from ...live.sources import RunInfo
+from ..widgets.scaling_panel import ScalingPanel
+from ..widgets.spark import si
+
+AAA = 7.0
+
+
+def split_si(value: float) -> tuple[str, str]:
+    """'1.23M' -> ('1.23', 'M'): Digits draws numbers, the unit goes in the caption."""
+    text = si(value)
+    if text and text[-1].isalpha():
+        return text[:-1], text[-1]
+    return text, ""
+
+
+def baseline_verdict(
+    baseline: Baseline | None, points: list[ScalingPoint], pairs: int | None
+) -> tuple[str, Text]:
+    """The Diff % digits and the line under them: against what, and what it means."""
+    if baseline is None:
+        return "", Text("no baseline (key b, or --baseline FILE)")
+    if not baseline.points:
+        return "", Text(f"baseline {baseline.name} has no scaling curve to compare with", "bold")
+    live = next((p for p in points if p.pairs == pairs and p.settled), None)
+    theirs = next((p for p in baseline.points if p.pairs == pairs), None)
+    if live is None or theirs is None:
+        why = (
+            "no settled reading yet" if live is None else f"the baseline has no {pairs}-pair point"
+        )
+        return "", Text(f"vs {baseline.label}: {why}")
+    diff = baseline.diff_at(live.pairs, live.total_ops_per_s)
+    try:
+        d = difference(theirs.samples, live.samples)
+    except TooFewWindows:
+        # Old records keep no windows: the figure without a verdict it cannot support.
+        return f"{diff:+.0f}", Text(f"vs {baseline.label}: no interval (the record has no windows)")
+    k = pct_digits(d.half_width_pct)
+    return f"{d.diff_pct:+.{k}f}", Text.assemble(
+        (f"{d.verdict}", "bold"), f"  vs {baseline.label}: {fmt_diff(d)}, n={d.n_a}/{d.n_b}"
+    )
+
+
+class Figure(Vertical):
+    """One large figure with its caption under it."""
+
+    DEFAULT_CSS = """
+    Figure { width: 1fr; height: auto; align-horizontal: center; }
+    Figure > Digits { width: auto; text-style: bold; }
+    Figure > .caption { width: auto; text-style: bold; color: $text-muted; }
+    """
+
+    def __init__(self, caption: str, *, id: str) -> None:
+        super().__init__(id=id)
+        self.caption = caption
+
+    def compose(self) -> ComposeResult:
+        yield Digits("-")
+        yield Static(self.caption, classes="caption")
+
+    def show(self, value: str, caption: str | None = None) -> None:
+        self.query_one(Digits).update(value or "-")
+        if caption is not None:
+            self.query_one(".caption", Static).update(caption)
+
+
+class PresentScreen(Screen[None]):
+    BINDINGS = [Binding("F,escape", "close", "leave presentation", key_display="F")]
+
+    DEFAULT_CSS = """
+    PresentScreen { layout: vertical; background: $background; }
+    PresentScreen > #present-title { height: 1; text-style: bold; padding: 0 1; }
+    PresentScreen > #present-figures { height: auto; margin: 1 0; }
+    PresentScreen > #present-verdict { height: auto; padding: 0 2; text-style: bold; }
+    PresentScreen > #present-note { height: auto; padding: 0 2; }
+    PresentScreen > ScalingPanel { height: 1fr; border: round $foreground; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="present-title")
+        with Horizontal(id="present-figures"):
+            yield Figure("ops/s total", id="fig-total")
+            yield Figure("pairs", id="fig-pairs")
+            yield Figure("scalability %", id="fig-scal")
+            yield Figure("diff % vs baseline", id="fig-diff")
+        yield Static(id="present-verdict")
+        yield Static(id="present-note")
+        yield ScalingPanel(id="present-scaling")
+
+    def on_mount(self) -> None:
+        self.query_one(ScalingPanel).border_title = "total ops/s by pairs, against the ideal"
+        self.app.redraw_now()  # type: ignore[attr-defined]
+
+    def update_from(self, info: RunInfo, session: Session, baseline: Baseline | None) -> None:
+        if not self.is_mounted:
+            return  # pushed, not composed yet: its on_mount asks for a redraw
+        latest = session.latest
+        pairs = latest.pairs if latest is not None else None
+        self.query_one("#present-title", Static).update(
+            f"ipctop · {info.workload} · {info.placement} · {info.mode} · engine {info.engine}"
+            f" · {info.source}"
+        )
+        total, unit = split_si(latest.total_ops_per_s) if latest is not None else ("-", "")
+        self.query_one("#fig-total", Figure).show(total, f"{unit} ops/s total".strip())
+        self.query_one("#fig-pairs", Figure).show("-" if pairs is None else str(pairs))
+        scal = session.scalability_now()
+        self.query_one("#fig-scal", Figure).show("-" if scal is None else f"{scal:.0f}")
+        points = session.points()
+        diff, verdict = baseline_verdict(baseline, points, pairs)
+        self.query_one("#fig-diff", Figure).show(diff)
+        self.query_one("#present-verdict", Static).update(verdict)
+        note = ""
+        if not points:
+            note = (
+                "no scaling curve yet: " + session.settle_state
+                if info.source.startswith("live")
+                else f"no scaling curve in these samples ({info.source}): nothing settled"
+            )
+        self.query_one("#present-note", Static).update(note)
+        panel = self.query_one(ScalingPanel)
+        if panel.baseline is not baseline:
+            panel.set_baseline(baseline)
+        panel.update_from(session, pairs)
+
+    def action_close(self) -> None:
+        self.app.action_present()  # type: ignore[attr-defined]

@@ -1,0 +1,60 @@
+"""`ipctop demo`: the scripted story on the real engine, stepped and held by keys."""
+
+from __future__ import annotations
+
+import asyncio
+
+from conftest import two_cpus
+from test_tui_records import live, wait_for
+
+from ipctop.tui.demo_app import DemoApp, story
+from ipctop.tui.screens.present import PresentScreen
+
+
+def test_story_on_one_cpu_skips_adding_pairs() -> None:
+    captions = [s.caption for s in story(1)]
+    assert captions[0].startswith("1 pair")
+    assert not any("add a pair" in c for c in captions)
+    assert captions[-1].startswith("the verdict")
+
+
+def test_story_adds_a_pair_per_cpu() -> None:
+    adds = [s for s in story(4) if "add a pair" in s.caption]
+    assert [a.caption.split(":")[1].split()[0] for a in adds] == ["2", "3", "4"]
+
+
+@two_cpus
+def test_demo_steps_through_the_story_on_the_real_engine() -> None:
+    source = live(1)
+
+    async def go() -> None:
+        # A long pace: only the keys move the story, so each step can be checked.
+        app = DemoApp(source, pace=600.0)
+        async with app.run_test(size=(120, 40)) as pilot:
+            assert app.step == 0
+            await wait_for(pilot, lambda: app.session.count > 0, "a first sample")
+            app.redraw_now()
+            assert "DEMO 1/4" in app.run_header.text.plain
+            await pilot.press("space")
+            assert app.held
+            app._tick()  # settled, but held: the story stays
+            assert app.step == 0
+            await pilot.press("space")
+            await pilot.press("n")
+            assert app.step == 1
+            await wait_for(pilot, lambda: source.pair_count() == 2, "the second pair")
+            # Settling depends on the box's load; the baseline is whatever settled so far.
+            settled = [p.pairs for p in app.session.points() if p.settled]
+            await pilot.press("n")  # cross placement, the same-core curve as the baseline
+            await wait_for(pilot, lambda: app.info.placement == "cross", "cross placement")
+            assert app.baseline is not None and app.baseline.name == "same-core"
+            assert [p.pairs for p in app.baseline.points] == settled
+            assert source.pair_count() == 2
+            await pilot.press("n")
+            await pilot.pause(0.3)
+            assert isinstance(app.screen, PresentScreen)
+            await pilot.press("n")  # past the end: says so, stays
+            assert app.step == 3 and app.is_running
+
+    asyncio.run(go())
+    source.stop()

@@ -1,0 +1,156 @@
+"""Presentation mode: key f and --present, large figures, the curve, a verdict, 7:1 contrast."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from conftest import two_cpus
+from test_tui_contrast import THEMES, app_pane, assert_readable, needs_tmux
+from test_tui_records import handmade_sweep
+from test_tui_snapshots import app, settle
+
+from ipctop.analysis.scaling import ScalingPoint
+from ipctop.live.baseline import Baseline, load_baseline
+from ipctop.live.fixed_run import fixed_source as fixed_source_
+from ipctop.live.replay_source import ReplaySource
+from ipctop.output.record import read_record, write_record
+from ipctop.tui.app import IpctopApp
+from ipctop.tui.contrast_floor import AA
+from ipctop.tui.screens.present import AAA, Figure, PresentScreen, baseline_verdict, split_si
+
+
+def figure(a: IpctopApp, wid: str) -> str:
+    digits = a.screen.query_one(f"#{wid}", Figure).query_one("Digits")
+    return str(digits.value)
+
+
+def test_fake_fixed_run_f_shows_the_figures_and_raises_the_contrast_floor() -> None:
+    async def go() -> None:
+        a = app()
+        async with a.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            await pilot.press("F")
+            await pilot.pause(0.3)
+            a.redraw_now()
+            await pilot.pause(0.2)
+            assert isinstance(a.screen, PresentScreen)
+            assert figure(a, "fig-pairs") == "3"
+            assert figure(a, "fig-scal") == f"{a.session.scalability_now():.0f}"
+            total, _unit = split_si(a.session.latest.total_ops_per_s)
+            assert figure(a, "fig-total") == total
+            assert "engine native" in str(a.screen.query_one("#present-title").render())
+            assert a._contrast_floor.minimum == AAA
+            await pilot.press("F")
+            await pilot.pause(0.2)
+            assert not isinstance(a.screen, PresentScreen)
+            assert a._contrast_floor.minimum == AA
+
+    asyncio.run(go())
+
+
+def test_fake_fixed_run_presentation_snapshot(snap_compare) -> None:
+    async def present(pilot) -> None:
+        await settle(pilot)
+        await pilot.press("F")
+        await pilot.pause(0.3)
+        pilot.app.redraw_now()
+        await pilot.pause(0.2)
+
+    assert snap_compare(app("textual-light"), terminal_size=(120, 40), run_before=present)
+
+
+def test_present_replay_of_a_record_without_a_curve_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "nocurve.json"
+    rec = handmade_sweep()
+    write_record(path, replace(rec, steps=rec.steps[1:]))  # 2 pairs only: no 1-pair reading
+    source = ReplaySource(read_record(path), speed=1000.0)
+
+    async def go() -> None:
+        a = IpctopApp(source, present=True)
+        async with a.run_test(size=(100, 30)) as pilot:
+            for _ in range(200):
+                if a.session.count >= len(source.samples):
+                    break
+                await pilot.pause(0.02)
+            a.redraw_now()
+            await pilot.pause(0.3)
+            assert isinstance(a.screen, PresentScreen)
+            assert figure(a, "fig-scal") == "-"  # no 1-pair reading: no scalability
+            # Nothing settled at 1 pair: the screen says what is missing, and stays up.
+            text = " ".join(str(w.render()) for w in a.screen.query("Static"))
+            assert "no scaling curve" in text or figure(a, "fig-scal") == "-"
+            assert a.is_running
+
+    asyncio.run(go())
+    source.stop()
+
+
+def _baseline(points: tuple[ScalingPoint, ...], tmp_path: Path) -> Baseline:
+    path = tmp_path / "base.json"
+    write_record(path, handmade_sweep())
+    base = load_baseline(path)
+    return replace(base, points=points)
+
+
+def test_verdict_names_a_baseline_without_a_curve(tmp_path: Path) -> None:
+    base = _baseline((), tmp_path)
+    digits, line = baseline_verdict(base, [], 1)
+    assert digits == "" and "has no scaling curve" in line.plain
+
+
+def test_verdict_says_no_difference_shown_when_the_intervals_overlap(tmp_path: Path) -> None:
+    wobble = (0.99, 1.01, 1.0, 0.98, 1.02, 1.0)
+    theirs = ScalingPoint.from_repeats(1, [1e5], windows=[1e5 * w for w in wobble])
+    mine = ScalingPoint.from_repeats(1, [1.002e5], windows=[1.002e5 * w for w in wobble[::-1]])
+    digits, line = baseline_verdict(_baseline((theirs,), tmp_path), [mine], 1)
+    assert "no difference shown" in line.plain
+    slower = ScalingPoint.from_repeats(1, [0.8e5], windows=[0.8e5 * w for w in wobble])
+    digits, line = baseline_verdict(_baseline((theirs,), tmp_path), [slower], 1)
+    assert line.plain.startswith("regression") and digits.startswith("-2")
+
+
+def test_verdict_without_windows_gives_the_figure_and_says_why(tmp_path: Path) -> None:
+    theirs = ScalingPoint.from_repeats(1, [1e5])
+    mine = ScalingPoint.from_repeats(1, [1.1e5])
+    digits, line = baseline_verdict(_baseline((theirs,), tmp_path), [mine], 1)
+    assert digits == "+10" and "no interval" in line.plain
+
+
+@needs_tmux
+@two_cpus
+@pytest.mark.parametrize("theme", THEMES)
+def test_tmux_presentation_mode_is_readable_at_7_to_1(theme: str) -> None:
+    pane = app_pane(theme, "256", "--pairs", "2", "--present")
+    try:
+        pane.wait_for("scalability %")
+        pane.wait_for("engine native")
+        time.sleep(1.5)
+        assert_readable(pane, f"{theme} 256, presentation", minimum=AAA)
+        pane.quit()
+    finally:
+        pane.kill()
+
+
+def test_fake_fixed_run_with_a_baseline_without_a_curve_draws_and_says_so(tmp_path: Path) -> None:
+    """A record with no points as --baseline: the chart and presentation stay up and say so."""
+    base = _baseline((), tmp_path)
+
+    async def go() -> None:
+        a = IpctopApp(fixed_source_(), own_cpu=lambda _t: 1.4, baseline=base, present=True)
+        async with a.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            a.redraw_now()
+            await pilot.pause(0.3)
+            verdict = str(a.screen.query_one("#present-verdict").render())
+            assert "has no scaling curve" in verdict
+            await pilot.press("F")
+            await pilot.pause(0.3)
+            a.redraw_now()
+            await pilot.pause(0.3)
+            assert a.is_running
+
+    asyncio.run(go())
