@@ -19,6 +19,7 @@ COMMANDS = {
     "run": "run N pairs and print one line per interval",
     "compare": "compare records: ops/s, Diff [%] against the first, scalability",
     "check": "a verdict on this box in about a minute (--quick: 15 s)",
+    "ab": "two settings interleaved (ABBA) on one box: B/A with its interval and a verdict",
     "clean": "remove objects left by an ipctop that was killed",
     "replay": "play a record back in the monitor, read-only (no pairs start)",
     "demo": "a scripted story for a room: 1 pair, more pairs, cross placement, the verdict",
@@ -29,7 +30,7 @@ COMMANDS = {
 }
 
 
-STARTS_PAIRS = ("tui", "sweep", "run", "check", "matrix", "demo")
+STARTS_PAIRS = ("tui", "sweep", "run", "check", "matrix", "demo", "ab")
 
 
 def _report_leftovers() -> None:

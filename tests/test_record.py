@@ -278,7 +278,7 @@ def test_read_not_a_record(tmp_path: Path) -> None:
             lambda d: d["config"].update(cpus=[0, -1]),
             "config.cpus[1] is negative (-1)",
         ),
-        (lambda d: d.update(kind="party"), "kind should be one of sweep, session, not 'party'"),
+        (lambda d: d.update(kind="party"), "kind should be one of sweep, session, ab, not 'party'"),
         (lambda d: d.update(created="yesterday"), "created is not an ISO 8601 time ('yesterday')"),
         (lambda d: d.update(steps={}), "steps should be a list, not object"),
         (

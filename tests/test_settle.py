@@ -47,7 +47,8 @@ def test_cv_boundary_is_strict() -> None:
     feed_all(s, [90.0, 110.0])  # stdev 14.142 / 100
     assert s.cv == pytest.approx(0.1414, abs=1e-4)
     assert not s.settled
-    s2 = Settler(window_s=2.0, cv_max=0.1415, skip=0)
+    # (The interval criterion is switched off here to test the CV alone.)
+    s2 = Settler(window_s=2.0, cv_max=0.1415, skip=0, ci_max_pct=1e6)
     feed_all(s2, [90.0, 110.0])
     assert s2.settled
 
@@ -84,10 +85,24 @@ def test_explicit_dt_and_long_intervals_keep_two_samples() -> None:
     s = Settler(window_s=3.0, skip=0)
     s.feed(5.0, 100.0, dt=5.0)
     assert not s.settled  # a single sample is no evidence
-    s.feed(10.0, 101.0, dt=5.0)
+    s.feed(10.0, 100.2, dt=5.0)
     assert s.samples == 2  # the 3 s window alone would hold just one
     assert s.settled
-    assert s.reading == pytest.approx(100.5)
+    assert s.reading == pytest.approx(100.1)
+
+
+def test_a_wide_interval_is_not_settled_whatever_the_cv() -> None:
+    # 100 and 103: CV 2.1 %, but two samples give a t interval (1 df, t = 12.71)
+    # of ±12.71 x sd(log) / sqrt(2) = ±18.9 %: wider than the stated ±10 %.
+    s = Settler(window_s=3.0, skip=0)
+    s.feed(5.0, 100.0, dt=5.0)
+    s.feed(10.0, 103.0, dt=5.0)
+    assert s.cv < s.cv_max
+    assert s.half_width_pct == pytest.approx(18.9, abs=0.05)
+    assert not s.settled
+    assert Settler(window_s=3.0, skip=0, ci_max_pct=7.0).ci_max_pct == 7.0
+    with pytest.raises(ValueError):
+        Settler(ci_max_pct=0)
 
 
 def test_zero_throughput_never_settles() -> None:

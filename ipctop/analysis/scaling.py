@@ -136,6 +136,7 @@ def ideal_line(points: Iterable[ScalingPoint]) -> list[tuple[int, float]] | None
 class _Slot:
     settled: list[float] = field(default_factory=list)
     provisional: float | None = None
+    windows: list[float] = field(default_factory=list)  # every settled visit's samples
 
 
 class ScalingCurve:
@@ -152,12 +153,16 @@ class ScalingCurve:
     def __init__(self) -> None:
         self._slots: dict[int, _Slot] = {}
 
-    def add(self, pairs: int, total: float, settled: bool = True) -> None:
+    def add(
+        self, pairs: int, total: float, settled: bool = True, windows: Sequence[float] = ()
+    ) -> None:
+        """windows: the samples a settled reading was made of, kept for its interval."""
         if pairs < 1:
             raise ValueError(f"pair count must be at least 1, got {pairs}")
         slot = self._slots.setdefault(pairs, _Slot())
         if settled:
             slot.settled.append(float(total))
+            slot.windows.extend(float(x) for x in windows)
             slot.provisional = None
         elif not slot.settled:
             slot.provisional = float(total)
@@ -167,7 +172,17 @@ class ScalingCurve:
         for pairs in sorted(self._slots):
             slot = self._slots[pairs]
             if slot.settled:
-                out.append(ScalingPoint.from_repeats(pairs, slot.settled, settled=True))
+                # The total stays the median of the visits; the windows give the interval.
+                point = ScalingPoint.from_repeats(pairs, slot.settled, settled=True)
+                if slot.windows:
+                    point = ScalingPoint(
+                        pairs,
+                        point.total_ops_per_s,
+                        repeats=point.repeats,
+                        settled=True,
+                        windows=tuple(slot.windows),
+                    )
+                out.append(point)
             elif slot.provisional is not None:
                 out.append(ScalingPoint(pairs, slot.provisional, settled=False))
         return out

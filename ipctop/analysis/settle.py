@@ -1,7 +1,9 @@
 """Decide when the throughput at one pair count has stopped moving.
 
 The reading is the mean over a trailing window, trusted only once the window
-is full and its coefficient of variation (sample stdev / mean) is small.
+is full, its coefficient of variation (sample stdev / mean) is small and the
+95 % interval of its samples (analysis.stats) is within ±ci_max_pct of the
+median: a point is never called settled on a wide interval.
 Samples whose interval straddles a pair-count change mix two regimes, so the
 first `skip` samples after a reset are dropped.
 """
@@ -12,11 +14,18 @@ import statistics
 from collections import deque
 from typing import TYPE_CHECKING
 
+from ipctop.analysis.stats import summarize
+
 if TYPE_CHECKING:
     from ipctop.engine.sample import Sample
 
 SETTLING = "settling"
 SETTLED = "settled"
+# The stated width: a settled point's 95 % interval is within ± this % of its median.
+# With drifting (autocorrelated) samples the interval is about 1.7 x the CV, so
+# at 10 % the CV rule still decides on a steady box, while a window of too few
+# effective samples (a short visit, a drift) cannot settle on a low CV alone.
+CI_MAX_PCT = 10.0
 
 
 class Settler:
@@ -27,6 +36,7 @@ class Settler:
         skip: int = 1,
         min_samples: int = 2,
         pairs: int | None = None,
+        ci_max_pct: float = CI_MAX_PCT,
     ) -> None:
         if window_s <= 0:
             raise ValueError(f"window_s must be positive, got {window_s}")
@@ -34,8 +44,11 @@ class Settler:
             raise ValueError(f"cv_max must not be negative, got {cv_max}")
         if skip < 0:
             raise ValueError(f"skip must not be negative, got {skip}")
+        if ci_max_pct <= 0:
+            raise ValueError(f"ci_max_pct must be positive, got {ci_max_pct}")
         self.window_s = window_s
         self.cv_max = cv_max
+        self.ci_max_pct = ci_max_pct
         self.skip = skip
         # One sample has a CV of 0, which would "settle" on no evidence.
         self.min_samples = max(2, min_samples)
@@ -123,9 +136,24 @@ class Settler:
         return statistics.stdev(values) / mean
 
     @property
+    def values(self) -> tuple[float, ...]:
+        """The window's samples, oldest first: what a settled point's interval is built from."""
+        return tuple(x for _, _, x in self._window)
+
+    @property
+    def half_width_pct(self) -> float | None:
+        """Half the 95 % interval of the window's samples, in % of their median."""
+        if len(self._window) < 2:
+            return None
+        return summarize(self.values).half_width_pct
+
+    @property
     def settled(self) -> bool:
         cv = self.cv
-        return cv is not None and cv < self.cv_max and self.window_full
+        if cv is None or cv >= self.cv_max or not self.window_full:
+            return False
+        half = self.half_width_pct
+        return half is not None and half <= self.ci_max_pct
 
     @property
     def state(self) -> str:

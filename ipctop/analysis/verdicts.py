@@ -104,6 +104,7 @@ class RunReading:
     seconds: float = 0.0
     error: str | None = None
     window_totals: tuple[float, ...] = ()  # total ops/s of each measured window
+    windows: tuple[float, ...] = ()  # every sampler interval's rate: the interval's samples
     latency: dict[str, Any] | None = None  # optional: the median window's, all pairs (ns)
 
     @property
@@ -346,10 +347,23 @@ class CheckReadings:
     all: dict[str, RunReading] = field(default_factory=dict)  # workload -> N pairs same-core
     cross: dict[str, RunReading] = field(default_factory=dict)  # workload -> 1 pair cross-core
     shared: RunReading | None = None
+    # workload -> pairs -> reading at the counts between 1 and N (check_curve.pair_counts)
+    between: dict[str, dict[int, RunReading]] = field(default_factory=dict)
+    engine: str = "native"
 
     def runs(self) -> list[RunReading]:
-        out = [*self.one.values(), *self.all.values(), *self.cross.values()]
+        mid = [r for by in self.between.values() for r in by.values()]
+        out = [*self.one.values(), *mid, *self.all.values(), *self.cross.values()]
         return out + ([self.shared] if self.shared is not None else [])
+
+    def curve(self, workload: str) -> list[ScalingPoint]:
+        """Every measured pair count of a workload, same-core, 1 through N."""
+        runs = [self.one.get(workload), *self.between.get(workload, {}).values()]
+        runs.append(self.all.get(workload))
+        return sorted(
+            (ScalingPoint(r.pairs, r.total_ops_per_s) for r in runs if r and not r.error),
+            key=lambda p: p.pairs,
+        )
 
 
 def judge_check(box: dict[str, Any], cpus: Sequence[int], r: CheckReadings) -> list[Verdict]:
@@ -365,13 +379,16 @@ def judge_check(box: dict[str, Any], cpus: Sequence[int], r: CheckReadings) -> l
         top = r.all.get(workload)
         if one.error or top is None or top.error:
             continue
-        v = judge_scaling(
-            workload,
-            [
-                ScalingPoint(1, one.total_ops_per_s),
-                ScalingPoint(top.pairs, top.total_ops_per_s),
-            ],
-        )
+        v = judge_scaling(workload, r.curve(workload))
+        if v is not None and r.engine == "python":
+            # The Python engine's ends take turns on the GIL: its curve is the
+            # interpreter's, and a "collapse" in it says nothing about the kernel.
+            v = Verdict(
+                WARN,
+                v.subject,
+                f"{workload} scaling not judged: the Python engine's ends share one GIL, "
+                "so its curve measures the interpreter, not the kernel (build the native engine)",
+            )
         if v is not None:
             out.append(v)
     for run in [*r.all.values(), *([r.shared] if r.shared else [])]:

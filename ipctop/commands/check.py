@@ -1,10 +1,14 @@
 """`ipctop check`: a verdict on a new box in about a minute (15 s with --quick).
 
 The box facts come first, then a fixed set of short runs: sysv-msg and
-sysv-sem at 1 pair and at every CPU, same-core; 1 pair cross-core of each;
-the shared queue at every CPU. Each run warms up once, then measures a few
-windows and keeps the median one, so one hiccup of a noisy box does not make
-the verdict. The judging lives in analysis/verdicts.py (thresholds there).
+sysv-sem same-core at every pair count from 1 to the CPU count (1, 2, 4, ...
+N-1, N on big boxes), so a peak followed by a drop fails; 1 pair cross-core of
+each; the shared queue at every CPU. Each run warms up once, then measures a
+few windows and keeps the median one, so one hiccup of a noisy box does not
+make the verdict; every line carries the median of its sampler intervals with
+a 95 % interval. The 1-pair sysv-msg run doubles as an A/A calibration (its
+intervals split into interleaved halves): the box's noise floor. The judging
+lives in analysis/verdicts.py and analysis/check_curve.py (thresholds there).
 """
 
 from __future__ import annotations
@@ -16,7 +20,15 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from typing import Any
 
+from ..analysis.check_curve import (
+    NoiseFloor,
+    aa_noise_floor,
+    judge_baseline,
+    judge_noise,
+    pair_counts,
+)
 from ..analysis.scaling import ScalingPoint, spread_pct
+from ..analysis.stats import TooFewWindows, summarize
 from ..analysis.verdicts import (
     FAIL,
     CheckReadings,
@@ -34,8 +46,10 @@ from ..engine.engine import ENGINES, Engine, resolve_engine
 from ..engine.latency import PairLatency, format_ns
 from ..engine.profile.span import SpanProfiler
 from ..engine.sample import Sample
-from ..errors import ResourceError, UnsupportedError
+from ..errors import ResourceError, UnsupportedError, UsageError
 from ..live.measure import RunResult, measure_engine
+from ..output.record import Record, Step
+from ..output.record_io import read_record, write_record
 from .common import (
     add_metrics_option,
     add_profile_option,
@@ -63,12 +77,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     add_metrics_option(p)
     add_profile_option(p)
+    p.add_argument(
+        "--record", metavar="FILE", help="write sysv-msg's curve and the noise floor as a record"
+    )
+    p.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help="a known-good record of the same CPU model (check --record): absolute rates "
+        "against it, with intervals",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     kind = resolve_engine(args.engine)
     cpus = resolve_cpus(args.cpus)
     box = read_box()
+    baseline = _read_baseline(args.baseline, box.to_dict()) if args.baseline else None
     warmup, window, windows = TIMING["quick" if args.quick else "full"]
     say = _Printer(quiet=args.json)
     say(f"ipctop check · engine {kind} · CPUs {cpu_text(cpus)}")
@@ -80,7 +104,8 @@ def run(args: argparse.Namespace) -> int:
     for line in profiler.lines if profiler else ():
         print(f"ipctop: {line}", file=sys.stderr, flush=True)
     n = len(cpus)
-    runs = len(SCALING_WORKLOADS) * (3 if n >= 2 else 1) + 1
+    between = len(pair_counts(n)[1:-1])
+    runs = len(SCALING_WORKLOADS) * ((3 if n >= 2 else 1) + between) + 1
     with (
         metrics_endpoint(args) as metrics,
         PlannedProgress("check", runs * (warmup + window * windows)) as bar,
@@ -92,9 +117,17 @@ def run(args: argparse.Namespace) -> int:
 
     box_dict = box.to_dict()
     verdicts = judge_check(box_dict, cpus, readings)
+    floor = _noise_floor(readings)
+    verdicts.append(judge_noise(*floor))
+    if baseline is not None:
+        verdicts.extend(_against(baseline, readings))
     code = exit_code(verdicts)
+    if args.record:
+        path = write_record(args.record, _record(box_dict, cpus, kind, readings, floor[0], args))
+        say(f"record written to {path}")
     if args.json:
         result = _result(box_dict, cpus, kind, args.quick, readings, verdicts, code)
+        result["noise"] = floor[0].to_dict() if floor[0] else None
         if profiler is not None:
             result["profiles"] = runner.profiles  # optional: run label -> profile
         print(json.dumps(result))
@@ -109,10 +142,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _readings(run: _Runner) -> CheckReadings:
-    readings = CheckReadings()
+    readings = CheckReadings(engine=run.kind)
     n = len(run.cpus)
     for workload in SCALING_WORKLOADS:
         readings.one[workload] = run(workload, "same", 1)
+        for c in pair_counts(n)[1:-1]:
+            readings.between.setdefault(workload, {})[c] = run(workload, "same", c)
         if n >= 2:
             readings.all[workload] = run(workload, "same", n)
     if n >= 2:
@@ -223,12 +258,13 @@ def _run(
         events=tuple(dict.fromkeys(e for r in results for e in r.events)),
         seconds=sum(r.seconds for r in results),
         window_totals=tuple(r.total_ops_per_s for r in results),
+        windows=tuple(w for r in results for w in r.windows),
         latency=_latency(middle),
     )
     spread = spread_pct([r.total_ops_per_s for r in results])
     say(
         f"{reading.label:<34} {fmt_rate(reading.total_ops_per_s):>7} ops/s"
-        f"  (spread {spread:.0f} % over {len(results)} windows)"
+        f"  (spread {spread:.0f} % over {len(results)} windows; {_interval(reading.windows)})"
     )
     if reading.latency is not None:
         p = PairLatency.from_dict(reading.latency)
@@ -244,6 +280,86 @@ def _latency(middle: RunResult) -> dict[str, Any] | None:
     if middle.latency_all is None:
         return None
     return {**middle.latency_all.to_dict(), "note": middle.latency_note}
+
+
+def _interval(windows: tuple[float, ...]) -> str:
+    if len(windows) < 2:
+        return f"n={len(windows)}"
+    s = summarize(windows)
+    return f"median {fmt_rate(s.median)} [{fmt_rate(s.low)}, {fmt_rate(s.high)}] n={s.n}"
+
+
+def _noise_floor(readings: CheckReadings) -> tuple[NoiseFloor | None, str]:
+    run = readings.one.get("sysv-msg")
+    if run is None or run.error:
+        return None, "the 1-pair sysv-msg run did not run"
+    try:
+        return aa_noise_floor(run.windows, run.seconds), ""
+    except TooFewWindows as exc:
+        return None, str(exc)
+
+
+def _read_baseline(path: str, box: dict[str, Any]) -> Record:
+    rec = read_record(path)
+    theirs, mine = rec.box.get("cpu_model"), box.get("cpu_model")
+    if theirs != mine:
+        raise UsageError(
+            f"--baseline {rec.name} is from a {theirs or 'unknown CPU'}, this box is a "
+            f"{mine or 'unknown CPU'}: absolute rates compare only on the same CPU model"
+        )
+    return rec
+
+
+def _against(baseline: Record, readings: CheckReadings) -> list[Verdict]:
+    """Every run of the baseline's setting against its step at the same pair count."""
+    cfg = baseline.config
+    if cfg.get("placement") != "same" or cfg.get("mode") != "threads":
+        raise UsageError(f"--baseline {baseline.name} is not a same-core threads record")
+    steps = {s.pairs: s for s in baseline.steps}
+    out = []
+    for run in readings.runs():
+        step = steps.get(run.pairs)
+        if run.workload == cfg.get("workload") and run.placement == "same" and step:
+            out.append(judge_baseline(run, step.windows or step.repeats, baseline.name))
+    if not out:
+        raise UsageError(f"--baseline {baseline.name} has no step this check measures")
+    return out
+
+
+def _record(
+    box: dict[str, Any],
+    cpus: list[int],
+    kind: str,
+    readings: CheckReadings,
+    floor: NoiseFloor | None,
+    args: argparse.Namespace,
+) -> Record:
+    workload = "sysv-msg"
+    runs = [readings.one.get(workload), *readings.between.get(workload, {}).values()]
+    runs.append(readings.all.get(workload))
+    steps = [
+        Step(r.pairs, summarize(r.windows).median, windows=list(r.windows))
+        for r in runs
+        if r is not None and not r.error and r.windows
+    ]
+    return Record(
+        kind="sweep",
+        box=box,
+        config={
+            "workload": workload,
+            "placement": "same",
+            "mode": "threads",
+            "engine": kind,
+            "cpus": list(cpus),
+            "seconds": None,
+            "warmup": None,
+            "repeat": None,
+            "interval": None,
+            "source": "ipctop check" + (" --quick" if args.quick else ""),
+        },
+        steps=steps,
+        noise=floor.to_dict() if floor else None,
+    )
 
 
 def _measure(
@@ -262,7 +378,11 @@ def _measure(
         engine.start(pairs)
         with profiler.span(engine) if profiler is not None else nullcontext():
             for i in range(windows):
-                r = measure_engine(engine, window, warmup if i == 0 else 0.0, on_sample=on_sample)
+                # Four sampler intervals per window: enough of them for an interval
+                # and, at 1 pair, for the A/A noise floor's ABBA blocks.
+                r = measure_engine(
+                    engine, window, warmup if i == 0 else 0.0, window / 4, on_sample=on_sample
+                )
                 results.append(r)
                 for sample in r.timeline:
                     for t in sample.threads:

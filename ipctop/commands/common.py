@@ -79,6 +79,14 @@ def add_workload_options(p: argparse.ArgumentParser, many: bool = False) -> None
         help="sysv-sem-multi: semaphores in the one shared array (default 128)",
     )
     p.add_argument(
+        "--think-ns",
+        type=count(0, 10**9),
+        default=0,
+        metavar="N",
+        help="each end busy-waits N ns between receive and send: a server's work per "
+        "message (default 0)",
+    )
+    p.add_argument(
         "--queues",
         type=count(1, 1 << 24),
         metavar="M",
@@ -151,6 +159,7 @@ def engine_config(args: argparse.Namespace, workload: str, cpus: list[int]) -> E
         engine=args.engine,
         threads=getattr(args, "threads", None),
         sems=getattr(args, "sems", 128),
+        think_ns=getattr(args, "think_ns", 0),
         latency=getattr(args, "latency", True),
         latency_every=getattr(args, "latency_every", 1),
         rt=getattr(args, "rt", None),

@@ -12,9 +12,11 @@ import shutil
 import sys
 from pathlib import Path
 
+from ..analysis.stats import TooFewWindows, fmt_diff, paired_difference
 from ..analysis.verdicts import fmt_rate
 from ..errors import EXIT_FAILED, EXIT_OK, UsageError
 from ..output import matrix_text
+from ..output.ab_record import ab_blocks
 from ..output.compare import Comparison, compare, format_comparison, record_label
 from ..output.gnuplot import write_gnuplot
 from ..output.latency_compare import format_latency_comparison, has_latency
@@ -63,9 +65,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.vs is None and len(args.records) < 2:
-        raise UsageError("compare needs at least two records (the first is the baseline)")
     loaded = [_load(path) for path in args.records + (args.vs or [])]
+    if len(loaded) == 1 and isinstance(loaded[0], Record) and loaded[0].kind == "ab":
+        return _ab(loaded[0], args)
+    if args.vs is None and len(args.records) < 2:
+        raise UsageError(
+            "compare needs at least two records (the first is the baseline), or one ab record"
+        )
     matrices = [r for r in loaded if isinstance(r, MatrixRecord)]
     if matrices:
         if len(matrices) != len(loaded):
@@ -197,15 +203,36 @@ def uncomparable(cmp: Comparison) -> list[str]:
     return out
 
 
+def _ab(record: Record, args: argparse.Namespace) -> int:
+    """One `ipctop ab` record: its B against its A, from the ABBA blocks."""
+    blocks = ab_blocks(record)
+    try:
+        d = paired_difference(blocks)
+    except TooFewWindows as exc:
+        raise UsageError(f"{record.name}: {exc}") from None
+    sides = (record.ab or {}).get("sides", {})
+    for name in "AB":
+        side = sides.get(name, {})
+        what = " ".join(p for p in (side.get("options"), side.get("cmd")) if p)
+        print(f"{name}: {what or '(the shared options)'}")
+    print(f"B/A: {fmt_diff(d)} · {d.verdict} · {d.test}, {len(blocks)} blocks")
+    for line in noise_lines([record]):
+        print(line)
+    if args.fail_below is not None and d.below(args.fail_below):
+        print(f"B is more than {args.fail_below:g} % below A over the whole interval")
+        return EXIT_FAILED
+    return EXIT_OK
+
+
 def noise_lines(records: list[Record]) -> list[str]:
     """The box's noise floor, from records whose check measured one."""
     out = []
     for r in records:
-        floor = getattr(r, "noise", None)
+        floor = r.noise
         if floor:
             out.append(
-                f"noise floor of {r.name}'s box: ±{floor['pct']:.1f} % "
-                f"(A/A, {floor['seconds']:g} s, n={floor['n']})"
+                f"noise floor of {r.name}'s box: ±{floor.pct:.1f} % "
+                f"(A/A, {floor.seconds:g} s, n={floor.n})"
             )
     return out
 

@@ -139,6 +139,9 @@ def _new_record(box: dict, config, kind: str, args: argparse.Namespace) -> Recor
             warmup=args.warmup,
             repeat=args.repeat,
             window_s=WINDOW_S,
+            threads=config.threads,
+            sems=config.sems,
+            think_ns=config.think_ns,
             **_payload(config),
         ),
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import mmap
 import struct
+import time
 from typing import NamedTuple
 
 from .latency import LatencyBlock
@@ -138,11 +139,20 @@ class SlotWriter:
     _HEAD = struct.Struct("<QQii")
     _STATE = struct.Struct("<ii")
 
-    def __init__(self, block: CounterBlock, slot: int) -> None:
+    def __init__(self, block: CounterBlock, slot: int, think_ns: int = 0) -> None:
         self.buf = block.buf
         self.off = slot * SLOT_SIZE
         self.block = block
         self.slot = slot
+        self.think_ns = think_ns
+
+    def think(self) -> None:
+        """--think-ns in the Python engine: N ns of this thread's own CPU time spent
+        between receive and send (work, not a wait: preemption does not shorten it)."""
+        if self.think_ns:
+            until = time.thread_time_ns() + self.think_ns
+            while time.thread_time_ns() < until:
+                pass
 
     def start(self, tid: int) -> None:
         _LAYOUT.pack_into(self.buf, self.off, 0, 0, tid, 1, 0, 0, 0, *([0] * NOPS), 0)

@@ -349,15 +349,17 @@ class Engine:
             self.events.append(f"pair {pair.index} {end.role}: {exc}")
 
     def _timed_args(self, pair: Pair, role: int) -> tuple:
-        """The latency block, the peer's slot, 1-in-K and the SCHED_FIFO priority."""
+        """The latency block, the peer's slot, 1-in-K, the SCHED_FIFO priority and
+        the think time (trailing defaults left out)."""
         rt = self.config.rt or 0
+        think = (self.config.think_ns,) if self.config.think_ns else ()
         if not self.timing or len(pair.ends) != 2:
-            return (None, -1, 1, rt) if rt else ()
+            return (None, -1, 1, rt, *think) if rt or think else ()
         peer = pair.ends[1 - role].slot
-        return (self.counters.latency.buf, peer, self.config.latency_every, rt)
+        return (self.counters.latency.buf, peer, self.config.latency_every, rt, *think)
 
     def _run_python(self, pair: Pair, end: End, role: int) -> None:
-        writer = SlotWriter(self.counters, end.slot)
+        writer = SlotWriter(self.counters, end.slot, self.config.think_ns)
         err = 0
         try:
             _normal_priority()
@@ -380,7 +382,7 @@ class Engine:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
             signal.signal(signal.SIGHUP, signal.SIG_IGN)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            writer = SlotWriter(self.counters, end.slot)
+            writer = SlotWriter(self.counters, end.slot, self.config.think_ns)
             _normal_priority()
             if end.bound_cpu is not None:
                 os.sched_setaffinity(0, {end.bound_cpu})

@@ -80,6 +80,7 @@ class Sample:
     ops: OpStats | None = None  # per-operation rates (life-cycle workloads)
     latency: tuple[PairLatency, ...] = ()  # per pair, when the ends time their rounds
     costs: Costs | None = None  # where the time went (None: detail off)
+    side: str | None = None  # "A" or "B": which setting ran, in an `ipctop ab` run
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -106,6 +107,7 @@ class Sample:
             ops=d.get("ops") or None,
             latency=tuple(PairLatency.from_dict(p) for p in d.get("latency") or ()),
             costs=Costs.from_dict(costs) if costs else None,
+            side=d.get("side"),
         )
 
 
@@ -118,6 +120,8 @@ def lift_extra(d: dict[str, Any]) -> dict[str, Any]:
     for key in ("oversubscribed", "ops", "latency", "costs"):
         if key in extra and key not in out:
             out[key] = extra[key]
+    if "ab" in extra and "side" not in out:
+        out["side"] = extra["ab"]
     return out
 
 

@@ -125,7 +125,7 @@ class Session:
         if sample.pairs < 1 or reading is None or self._recorded:
             return
         if self.settler.settled:
-            self.curve.add(sample.pairs, reading, settled=True)
+            self.curve.add(sample.pairs, reading, settled=True, windows=self.settler.values)
             self._recorded = True
         else:
             self.curve.add(sample.pairs, reading, settled=False)

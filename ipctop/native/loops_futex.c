@@ -74,6 +74,7 @@ static int futex_pingpong(struct end_ctx *c)
             continue;
         }
         lat_woken(c);
+        think(c);
         lat_post(c);
         if (!__atomic_compare_exchange_n(&f->word, &v, give, 0, __ATOMIC_ACQ_REL,
                                          __ATOMIC_ACQUIRE))

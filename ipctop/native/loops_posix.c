@@ -58,6 +58,7 @@ static int psem_pingpong(struct end_ctx *c)
         if (stop_requested(s))
             break;
         lat_woken(c);
+        think(c);
         lat_post(c);
         if (sem_post(peer) < 0)
             return errno;
@@ -100,6 +101,7 @@ static int mq_pingpong(struct end_ctx *c)
         if (stop_requested(s))
             break;
         lat_woken(c);
+        think(c);
         lat_post(c);
         while (mq_send(peer, buf, size, 0) < 0) {
             if (errno != EINTR) {

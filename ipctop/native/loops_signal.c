@@ -84,6 +84,7 @@ static int signal_loop(struct end_ctx *c, struct signal_area *a, const sigset_t 
         if (stop_requested(s))
             break;
         lat_woken(c);
+        think(c);
         lat_post(c);
         if ((err = send_token(a, peer)))
             return err == ESRCH && stop_requested(s) ? 0 : err;

@@ -46,6 +46,7 @@ static int spin_loop(struct end_ctx *c, int yield)
                 cpu_relax();
         }
         lat_woken(c);
+        think(c);
         lat_post(c);
         __atomic_store_n(flag, give, __ATOMIC_RELEASE);
         count_round(s, ++n);

@@ -76,6 +76,7 @@ static int stream_pingpong(struct end_ctx *c)
             break;
         }
         lat_woken(c);
+        think(c);
         if (len == sizeof(small))
             small[0] = 1;
         lat_post(c);

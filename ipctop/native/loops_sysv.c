@@ -79,6 +79,7 @@ static int msg_pingpong(struct end_ctx *c)
             continue;
         }
         lat_woken(c);
+        think(c);
         m->mtype = peer;
         put_pair(m, size, pair);
         lat_post(c);
@@ -107,6 +108,7 @@ static int sem_pingpong(struct end_ctx *c)
             return errno;
         }
         lat_woken(c);
+        think(c);
         lat_post(c);
         while (semop(id, &up, 1) < 0) {
             if (errno != EINTR)

@@ -95,6 +95,28 @@ static int run_loop(loop_fn loop, struct end_ctx *ctx, int cpu, int rt)
     return err;
 }
 
+/* Spin iterations per ns, measured once: the fastest of several short trials,
+ * so a trial that was preempted (a loaded box) does not count. */
+uint64_t ipctop_think_loops(uint64_t think_ns)
+{
+    static double per_ns;
+    if (per_ns == 0.0) {
+        const uint64_t n = 20000;
+        uint64_t best = UINT64_MAX;
+        for (int t = 0; t < 15; t++) {
+            struct end_ctx c = {.think_loops = n};
+            uint64_t t0 = lat_now();
+            think(&c);
+            uint64_t dt = lat_now() - t0;
+            if (dt && dt < best)
+                best = dt;
+        }
+        per_ns = (double)n / (double)(best == UINT64_MAX ? n : best);
+    }
+    uint64_t loops = (uint64_t)((double)think_ns * per_ns + 0.5);
+    return loops ? loops : 1;
+}
+
 struct prepared {
     loop_fn loop;
     struct end_ctx ctx;
@@ -137,18 +159,21 @@ static int prepare_latency(struct prepared *p, PyObject *lat, Py_ssize_t slot, P
     return 0;
 }
 
-/* Parses (counters, slot, workload, role, cpu, args[, shm[, lat, peer_slot, every, rt]]). */
+/* Parses (counters, slot, workload, role, cpu, args[, shm[, lat, peer_slot, every, rt,
+ * think_ns]]). */
 static int prepare(PyObject *a, struct prepared *p)
 {
     Py_ssize_t slot, peer = -1;
     const char *name;
     PyObject *args, *shm = Py_None, *lat = Py_None;
     unsigned int every = 1;
+    unsigned long long think_ns = 0;
 
     memset(p, 0, sizeof(*p));
-    if (!PyArg_ParseTuple(a, "w*nsiiO|OOnIi", &p->counters, &slot, &name, &p->ctx.role, &p->cpu,
-                          &args, &shm, &lat, &peer, &every, &p->rt))
+    if (!PyArg_ParseTuple(a, "w*nsiiO|OOnIiK", &p->counters, &slot, &name, &p->ctx.role, &p->cpu,
+                          &args, &shm, &lat, &peer, &every, &p->rt, &think_ns))
         return -1;
+    p->ctx.think_loops = think_ns ? ipctop_think_loops(think_ns) : 0;
     if (slot < 0 || (slot + 1) * IPCTOP_SLOT_SIZE > p->counters.len) {
         PyBuffer_Release(&p->counters);
         PyErr_SetString(PyExc_IndexError, "slot outside the counter block");

@@ -87,6 +87,7 @@ struct end_ctx {
     uint64_t lat_seen;              /* the peer stamp last counted */
     uint64_t lat_woke;              /* the clock read at this round's wake-up, or 0 */
     uint32_t lat_every, lat_left;
+    uint64_t think_loops;           /* --think-ns as calibrated spin iterations */
 };
 
 /* A loop returns 0 when it stopped on request, or the errno that ended it. */
@@ -209,5 +210,18 @@ static inline void lat_woken(struct end_ctx *c)
         c->lat_posted = 0;
     }
 }
+
+/* --think-ns: a server's work per message, between the receive and the send
+ * of every ping-pong loop. It is a fixed amount of CPU work (spin iterations
+ * calibrated once per process, see think_loops_for), not a wall-clock wait: a
+ * preempted end resumes its work where it left off, as real work would, so a
+ * loaded box does not shorten it. 0 costs one branch. */
+static inline void think(const struct end_ctx *c)
+{
+    for (uint64_t i = c->think_loops; i; i--)
+        __asm__ __volatile__("" ::: "memory");
+}
+
+uint64_t ipctop_think_loops(uint64_t think_ns);
 
 #endif

@@ -41,7 +41,7 @@ SCHEMA = "ipctop.record/2"
 SCHEMA_PREFIX = "ipctop.record/"
 # Versions this ipctop reads; it writes only SCHEMA.
 READS = ("ipctop.record/1", SCHEMA)
-KINDS = ("sweep", "session")
+KINDS = ("sweep", "session", "ab")
 # Keys every record file has, in the order a reader is told they are missing.
 FILE_KEYS = (
     "kind",
@@ -143,6 +143,16 @@ def point_to_dict(p: ScalingPoint) -> dict[str, Any]:
     }
 
 
+class NoiseFloor(BaseModel):
+    """The smallest difference this box showed between two halves of one setting (A/A)."""
+
+    model_config = ConfigDict(frozen=True, extra="allow", allow_inf_nan=False)
+
+    pct: Rate
+    seconds: Rate
+    n: Count
+
+
 class RunConfig(BaseModel):
     """What was run, frozen: the engine's configuration plus the run's timing.
 
@@ -216,6 +226,10 @@ class Record(BaseModel):
     points: list[ScalingPoint] = Field(default_factory=list)
     timeline: list[Sample] = Field(default_factory=list)
     events: list[str] = Field(default_factory=list)
+    # Optional (written only when set): an `ipctop ab` run's two sides and result,
+    # and the box's A/A noise floor measured by `ipctop check`.
+    ab: dict[str, Any] | None = None
+    noise: NoiseFloor | None = None
     # Where it was read from; used for labels, never written.
     source: str | None = Field(default=None, exclude=True)
 
@@ -255,6 +269,8 @@ class Record(BaseModel):
             "points": [point_to_dict(p) for p in self.points],
             "timeline": [s.to_dict() for s in self.timeline],
             "events": list(self.events),
+            **({"ab": self.ab} if self.ab is not None else {}),
+            **({"noise": self.noise.model_dump(mode="json")} if self.noise is not None else {}),
         }
 
     @classmethod

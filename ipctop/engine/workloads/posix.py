@@ -94,6 +94,7 @@ class PosixSem(Workload):
                     continue
                 if writer.stopped():
                     break
+                writer.think()
                 peer.release()
                 n += 1
                 writer.rounds(n)
@@ -216,6 +217,7 @@ class PosixMq(Workload):
                     continue
                 if writer.stopped():
                     break
+                writer.think()
                 peer.send(buf)
                 n += 1
                 writer.rounds(n)

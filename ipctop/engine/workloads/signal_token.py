@@ -105,6 +105,7 @@ def _signal_loop(area, role: int, writer: SlotWriter) -> int:
         signal.sigwaitinfo({TOKEN})
         if writer.stopped():
             break
+        writer.think()
         _send(area, peer)
         n += 1
         writer.rounds(n)

@@ -82,6 +82,7 @@ class _Stream(Workload):
                     if writer.stopped():
                         return 0
                     have += got
+                writer.think()
                 _write_all(fd_out, token)
                 n += 1
                 writer.rounds(n)

@@ -148,6 +148,7 @@ def _msg_loop(
                     errors += 1
                     w.error(errors, got)
                     continue
+            w.think()
             q.send(payload, type=peer)
             n += 1
             w.rounds(n)
@@ -186,6 +187,7 @@ class SysvSem(Workload):
                     mine.acquire()
                 except InterruptedError:
                     continue
+                writer.think()
                 peer.release()
                 n += 1
                 writer.rounds(n)

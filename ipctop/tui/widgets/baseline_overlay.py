@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...analysis.scaling import ScalingPoint
+from ...analysis.stats import IMPROVEMENT, REGRESSION, difference
 from ...live.baseline import Baseline
 from .chart_lines import line
 
@@ -24,3 +26,15 @@ def diff_cell(baseline: Baseline | None, pairs: int, live_total: float) -> str:
         return ""
     d = baseline.diff_at(pairs, live_total)
     return "-" if d is None else f"{d:+.1f}"
+
+
+def diff_style(baseline: Baseline | None, point: ScalingPoint) -> str:
+    """Colour for the Diff cell: only when the 95 % interval of live/baseline
+    excludes zero (red slower, green faster); plain text otherwise."""
+    if baseline is None:
+        return ""
+    theirs = next((p for p in baseline.points if p.pairs == point.pairs), None)
+    if theirs is None or len(theirs.samples) < 2 or len(point.windows) < 2:
+        return ""
+    verdict = difference(theirs.samples, point.windows).verdict
+    return {REGRESSION: "bold red", IMPROVEMENT: "bold green"}.get(verdict, "")

@@ -17,7 +17,7 @@ from ...analysis.scaling import ScalingPoint, ideal_line, scalability_pct
 from ...engine.latency import format_ns
 from ...live.baseline import Baseline
 from ...live.session import Session
-from .baseline_overlay import diff_cell, plot_baseline
+from .baseline_overlay import diff_cell, diff_style, plot_baseline
 from .chart_lines import IDEAL, MEASURED, draw_interval, line, pm
 from .compare_chart import comparison_table, draw_others, extent
 from .spark import si
@@ -217,10 +217,14 @@ def _table(
         scal = scalability_pct(points, p.pairs)
         note = "settled" if p.settled else "settling"
         pct = "-" if scal is None else f"{scal:.1f}"
-        diff = f" {diff_cell(baseline, p.pairs, p.total_ops_per_s):>7}" if baseline else ""
-        lines.append(
-            Text(f"{p.pairs:>5} {si(p.total_ops_per_s):>9} {pm(p):>5} {pct:>7}{diff} {note}")
-        )
+        row = Text(f"{p.pairs:>5} {si(p.total_ops_per_s):>9} {pm(p):>5} {pct:>7}")
+        if baseline:
+            # Coloured only when the interval of live/baseline excludes zero.
+            row.append(" ")
+            row.append(f"{diff_cell(baseline, p.pairs, p.total_ops_per_s):>7}",
+                       diff_style(baseline, p))  # fmt: skip
+        row.append(f" {note}")
+        lines.append(row)
     if not points:
         lines.append(Text("no reading yet: " + (state or "no pairs running")))
     return Text("\n").join(lines)

@@ -1,0 +1,84 @@
+"""What `ipctop check` adds to its verdicts with intervals: the pair counts of
+the whole curve, the box's A/A noise floor, and absolute rates against a
+known-good record of the same CPU model. Pure: readings in, verdicts out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ipctop.analysis.stats import TooFewWindows, difference, fmt_diff, paired_difference
+from ipctop.analysis.verdicts import FAIL, OK, WARN, RunReading, Verdict, fmt_rate
+
+# Up to this many CPUs every pair count is measured; above it 1, 2, 4, ... N
+# and always N-1 and N, so a peak followed by a drop cannot fall between two.
+EVERY_COUNT_UP_TO = 8
+# A box slower than its known-good record by more than this over the whole
+# interval fails; a slowdown shown but not past it warns.
+BASELINE_FAIL_PCT = 10.0
+
+
+def pair_counts(n: int) -> list[int]:
+    """The pair counts check measures on n CPUs, ascending."""
+    if n <= EVERY_COUNT_UP_TO:
+        return list(range(1, n + 1))
+    counts = {1, n - 1, n}
+    k = 2
+    while k < n:
+        counts.add(k)
+        k *= 2
+    return sorted(counts)
+
+
+@dataclass(frozen=True)
+class NoiseFloor:
+    """The smallest difference (±pct) this box shows between two halves of one setting."""
+
+    pct: float
+    n: int  # windows
+    seconds: float
+    blocks: int
+
+    def to_dict(self) -> dict[str, float | int]:
+        return {"pct": self.pct, "n": self.n, "seconds": self.seconds, "blocks": self.blocks}
+
+
+def aa_noise_floor(windows: Sequence[float], seconds: float) -> NoiseFloor:
+    """Split one setting's windows, in time order, into interleaved halves (A B B A
+    per block of four) and take the half-width of their paired B/A interval."""
+    blocks = []
+    for i in range(0, len(windows) - 3, 4):
+        w = windows[i : i + 4]
+        blocks.append(([w[0], w[3]], [w[1], w[2]]))
+    try:
+        d = paired_difference(blocks)
+    except TooFewWindows:
+        raise TooFewWindows(
+            f"an A/A noise floor needs at least 8 windows, got {len(windows)}"
+        ) from None
+    return NoiseFloor(d.half_width_pct, 4 * len(blocks), seconds, len(blocks))
+
+
+def judge_noise(floor: NoiseFloor | None, why_not: str = "") -> Verdict:
+    if floor is None:
+        return Verdict(WARN, "noise floor", f"no A/A noise floor: {why_not}")
+    return Verdict(
+        OK,
+        "noise floor",
+        f"A/A noise floor: differences under ±{floor.pct:.1f} % cannot be shown here in "
+        f"{floor.seconds:.0f} s ({floor.blocks} ABBA blocks of windows)",
+    )
+
+
+def judge_baseline(run: RunReading, base_windows: Sequence[float], name: str) -> Verdict:
+    """This box's absolute rate against the known-good record's at the same setting."""
+    subject = f"{run.label} baseline"
+    if len(run.windows) < 2 or len(base_windows) < 2:
+        return Verdict(WARN, subject, f"{run.label}: too few windows to compare with {name}")
+    d = difference(base_windows, run.windows)
+    text = f"{run.label}: {fmt_rate(run.total_ops_per_s)} ops/s, {fmt_diff(d)} against {name}"
+    if d.below(BASELINE_FAIL_PCT):
+        return Verdict(FAIL, subject, f"{text}: this box is slow")
+    if d.verdict == "regression":
+        return Verdict(WARN, subject, f"{text}: slower, within {BASELINE_FAIL_PCT:g} %")
+    return Verdict(OK, subject, f"{text}: {d.verdict}")

@@ -1,0 +1,310 @@
+"""`ipctop ab`: two configurations interleaved on one box, in ABBA order.
+
+    ipctop ab -w sysv-sem --pairs 2 --a '--placement same' --b '--placement cross'
+    ipctop ab --a-cmd 'sysctl -w kernel.x=0' --b-cmd 'sysctl -w kernel.x=1' \\
+              --restore-cmd 'sysctl -w kernel.x=1'
+
+A and B are two option sets over the shared ones, or one configuration with a
+shell command run before each A slot and each B slot to flip a knob. Slots
+run A B B A, A B B A, ...: a block of four cancels a linear drift of the box,
+so B/A is judged from one log ratio per block (analysis.stats.paired_difference).
+It stops when the interval of B/A is within ±--precision % or at --max-seconds.
+--restore-cmd runs on every way out, a signal included; a failing hook stops
+the run, restores, shows the hook's stderr and exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import shlex
+import subprocess
+import sys
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass, replace
+
+from ..analysis.stats import (
+    WINDOW_S,
+    Difference,
+    TooFewWindows,
+    fmt_diff,
+    paired_difference,
+    summarize,
+)
+from ..box import read_box
+from ..engine.engine import Engine, EngineConfig, resolve_engine
+from ..errors import IpctopError, UsageError
+from ..live.measure import RunResult, measure_engine
+from ..output.ab_record import ab_record
+from ..output.record_io import write_record
+from ..signals import deferred
+from .common import (
+    add_workload_options,
+    count,
+    cpu_text,
+    engine_config,
+    non_negative_float,
+    positive_float,
+    resolve_cpus,
+    workload_names,
+)
+
+ORDER = "ABBA"
+MIN_BLOCKS = 3  # an interval from 2 blocks has 1 degree of freedom: far too wide to stop on
+
+
+class HookFailed(IpctopError):
+    """A --a-cmd/--b-cmd/--restore-cmd exited non-zero (exit 1)."""
+
+
+def precision(text: str) -> float:
+    try:
+        value = float(text.rstrip("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"--precision must be above 0 %, not {text!r}")
+    return value
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_workload_options(p)
+    p.add_argument("--pairs", type=count(1, 4096), default=1, help="default 1")
+    p.add_argument("--a", default="", metavar="'OPTIONS'", help="A's options over the shared ones")
+    p.add_argument("--b", default="", metavar="'OPTIONS'", help="B's options over the shared ones")
+    p.add_argument("--a-cmd", metavar="CMD", help="shell command run before each A slot")
+    p.add_argument("--b-cmd", metavar="CMD", help="shell command run before each B slot")
+    p.add_argument("--restore-cmd", metavar="CMD", help="run on every exit path, signals included")
+    p.add_argument(
+        "--precision",
+        type=precision,
+        default=1.0,
+        metavar="PCT",
+        help="stop when B/A is known to ±PCT %% (95 %% interval; default 1)",
+    )
+    p.add_argument("--max-seconds", type=positive_float, default=30.0, help="default 30")
+    # Short slots: the closer A and B are in time, the more of the box's drift a
+    # block cancels (bench/stat_power.py measured these defaults).
+    p.add_argument("--window", type=positive_float, default=0.5, help="measured per slot (0.5 s)")
+    p.add_argument(
+        "--settle", type=non_negative_float, default=0.2, help="after each switch (0.2 s)"
+    )
+    p.add_argument(
+        "--metric",
+        choices=("ops", "cpu"),
+        default="ops",
+        help="ops: ops/s (default); cpu: rounds per CPU-second of the ends, which a "
+        "loaded box's stolen time does not move (a cost per round, not a wait)",
+    )
+    p.add_argument("--json", metavar="FILE", help="write the record (compare and replay read it)")
+    p.add_argument("--quiet", "-q", action="store_true", help="only the result")
+
+
+class _OptionSetParser(argparse.ArgumentParser):
+    """Parses one --a/--b value; a bad option is a UsageError (one line, exit 2)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def option_set(args: argparse.Namespace, flag: str, text: str) -> tuple[EngineConfig, int | None]:
+    """The shared options with `text` (e.g. '--placement cross') on top."""
+    sub = _OptionSetParser(prog=f"ipctop ab {flag}", add_help=False)
+    add_workload_options(sub)
+    sub.add_argument("--pairs", type=count(1, 4096))
+    try:
+        tokens = shlex.split(text)
+    except ValueError as exc:
+        raise UsageError(f"{flag} {text!r}: {exc}") from None
+    ns = sub.parse_args(tokens, namespace=argparse.Namespace(**vars(args)))
+    (workload,) = workload_names(ns.workload)[:1]
+    config = engine_config(ns, workload, resolve_cpus(ns.cpus))
+    Engine(config).counters.close()  # validates workload x placement x engine now
+    return config, ns.pairs
+
+
+@dataclass
+class Side:
+    name: str  # "A" or "B"
+    config: EngineConfig
+    pairs: int
+    options: str
+    cmd: str | None
+    windows: list[float]
+
+
+def run_hook(flag: str, cmd: str | None) -> None:
+    if not cmd:
+        return
+    done = subprocess.run(cmd, shell=True, capture_output=True, text=True)
+    if done.returncode != 0:
+        err = done.stderr.strip() or "(no stderr)"
+        raise HookFailed(f"{flag} {cmd!r} failed with exit {done.returncode}: {err}")
+
+
+def run(args: argparse.Namespace) -> int:
+    sides = {}
+    for name in "AB":
+        config, pairs = option_set(args, f"--{name.lower()}", getattr(args, name.lower()))
+        sides[name] = Side(
+            name,
+            config,
+            pairs or args.pairs,
+            getattr(args, name.lower()),
+            getattr(args, f"{name.lower()}_cmd"),
+            [],
+        )
+    live = sides["A"].config == sides["B"].config and sides["A"].pairs == sides["B"].pairs
+    live = live and bool(sides["A"].cmd or sides["B"].cmd)
+    kind = resolve_engine(sides["A"].config.engine)
+    if not args.quiet:
+        print(_header(sides, kind, args, live), flush=True)
+    try:
+        blocks, results, elapsed = _interleave(sides, args, live)
+    finally:
+        _restore(args.restore_cmd)
+    a, b = sides["A"], sides["B"]
+    try:
+        d = paired_difference(blocks)
+    except TooFewWindows:
+        raise UsageError(
+            f"--max-seconds {args.max_seconds:g} allowed {len(blocks)} ABBA block(s) of "
+            f"{elapsed / max(len(blocks), 1):.1f} s; an interval needs at least 2"
+        ) from None
+    print(_result_line(d, len(blocks), elapsed, args))
+    for s in (a, b):
+        print(f"  {s.name}: {_summary_text(s.windows, unit(args))}")
+    if args.json:
+        rec = ab_record(read_box().to_dict(), sides, blocks, results, d, args, kind, elapsed)
+        path = write_record(args.json, rec)
+        print(f"record written to {path}", file=sys.stderr)
+    return 0
+
+
+def _interleave(
+    sides: dict[str, Side], args: argparse.Namespace, live: bool
+) -> tuple[list, list[tuple[str, RunResult]], float]:
+    """Slots in ABBA order until the interval is narrow enough or time is up.
+
+    Each side's engine is opened once (objects, reaper); a slot adds its pairs,
+    measures and removes them, which takes milliseconds where stopping an
+    engine takes up to a second. With hooks and one setting, one engine runs
+    throughout and the hooks flip the knob between slots."""
+    blocks: list[tuple[list[float], list[float]]] = []
+    results: list[tuple[str, RunResult]] = []
+    t0 = time.monotonic()
+    with ExitStack() as stack:
+        engines = {}
+        for name in "A" if live else "AB":
+            engines[name] = stack.enter_context(Engine(sides[name].config))
+            engines[name].start(sides[name].pairs if live else 0)
+        if live:
+            engines["B"] = engines["A"]
+        while True:
+            block_start = time.monotonic()
+            got: dict[str, list[float]] = {"A": [], "B": []}
+            for name in ORDER:
+                side = sides[name]
+                run_hook(f"--{name.lower()}-cmd", side.cmd)
+                r = _slot(side, args, engines[name], live)
+                results.append((name, r))
+                got[name].extend(r.windows)
+                side.windows.extend(r.windows)
+            blocks.append((got["A"], got["B"]))
+            now = time.monotonic()
+            d = paired_difference(blocks) if len(blocks) >= 2 else None
+            if not args.quiet:
+                print(_block_line(len(blocks), got, d, now - t0, unit(args)), flush=True)
+            if d is not None and len(blocks) >= MIN_BLOCKS and d.half_width_pct < args.precision:
+                break
+            if now - t0 + (now - block_start) > args.max_seconds:
+                break
+    return blocks, results, time.monotonic() - t0
+
+
+def _slot(side: Side, args: argparse.Namespace, engine: Engine, live: bool) -> RunResult:
+    if live:
+        return _measure(engine, args)
+    with deferred():  # a signal waits until the slot's pairs are whole
+        for _ in range(side.pairs):
+            engine.add_pair()
+    try:
+        return _measure(engine, args)
+    finally:
+        with deferred():
+            while engine.pairs:
+                engine.remove_pair()
+
+
+def _measure(engine: Engine, args: argparse.Namespace) -> RunResult:
+    interval = min(WINDOW_S, args.window)
+    cpu = args.metric == "cpu"
+    r = measure_engine(engine, args.window, args.settle, interval, detail=cpu)
+    if not cpu:
+        return r
+    return replace(r, windows=cpu_windows(r))
+
+
+def cpu_windows(r: RunResult) -> tuple[float, ...]:
+    """Rounds per CPU-second of the ends in each window: what a round costs, not
+    how much CPU a shared box happened to leave the pairs."""
+    out = []
+    for s in r.timeline:
+        c = s.costs
+        if c is not None and c.cpu_us_per_round:
+            out.append(1e6 / c.cpu_us_per_round)
+    return tuple(out)
+
+
+def _restore(cmd: str | None) -> None:
+    if not cmd:
+        return
+    done = subprocess.run(cmd, shell=True, capture_output=True, text=True)
+    if done.returncode != 0:
+        err = done.stderr.strip() or "(no stderr)"
+        print(f"ipctop: --restore-cmd {cmd!r} failed with exit {done.returncode}: {err}",
+              file=sys.stderr)  # fmt: skip
+
+
+def _header(sides: dict[str, Side], kind: str, args: argparse.Namespace, live: bool) -> str:
+    a = sides["A"]
+
+    def what(s: Side) -> str:
+        parts = [p for p in (s.options, f"cmd {s.cmd!r}" if s.cmd else "") if p]
+        return " ".join(parts) or "(the shared options)"
+
+    how = "one engine, hooks between slots" if live else "an engine per side, pairs per slot"
+    return (
+        f"ipctop ab · A: {what(a)} · B: {what(sides['B'])} · {a.config.workload} · "
+        f"{a.pairs} pair(s) · engine {kind} · CPUs {cpu_text(list(a.config.cpus))} · "
+        f"{ORDER} slots of {args.settle:g} s settle + {args.window:g} s · {how}"
+    )
+
+
+def unit(args: argparse.Namespace) -> str:
+    return "rounds/CPU-s" if args.metric == "cpu" else "ops/s"
+
+
+def _block_line(
+    n: int, got: dict[str, list[float]], d: Difference | None, t: float, unit: str
+) -> str:
+    a = sum(got["A"]) / max(len(got["A"]), 1)
+    b = sum(got["B"]) / max(len(got["B"]), 1)
+    tail = f" · B/A {fmt_diff(d)} after {n} blocks" if d else ""
+    return f"block {n} ({t:.0f} s): A {a:,.0f}  B {b:,.0f} {unit}{tail}"
+
+
+def _result_line(d: Difference, n: int, elapsed: float, args: argparse.Namespace) -> str:
+    why = "precision reached" if d.half_width_pct < args.precision else "time up"
+    return (
+        f"B/A: {fmt_diff(d)} · {d.verdict} · {d.test}, {n} blocks "
+        f"({n * len(ORDER)} slots), {elapsed:.0f} s ({why}; ±{d.half_width_pct:.1f} %)"
+    )
+
+
+def _summary_text(windows: list[float], unit: str) -> str:
+    if len(windows) < 2:
+        return f"{len(windows)} window(s)"
+    s = summarize(windows)
+    return f"median {s.median:,.0f} {unit} [{s.low:,.0f}, {s.high:,.0f}] n={s.n} windows"

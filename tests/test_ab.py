@@ -1,0 +1,121 @@
+"""`ipctop ab` on the real engine: ABBA order, its record, hooks, restore on every exit."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, run_cli
+
+from ipctop.live.replay_source import replay_samples
+from ipctop.output.record_io import read_record
+
+needs_two = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 allowed CPUs")
+QUICK = ("--window", "0.2", "--settle", "0.05")
+
+
+@needs_two
+def test_hooks_run_in_abba_order_and_the_record_reads_back(tmp_path: Path) -> None:
+    log = tmp_path / "order"
+    out = tmp_path / "ab.json"
+    r = run_cli(
+        "ab", *QUICK, "--max-seconds", "3", "--precision", "0.001",
+        "--a-cmd", f"echo A >> {log}", "--b-cmd", f"echo B >> {log}",
+        "--restore-cmd", f"echo R >> {log}", "--json", str(out),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    order = "".join(log.read_text().split())
+    blocks = (len(order) - 1) // 4
+    assert blocks >= 2 and order == "ABBA" * blocks + "R"
+    assert "one engine, hooks between slots" in r.stdout
+    assert "B/A: " in r.stdout and "t on ABBA blocks' log ratios" in r.stdout
+    rec = read_record(out)
+    assert rec.kind == "ab" and len(rec.ab["blocks"]) == blocks
+    assert [s.side for s in rec.timeline][:4] == ["A", "B", "B", "A"]
+    assert len(replay_samples(rec)) == len(rec.timeline)
+    c = run_cli("compare", str(out))
+    assert c.returncode == 0, c.stderr
+    assert "A: echo A" in c.stdout and "B/A: " in c.stdout
+
+
+@needs_two
+def test_option_sets_a_known_think_time_is_a_regression(tmp_path: Path) -> None:
+    # 20 µs per round at each end is most of a round on any box: B must lose.
+    r = run_cli(
+        "ab", *QUICK, "--max-seconds", "60", "--precision", "20",
+        "--a", "--think-ns 0", "--b", "--think-ns 20000",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "A: --think-ns 0 · B: --think-ns 20000" in r.stdout
+    assert "an engine per side, pairs per slot" in r.stdout
+    [result] = [line for line in r.stdout.splitlines() if line.startswith("B/A: ")]
+    assert "· regression ·" in result
+
+
+@needs_two
+def test_sigterm_restores_cleans_up_and_exits_143(tmp_path: Path) -> None:
+    marker = tmp_path / "restored"
+    p = subprocess.Popen(
+        [sys.executable, "-m", "ipctop", "ab", *QUICK, "--max-seconds", "60",
+         "--precision", "0.001", "--restore-cmd", f"touch {marker}"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert p.stdout is not None
+        first = p.stdout.readline()
+        assert first.startswith("ipctop ab"), first
+        p.stdout.readline()  # the first block: the pairs are up and measured
+        time.sleep(0.3)
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 143, err
+    assert marker.exists()
+    assert "interrupted by SIGTERM" in err
+
+
+def test_a_failing_hook_restores_shows_its_stderr_and_exits_1(tmp_path: Path) -> None:
+    marker = tmp_path / "restored"
+    r = run_cli(
+        "ab", *QUICK, "--b-cmd", "echo knob is stuck >&2; exit 3",
+        "--restore-cmd", f"touch {marker}",
+    )  # fmt: skip
+    assert r.returncode == 1
+    assert marker.exists()
+    [line] = r.stderr.strip().splitlines()[-1:]
+    assert "--b-cmd" in line and "exit 3" in line and "knob is stuck" in line
+    assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (("--precision", "0"), "--precision must be above 0 %"),
+        (("--precision", "-1"), "--precision must be above 0 %"),
+        (("--a", "--placement sideways"), "invalid choice"),
+        (("--b", "--think-ns 'x"), "No closing quotation"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args: tuple[str, ...], words: str) -> None:
+    r = run_cli("ab", *args)
+    assert r.returncode == 2, r
+    # (A note about objects an earlier killed ipctop left may come first.)
+    [line] = [x for x in r.stderr.strip().splitlines() if not x.startswith("ipctop: note:")]
+    assert words in line
+
+
+@needs_two
+def test_too_short_for_two_blocks_is_exit_2(tmp_path: Path) -> None:
+    marker = tmp_path / "restored"
+    r = run_cli("ab", *QUICK, "--max-seconds", "0.1", "--restore-cmd", f"touch {marker}")
+    assert r.returncode == 2
+    assert "an interval needs at least 2" in r.stderr.strip().splitlines()[-1]
+    assert marker.exists()

@@ -1,0 +1,122 @@
+"""check's whole curve, its Python-engine caveat, the A/A noise floor and --baseline:
+planted readings first, then the real command."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from conftest import run_cli, two_cpus
+from test_check import healthy, reading
+
+from ipctop.analysis.check_curve import (
+    aa_noise_floor,
+    judge_baseline,
+    judge_noise,
+    pair_counts,
+)
+from ipctop.analysis.stats import TooFewWindows
+from ipctop.analysis.verdicts import FAIL, OK, WARN, judge_check
+from ipctop.output.record import Record, Step
+from ipctop.output.record_io import read_record, write_record
+
+E = (-0.02, -0.01, 0.0, 0.01, 0.02)
+T_975_DF4 = 2.776445
+
+
+@pytest.mark.parametrize(
+    ("n", "counts"),
+    [(1, [1]), (2, [1, 2]), (8, list(range(1, 9))), (12, [1, 2, 4, 8, 11, 12]),
+     (64, [1, 2, 4, 8, 16, 32, 63, 64])],
+)  # fmt: skip
+def test_pair_counts_cover_every_count_or_powers_and_the_top_two(n: int, counts) -> None:
+    assert pair_counts(n) == counts
+
+
+def test_fake_4cpu_peak_then_drop_fails_through_the_intermediate_counts() -> None:
+    # psem on 2.6.24: 4.01M, 7.58M, 8.04M, 5.13M. 1 and 4 alone would read 1.28x.
+    r = healthy()
+    per_pair = [4.01e6, 7.58e6 / 2, 8.04e6 / 3, 5.13e6 / 4]
+    r.one["sysv-sem"] = reading("sysv-sem", [int(per_pair[0] / 2)])
+    r.between["sysv-sem"] = {k: reading("sysv-sem", [int(per_pair[k - 1] / 2)] * k) for k in (2, 3)}
+    r.all["sysv-sem"] = reading("sysv-sem", [int(per_pair[3] / 2)] * 4)
+    verdicts = judge_check({"sysv_ipc": True}, [0, 1, 2, 3], r)
+    [v] = [v for v in verdicts if v.subject == "sysv-sem scaling"]
+    assert v.status == FAIL
+    assert "collapses: 5.13M ops/s on 4 CPUs, 36 % below 8.04M on 3" in v.reason
+
+
+def test_python_engine_does_not_judge_kernel_scaling() -> None:
+    r = healthy()
+    r.all["sysv-sem"] = reading("sysv-sem", [30_000, 30_000])  # a GIL-bound "collapse"
+    r.engine = "python"
+    verdicts = judge_check({"sysv_ipc": True}, [0, 1], r)
+    scaling = [v for v in verdicts if v.subject.endswith("scaling")]
+    assert {v.status for v in scaling} == {WARN}
+    assert all("Python engine's ends share one GIL" in v.reason for v in scaling)
+
+
+def test_aa_noise_floor_from_interleaved_halves() -> None:
+    # 5 blocks A B B A; B's windows carry log deviations E against A's constant,
+    # so the block log ratios are E: half-width t(4) x sd / sqrt(5) on the log.
+    windows = []
+    for e in E:
+        b = 1000.0 * math.exp(e)
+        windows += [1000.0, b, b, 1000.0]
+    floor = aa_noise_floor(windows, 10.0)
+    half = T_975_DF4 * math.sqrt(0.00025) / math.sqrt(5)
+    assert (floor.n, floor.blocks, floor.seconds) == (20, 5, 10.0)
+    # Difference.half_width_pct = 50 x (e^h - e^-h) / 1 = 100 sinh(h) around a ratio of 1.
+    assert floor.pct == pytest.approx(100 * math.sinh(half), rel=1e-6)
+    assert judge_noise(floor).status == OK
+    assert "±" in judge_noise(floor).reason
+    with pytest.raises(TooFewWindows, match="at least 8 windows"):
+        aa_noise_floor([1.0] * 7, 1.0)
+    assert judge_noise(None, "too few").status == WARN
+
+
+def test_baseline_catches_a_uniformly_slow_box() -> None:
+    base = [1000.0 * math.exp(e) for e in E]
+    slow = reading("sysv-msg", [300], windows=tuple(600.0 * math.exp(e) for e in E))
+    v = judge_baseline(slow, base, "good.json")
+    assert v.status == FAIL and "this box is slow" in v.reason and "-40 %" in v.reason
+    same = reading("sysv-msg", [500], windows=tuple(1000.0 * math.exp(e) for e in E[::-1]))
+    assert judge_baseline(same, base, "good.json").status == OK
+    bit = reading("sysv-msg", [480], windows=tuple(960.0 * math.exp(e) for e in E))
+    assert judge_baseline(bit, base, "good.json").status == WARN
+
+
+@two_cpus
+def test_live_quick_check_records_its_noise_floor_and_reads_it_as_baseline(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "good.json"
+    r = run_cli("check", "--quick", "--record", str(out), timeout=300)
+    assert "Traceback" not in r.stderr, r.stderr
+    assert "A/A noise floor" in r.stdout or "no A/A noise floor" in r.stdout
+    rec = read_record(out)
+    assert rec.config.workload == "sysv-msg" and [s.pairs for s in rec.steps] == [1, 2]
+    assert all(len(s.windows) >= 8 for s in rec.steps)
+    assert rec.noise is None or rec.noise.n >= 8
+    again = run_cli("check", "--quick", "--json", "--baseline", str(out), timeout=300)
+    d = json.loads(again.stdout)
+    lines = [v["reason"] for v in d["verdicts"] if v["subject"].endswith("baseline")]
+    assert len(lines) == 2 and all("against good.json" in x for x in lines)
+
+
+def test_baseline_of_another_cpu_model_is_refused(tmp_path: Path) -> None:
+    rec = Record(
+        kind="sweep",
+        box={"cpu_model": "Pentium III (fake)"},
+        config={"workload": "sysv-msg", "placement": "same", "mode": "threads",
+                "engine": "native", "cpus": [0], "seconds": None, "warmup": None,
+                "interval": None, "repeat": None},
+        steps=[Step(1, 100.0, windows=[100.0, 101.0])],
+    )  # fmt: skip
+    path = write_record(tmp_path / "p3.json", rec)
+    r = run_cli("check", "--quick", "--baseline", str(path))
+    assert r.returncode == 2
+    line = [x for x in r.stderr.strip().splitlines() if not x.startswith("ipctop: note:")][-1]
+    assert "Pentium III (fake)" in line and "same CPU model" in line
