@@ -118,7 +118,9 @@ def test_python_engine_is_named_and_explains_sysv_sem() -> None:
 
 def test_lifecycle_sweep_reports_each_operation(tmp_path) -> None:
     out = tmp_path / "life.json"
-    r = run_cli("sweep", "--workload", "sysv-lifecycle", "--cpus", "0", *QUICK, "--json", str(out))
+    # msgbench counts a round only when a repeat's IPC_RMID phase ends: give it a second
+    r = run_cli("sweep", "--workload", "sysv-lifecycle", "--cpus", "0", "--queues", "64",
+                "--seconds", "1", "--warmup", "0", "--repeat", "1", "--json", str(out))  # fmt: skip
     assert r.returncode == 0, r.stderr
     for op in ("msgget", "msgsnd", "IPC_STAT", "MSG_STAT", "IPC_RMID"):
         assert op in r.stdout

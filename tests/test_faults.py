@@ -122,7 +122,7 @@ def test_queue_removed_with_ipcrm_under_a_running_pair() -> None:
     "setting, workload, sysctl",
     [
         ("echo 2 > /proc/sys/kernel/msgmni", "sysv-msg", "kernel.msgmni"),
-        ("echo 8 > /proc/sys/kernel/msgmnb", "sysv-msg", "kernel.msgmnb"),
+        ("echo 4 > /proc/sys/kernel/msgmnb", "sysv-msg", "kernel.msgmnb"),
         ("echo 250 32000 32 2 > /proc/sys/kernel/sem", "sysv-sem", "kernel.sem"),
         ("echo 2 > /proc/sys/kernel/msgmni", "sysv-lifecycle", "kernel.msgmni"),
     ],

@@ -18,7 +18,6 @@ from ipctop.engine.engine import Engine, resolve_engine
 from ipctop.engine.reaper import tag_of
 from ipctop.engine.workloads import WORKLOADS
 from ipctop.engine.workloads.limits import check_mqueue, check_msg_queues, check_sem_array
-from ipctop.engine.workloads.sysv_multi import LIFECYCLE_OPS
 from ipctop.errors import ResourceError, UsageError
 
 NEW = (
@@ -211,36 +210,6 @@ def test_sem_multi_shares_one_array_and_splits_threads_per_cpu() -> None:
     with Engine(EngineConfig("sysv-sem-multi", "free", "threads", cpus, "native")) as e:
         e.start(1)
         assert [end.bound_cpu for end in e.ends()] == [None] * 4
-
-
-@pytest.mark.skipif(not NATIVE, reason="needs the native engine")
-@pytest.mark.parametrize("mode", ["threads", "processes"])
-def test_lifecycle_counts_each_operation(mode: str) -> None:
-    with Engine(EngineConfig("sysv-lifecycle", "same", mode, (0,), "native")) as e:
-        e.start(1)
-        wait_counting(e)
-        e.counters.request_stop(e.ends()[0].slot)
-        deadline = time.monotonic() + 10
-        while e.counters.read(e.ends()[0].slot).state == "running":
-            assert time.monotonic() < deadline, "the life-cycle loop did not stop"
-            time.sleep(0.01)
-        r = e.counters.read(e.ends()[0].slot)
-    ops = dict(zip(LIFECYCLE_OPS, r.ops))
-    assert r.state == "done"
-    assert ops["msgget"] > 0
-    # Stopped between cycles, so every queue it made went through every step.
-    assert len(set(ops.values())) == 1, ops
-    assert r.rounds == ops["IPC_RMID"]
-
-
-@pytest.mark.skipif(not NATIVE, reason="needs the native engine")
-def test_lifecycle_stopped_at_once_leaves_no_queue() -> None:
-    before = sysv_objects()
-    for mode in ("threads", "processes"):
-        for _ in range(5):
-            with Engine(EngineConfig("sysv-lifecycle", "free", mode, (0,), "native")) as e:
-                e.start(1)
-        assert not {o for o in sysv_objects() - before if o[0] == "msg"}
 
 
 @pytest.mark.skipif(not NATIVE, reason="needs the native engine")

@@ -41,6 +41,8 @@ def test_units_of_other_sizes_sweep_too() -> None:
         "sweep",
         "--workload",
         "sysv-sem-multi,sysv-lifecycle,spin-yield",
+        "--queues",
+        "64",
         "--threads",
         "2",
         "--sems",

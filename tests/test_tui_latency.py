@@ -77,3 +77,35 @@ def test_log_bins_keep_every_count_on_a_log_axis() -> None:
     binned = log_bins(points, bins=10)
     assert sum(c for _, c in binned) == 9
     assert binned[0][1] == 5 and binned[-1][1] == 1
+
+
+def test_x_shows_a_planted_matrix_record_in_the_monitor(tmp_path) -> None:
+    from ipctop.engine.latency import LatencySummary
+    from ipctop.engine.matrix import Cell
+    from ipctop.output.matrix_record import MatrixRecord, write_matrix
+    from ipctop.tui.screens.matrix import MatrixScreen
+
+    s = LatencySummary(1000, 5000.0, 4000.0, 9000.0, 12000.0, 20000.0)
+    cells = [Cell("sysv-sem", a, b, "same CPU" if a == b else "shared LLC", s, s, s, 1.0)
+             for a in (0, 1) for b in (0, 1)]  # fmt: skip
+    path = tmp_path / "m.json"
+    write_matrix(path, MatrixRecord({"kernel_release": "planted"}, {}, cells))
+    source = live(1)
+
+    async def go() -> None:
+        app = IpctopApp(source)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.press("x")
+            await pilot.pause(0.2)
+            for ch in str(path):
+                await pilot.press(ch)
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, MatrixScreen), "the matrix")
+            text = app.screen.shown
+            assert "one-way p50" in text and "shared LLC" in text and "4us" in text
+            await pilot.press("9")
+            assert "one-way p99" in app.screen.shown
+            await pilot.press("escape")
+
+    run(go())
+    assert source.engine._closed

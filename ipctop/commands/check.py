@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import Any
 
 from ..analysis.scaling import ScalingPoint, spread_pct
@@ -30,10 +32,19 @@ from ..box import describe, read_box
 from ..engine.config import EngineConfig
 from ..engine.engine import ENGINES, Engine, resolve_engine
 from ..engine.latency import PairLatency, format_ns
+from ..engine.profile.span import SpanProfiler
 from ..engine.sample import Sample
 from ..errors import ResourceError, UnsupportedError
 from ..live.measure import RunResult, measure_engine
-from .common import add_metrics_option, cpu_text, each, metrics_endpoint, publisher, resolve_cpus
+from .common import (
+    add_metrics_option,
+    add_profile_option,
+    cpu_text,
+    each,
+    metrics_endpoint,
+    publisher,
+    resolve_cpus,
+)
 from .progress import PlannedProgress
 
 SCHEMA = "ipctop.check/1"
@@ -51,6 +62,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--engine", choices=ENGINES, default="auto", help="native (C) or python (fallback)"
     )
     add_metrics_option(p)
+    add_profile_option(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -64,19 +76,28 @@ def run(args: argparse.Namespace) -> int:
         say(line)
     say("")
 
+    profiler = SpanProfiler(cpus) if getattr(args, "profile", False) else None
+    for line in profiler.lines if profiler else ():
+        print(f"ipctop: {line}", file=sys.stderr, flush=True)
     n = len(cpus)
     runs = len(SCALING_WORKLOADS) * (3 if n >= 2 else 1) + 1
     with (
         metrics_endpoint(args) as metrics,
         PlannedProgress("check", runs * (warmup + window * windows)) as bar,
+        profiler or nullcontext(),  # perf stops on every path
     ):
-        readings = _readings(_Runner(say, kind, cpus, warmup, window, windows, bar, metrics))
+        runner = _Runner(say, kind, cpus, warmup, window, windows, bar, metrics)
+        runner.profiler = profiler
+        readings = _readings(runner)
 
     box_dict = box.to_dict()
     verdicts = judge_check(box_dict, cpus, readings)
     code = exit_code(verdicts)
     if args.json:
-        print(json.dumps(_result(box_dict, cpus, kind, args.quick, readings, verdicts, code)))
+        result = _result(box_dict, cpus, kind, args.quick, readings, verdicts, code)
+        if profiler is not None:
+            result["profiles"] = runner.profiles  # optional: run label -> profile
+        print(json.dumps(result))
     else:
         say("")
         for v in verdicts:
@@ -109,6 +130,8 @@ class _Runner:
         self.warmup, self.window, self.windows = warmup, window, windows
         self.bar, self.metrics = bar, metrics
         self._points: dict[str, list[ScalingPoint]] = {}
+        self.profiler: SpanProfiler | None = None  # --profile
+        self.profiles: dict[str, dict[str, Any]] = {}
 
     def __call__(self, workload: str, placement: str, pairs: int) -> RunReading:
         config = EngineConfig(
@@ -124,9 +147,14 @@ class _Runner:
         )
         reading = _run(
             self.say, config, pairs, self.warmup, self.window, self.windows,
-            each(self.bar.tick, feed),
+            each(self.bar.tick, feed), self.profiler,
         )  # fmt: skip
         self.bar.done()
+        if self.profiler is not None and self.profiler.status.ok:
+            profile = self.profiler.take()
+            self.profiles[reading.label] = profile.to_dict(top=10)
+            top = ", ".join(f"{x.name} {x.self_pct:.0f} %" for x in profile.top(4))
+            self.say(f"{'':<4}profile: {top or 'n/a (' + (profile.na or 'no samples') + ')'}")
         if feed is not None and placement == "same" and reading.error is None:
             pts = self._points.setdefault(workload, [])
             pts.append(ScalingPoint(pairs, reading.total_ops_per_s))
@@ -155,10 +183,11 @@ def _run(
     window: float,
     windows: int,
     on_sample: Callable[[Sample], None] | None = None,
+    profiler: SpanProfiler | None = None,
 ) -> RunReading:
     workload, placement, cpus = config.workload, config.placement, config.cpus
     try:
-        results, seen = _measure(config, pairs, warmup, window, windows, on_sample)
+        results, seen = _measure(config, pairs, warmup, window, windows, on_sample, profiler)
     except (ResourceError, UnsupportedError, RuntimeError, OSError) as exc:
         # One run that cannot start is a verdict, not the end of the check.
         reading = RunReading(workload, placement, pairs, len(cpus), 0.0, error=str(exc))
@@ -224,22 +253,24 @@ def _measure(
     window: float,
     windows: int,
     on_sample: Callable[[Sample], None] | None = None,
+    profiler: SpanProfiler | None = None,
 ) -> tuple[list[RunResult], dict[tuple[int, str], set[int]]]:
     """Measure several windows on one set of pairs; also every CPU each end was seen on."""
     results: list[RunResult] = []
     seen: dict[tuple[int, str], set[int]] = {}
     with Engine(config) as engine:
         engine.start(pairs)
-        for i in range(windows):
-            r = measure_engine(engine, window, warmup if i == 0 else 0.0, on_sample=on_sample)
-            results.append(r)
-            for sample in r.timeline:
-                for t in sample.threads:
-                    if t.last_cpu is not None:
-                        seen.setdefault((t.pair, t.role), set()).add(t.last_cpu)
-            for t in r.threads:
-                if t.cpu is not None:
-                    seen.setdefault((t.pair, t.role), set()).add(t.cpu)
+        with profiler.span(engine) if profiler is not None else nullcontext():
+            for i in range(windows):
+                r = measure_engine(engine, window, warmup if i == 0 else 0.0, on_sample=on_sample)
+                results.append(r)
+                for sample in r.timeline:
+                    for t in sample.threads:
+                        if t.last_cpu is not None:
+                            seen.setdefault((t.pair, t.role), set()).add(t.last_cpu)
+                for t in r.threads:
+                    if t.cpu is not None:
+                        seen.setdefault((t.pair, t.role), set()).add(t.cpu)
     return results, seen
 
 

@@ -74,6 +74,29 @@ def add_workload_options(p: argparse.ArgumentParser, many: bool = False) -> None
         default=128,
         help="sysv-sem-multi: semaphores in the one shared array (default 128)",
     )
+    p.add_argument(
+        "--queues",
+        type=count(1, 1 << 24),
+        metavar="M",
+        help="sysv-lifecycle: queues per thread (default msgbench's 32768, capped by "
+        "kernel.msgmni over the CPUs)",
+    )
+    p.add_argument(
+        "--prefill",
+        type=count(0, 1 << 24),
+        default=0,
+        metavar="P",
+        help="sysv-lifecycle: idle queues each thread makes first, so the phases run in a "
+        "fuller id space (default 0)",
+    )
+    p.add_argument(
+        "--size",
+        type=count(1, 1 << 24),
+        metavar="BYTES",
+        help="payload per message: sysv-msg, sysv-msg-shared, posix-mq, pipe, socket "
+        "(default: the seed's, 8 for sysv-msg and posix-mq, 16 for sysv-msg-shared, 1 for "
+        "pipe and socket)",
+    )
     add_latency_options(p)
 
 
@@ -127,11 +150,22 @@ def engine_config(args: argparse.Namespace, workload: str, cpus: list[int]) -> E
         latency=getattr(args, "latency", True),
         latency_every=getattr(args, "latency_every", 1),
         rt=getattr(args, "rt", None),
+        size=getattr(args, "size", None),
+        queues=getattr(args, "queues", None),
+        prefill=getattr(args, "prefill", 0),
     )
 
 
 def cpu_text(cpus: list[int]) -> str:
     return format_cpu_list(cpus)
+
+
+def add_profile_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help="sample the pairs' CPUs with perf and show the top kernel and user symbols",
+    )
 
 
 def metrics_address(text: str):

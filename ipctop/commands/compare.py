@@ -82,6 +82,9 @@ def run(args: argparse.Namespace) -> int:
     for line in noise_lines(records):
         print(line)
     print(format_comparison(cmp))
+    for text in profile_deltas([r.name for r in records], records):
+        print()
+        print(text)
     if has_latency(records):
         print("\nLatency (all pairs; median of the sampler windows [95 % interval] n)")
         print(format_latency_comparison(records, [record_label(r) for r in records]))
@@ -94,6 +97,29 @@ def run(args: argparse.Namespace) -> int:
     if args.fail_below is None:
         return EXIT_OK
     return _gate(cmp, args.fail_below)
+
+
+def profile_deltas(labels: list[str], records: list[Record]) -> list[str]:
+    """The delta explained, against the first record, at every pair count both profiled."""
+    from ..engine.profile.window import Profile
+    from ..output.profile_table import format_delta
+
+    out = []
+    base = {s.pairs: s for s in records[0].steps if s.profile}
+    for label, record in zip(labels[1:], records[1:]):
+        for step in record.steps:
+            old = base.get(step.pairs)
+            if old is None or not step.profile:
+                continue
+            text = format_delta(
+                (labels[0], label),
+                Profile.from_dict(old.profile),
+                Profile.from_dict(step.profile),
+                old.costs,
+                step.costs,
+            )
+            out.append(f"{step.pairs} pair(s): {text}")
+    return out
 
 
 def _load(path: str):

@@ -5,15 +5,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from contextlib import nullcontext
 
 from ..analysis.stats import summarize
 from ..engine.engine import Engine
+from ..engine.profile.span import SpanProfiler
+from ..engine.profile.window import Profile
 from ..engine.sample import Sample
 from ..live.measure import measure_engine
 from ..live.priority import raise_monitor
 from ..output import latency_text
 from .common import (
     add_metrics_option,
+    add_profile_option,
     add_workload_options,
     count,
     cpu_text,
@@ -35,6 +39,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--interval", type=positive_float, default=0.5, help="default 0.5")
     p.add_argument("--jsonl", action="store_true", help="one JSON sample per line")
     add_metrics_option(p)
+    add_profile_option(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,7 +54,11 @@ def _run(args: argparse.Namespace, config, cpus: list[int], metrics) -> int:
     # Raised before any thread exists, so the sampler inherits it and prints
     # on time when the pairs oversubscribe the CPUs; the ends drop back to 0.
     priority = raise_monitor()
-    with Engine(config) as engine:
+    profiler = SpanProfiler(cpus) if args.profile else None
+    for line in profiler.lines if profiler else ():
+        print(f"ipctop: {line}", file=sys.stderr, flush=True)
+    # The profiler (when asked for) stops perf when the block ends, on every path.
+    with Engine(config) as engine, profiler or nullcontext():
         start_pairs(engine, args.pairs)
         over = " · oversubscribed" if engine.oversubscribed else ""
         note = f" · {priority.note}" if priority.note else ""
@@ -61,9 +70,11 @@ def _run(args: argparse.Namespace, config, cpus: list[int], metrics) -> int:
         print(f"# {engine.latency_note}", flush=True)
         printer = each(_jsonl if args.jsonl else _line, publisher(metrics, config, engine.kind))
         # Where the time goes is read only when it is printed (in --jsonl samples).
-        result = measure_engine(
-            engine, args.seconds, 0.0, args.interval, printer, detail=args.jsonl
-        )
+        with profiler.span(engine) if profiler else nullcontext():
+            result = measure_engine(
+                engine, args.seconds, 0.0, args.interval, printer, detail=args.jsonl
+            )
+        profile = profiler.take() if profiler else None
     print(
         f"# total {result.total_ops_per_s:,.0f} ops/s over {result.seconds:.2f} s "
         f"(engine {engine.kind})",
@@ -80,10 +91,22 @@ def _run(args: argparse.Namespace, config, cpus: list[int], metrics) -> int:
         print(f"# {result.latency_note}; over the whole window:")
         for line in latency_text.table(result.latency).splitlines():
             print(f"# {line}")
+    if profile is not None:
+        _print_profile(profile, args.jsonl)
     for event in result.events:
         print(f"# {event}", file=sys.stderr)
     failed = [t for t in result.threads if t.state not in ("running", "done")]
     return 1 if failed else 0
+
+
+def _print_profile(profile: Profile, jsonl: bool) -> None:
+    from ..output.profile_table import format_profile
+
+    if jsonl:
+        print(json.dumps({"profile": profile.to_dict()}), flush=True)
+    elif profile.frequency:
+        # When perf cannot run, the one line at the start said why; not twice.
+        print("\n".join(f"# {x}" for x in format_profile(profile).splitlines()), flush=True)
 
 
 def _line(s: Sample) -> None:

@@ -12,16 +12,21 @@ from ..box import read_box
 from ..engine.engine import Engine, resolve_engine
 from ..engine.latency import PairLatency
 from ..engine.opstats import format_op_stats
-from ..live.measure import RunResult, measure
+from ..engine.profile.span import SpanProfiler
+from ..engine.profile.window import Profile
+from ..engine.workloads.msgbench import phase_table
+from ..live.measure import RunResult, measure, measure_engine
 from ..live.priority import raise_monitor
 from ..output import latency_text, tables
 from ..output.costs_table import format_costs
 from ..output.csvout import write_csv
 from ..output.latency_record import step_latency
+from ..output.profile_table import format_profile
 from ..output.record import Record, Step, StepThread, write_record
 from ..signals import Interrupted
 from .common import (
     add_metrics_option,
+    add_profile_option,
     add_workload_options,
     count,
     cpu_text,
@@ -47,6 +52,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--csv", metavar="FILE", help="write one row per step and thread")
     p.add_argument("--quiet", "-q", action="store_true", help="only the summary")
     add_metrics_option(p)
+    add_profile_option(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,11 +69,18 @@ def run(args: argparse.Namespace) -> int:
     # in seconds instead of tens of seconds, and reads the counters on time.
     priority = raise_monitor()
     note = f" · {priority.note}" if priority.note else ""
+    profiler = SpanProfiler(cpus) if getattr(args, "profile", False) else None
+    for line in profiler.lines if profiler else ():
+        print(f"ipctop: {line}", file=sys.stderr, flush=True)
     print(
         f"ipctop sweep · {', '.join(names)} · {args.placement} · {args.mode} · engine {kind} · "
         f"CPUs {cpu_text(cpus)} · 1..{top} pairs · {args.seconds:g} s x {args.repeat}{note}"
     )
     print(f"kernel {box.get('kernel_release')} · {box.get('cpu_model')}")
+    for name in names:
+        detail = _configured(configs[name]).detail_text()
+        if detail:
+            print(f"{name}{detail}")
     status = 0
     unit = args.seconds + args.warmup
     plan = top * len(names) * args.repeat * unit
@@ -76,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
             feeds = {n: publisher(metrics, configs[n], kind) for n in names}
             for n in range(1, top + 1):
                 for name in names:
-                    step = _step(configs[name], n, args, bar, feeds[name])
+                    step = _step(configs[name], n, args, bar, feeds[name], profiler)
                     records[name].steps.append(step)
                     records[name].points.append(
                         ScalingPoint.from_repeats(
@@ -93,6 +106,8 @@ def run(args: argparse.Namespace) -> int:
         status = -1
         raise
     finally:
+        if profiler is not None:
+            profiler.close()  # perf stops on every path
         _finish(records, names, args, status)
     return 1 if any(r.events for r in records.values()) else 0
 
@@ -112,24 +127,51 @@ def _new_record(box: dict, config, kind: str, args: argparse.Namespace) -> Recor
             "repeat": args.repeat,
             "interval": None,
             "window_s": WINDOW_S,
+            **_payload(config),
         },
     )
 
 
-def _step(config, n: int, args: argparse.Namespace, bar: PlannedProgress, feed=None) -> Step:
+def _payload(config) -> dict:
+    """Optional keys: a message workload's payload bytes, msgbench's queues."""
+    w = _configured(config)
+    out: dict = {} if w.size is None else {"size": w.size}
+    if hasattr(w, "queues"):
+        out.update(queues=w.queues, prefill=w.prefill, queues_note=w.cap_note or None)
+    return out
+
+
+def _configured(config):
+    from ..engine.workloads import make_workload
+
+    w = make_workload(config.workload)
+    w.configure(config)
+    return w
+
+
+def _measure(config, n: int, args: argparse.Namespace, on_sample, profiler: SpanProfiler | None):
+    if profiler is None:
+        return measure(config, n, args.seconds, args.warmup, interval=WINDOW_S, on_sample=on_sample)
+    with Engine(config) as engine:
+        engine.start(n)
+        with profiler.span(engine):
+            return measure_engine(
+                engine, args.seconds, args.warmup, interval=WINDOW_S, on_sample=on_sample
+            )
+
+
+def _step(
+    config,
+    n: int,
+    args: argparse.Namespace,
+    bar: PlannedProgress,
+    feed=None,
+    profiler: SpanProfiler | None = None,
+) -> Step:
     runs: list[RunResult] = []
     for i in range(args.repeat):
         bar.begin(args.seconds + args.warmup, f"{config.workload} · {n} pair(s) · run {i + 1}")
-        runs.append(
-            measure(
-                config,
-                n,
-                args.seconds,
-                args.warmup,
-                interval=WINDOW_S,
-                on_sample=each(bar.tick, feed),
-            )  # fmt: skip
-        )
+        runs.append(_measure(config, n, args, each(bar.tick, feed), profiler))
         bar.done()
     totals = [r.total_ops_per_s for r in runs]
     # Every run's windows, pooled: the step's figure is their median, with an interval.
@@ -149,6 +191,8 @@ def _step(config, n: int, args: argparse.Namespace, bar: PlannedProgress, feed=N
         costs=middle.costs.to_dict() if middle.costs else None,
         ops=middle.ops,
         events=list(dict.fromkeys(e for r in runs for e in r.events)),
+        # The windows of every repeat: more windows, a tighter interval per share.
+        profile=profiler.take().to_dict() if profiler is not None else None,
         latency=step_latency(runs, middle),
     )
     return step
@@ -158,9 +202,17 @@ def _print_step(name: str, step: Step, ncpus: int) -> None:
     over = " · oversubscribed: more pairs than CPUs" if step.oversubscribed else ""
     print(f"\n{name} · {step.pairs} pair(s){over}")
     print(tables.format_matrix(step.threads))
-    if step.ops:
+    if step.ops and all("n" in s for s in step.ops.values()):
+        # msgbench: each phase's rate per repeat, over the repeats this step finished
+        print(tables.format_table(["phase", "total/s", "avg", "stddev", "min", "max", "repeats"],
+                                  phase_table(step.ops)))  # fmt: skip
+    elif step.ops:
         print(tables.format_table(["operation", "total/s", "avg/thread", "stddev", "min", "max"],
                                   format_op_stats(step.ops)))  # fmt: skip
+    elif name == "sysv-lifecycle":
+        print("no msgbench repeat finished in the window: use more --seconds or fewer --queues")
+    if step.profile and not step.profile.get("na"):
+        print(format_profile(Profile.from_dict(step.profile), n=5))
     if step.latency:
         print(f"{step.latency['note']} (the median run):")
         print(latency_text.table(PairLatency.from_dict(d) for d in step.latency["pairs"]))

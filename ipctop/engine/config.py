@@ -21,3 +21,6 @@ class EngineConfig:
     latency: bool = True  # time rounds in the native ends (see latency.py)
     latency_every: int = 1  # time one round in this many
     rt: int | None = None  # SCHED_FIFO priority of the ends; None: normal scheduling
+    size: int | None = None  # payload bytes of a message workload (None: its seed's default)
+    queues: int | None = None  # sysv-lifecycle: queues per thread (None: 32768 capped by msgmni)
+    prefill: int = 0  # sysv-lifecycle: idle queues each thread makes before its phases

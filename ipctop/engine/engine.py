@@ -194,7 +194,8 @@ class Engine:
 
     def describe(self) -> str:
         c = self.config
-        text = f"{c.workload} · {c.placement} · {c.mode} · engine {self.kind}"
+        size = self.workload.detail_text()
+        text = f"{c.workload}{size} · {c.placement} · {c.mode} · engine {self.kind}"
         if self.kind == "python" and self.workload.python_note:
             text += f" ({self.workload.python_note})"
         return text

@@ -129,13 +129,16 @@ def _translate(kind: str, exc: OSError) -> Exception:
     return exc
 
 
-def create_queue(python: bool = False) -> SysvObject:
+def create_queue(python: bool = False, max_size: int | None = None) -> SysvObject:
+    """A new queue; max_size is the largest message sysv_ipc's receive must take."""
     if python or _native is None:
         import sysv_ipc
 
         def make(key: int) -> tuple[int, Any]:
             try:
-                q = sysv_ipc.MessageQueue(key, sysv_ipc.IPC_CREX, mode=MODE)
+                q = sysv_ipc.MessageQueue(
+                    key, sysv_ipc.IPC_CREX, mode=MODE, max_message_size=max(max_size or 0, 2048)
+                )
             except sysv_ipc.ExistentialError as exc:
                 raise FileExistsError(str(exc)) from exc
             except sysv_ipc.Error as exc:

@@ -9,9 +9,10 @@ not; whatever is still registered is removed, after checking that the id
 still carries the registered key (ids are recycled).
 
 The engine also owns a *tag*: 12 bits of every key it makes, claimed with an
-O_EXCL session file naming its pid. Objects made inside native loops (the
-life-cycle workload) are never announced one by one; the reaper and
-`ipctop clean` find those by tag.
+O_EXCL session file naming its pid. The life-cycle workload's queues (made
+IPC_PRIVATE inside its native loop, tens of thousands a second) are never
+announced one by one: the loop lists their ids in a file ("+ ids PATH") that
+the reaper reads at EOF.
 """
 
 from __future__ import annotations
@@ -128,6 +129,32 @@ def remove_checked(kind: str, ident: int, key: int) -> bool:
     return True
 
 
+IDS_OFFSET = 4096  # where a life-cycle area's int32 ids start (loops_sysv_multi.c)
+
+
+def remove_listed(path: str, uid: int | None = None) -> int:
+    """Remove the IPC_PRIVATE queues of ours whose ids a life-cycle area lists."""
+    import struct
+
+    import sysv_ipc
+
+    try:
+        data = Path(path).read_bytes()[IDS_OFFSET:]
+    except OSError:
+        return 0
+    uid = os.getuid() if uid is None else uid
+    private = {i for k, i, key, owner in live_objects() if k == "msg" and key == 0 and owner == uid}
+    n = 0
+    for (ident,) in struct.iter_unpack("<i", data[: len(data) // 4 * 4]):
+        if ident >= 0 and ident in private:
+            try:
+                sysv_ipc.remove_message_queue(ident)
+                n += 1
+            except sysv_ipc.ExistentialError:
+                continue
+    return n
+
+
 def unlink_mq(name: str) -> bool:
     import ctypes
     import ctypes.util
@@ -217,6 +244,9 @@ def main(argv: list[str]) -> int:
     for (kind, name), key in registered.items():
         if kind == "mq":
             unlink_mq(name)
+        elif kind == "ids":
+            remove_listed(name)
+            Path(name).unlink(missing_ok=True)
         else:
             remove_checked(kind, int(name), key)
     sweep_tag(tag, os.getuid())

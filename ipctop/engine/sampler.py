@@ -152,7 +152,12 @@ class Sampler:
             )
         self._seen = seen
         extra: dict = {"oversubscribed": self.engine.oversubscribed}
-        if names:
+        if names and self.engine.workload.phase_mark(self.engine.pairs):
+            # msgbench: each phase's own rate over the last repeats, not a blend of five
+            phases = self.engine.workload.phase_stats(self.engine.pairs)
+            if phases is not None:
+                extra["ops"] = phases
+        elif names:
             extra["ops"] = op_stats(names, op_rates)
         if self._latency is not None:
             extra["latency"] = self._latency.entries(self.engine.pairs)

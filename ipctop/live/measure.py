@@ -86,6 +86,7 @@ def measure_engine(
     t0 = time.monotonic()
     r0 = [engine.counters.rounds(e.slot) for e in ends]
     o0 = [engine.counters.read(e.slot).ops for e in ends]
+    mark = engine.workload.phase_mark(engine.pairs)
     timeline = _tick(sampler, seconds, on_sample)
     lat = tuple(tracker.read(engine.pairs)) if tracker is not None else ()
     r1 = [engine.counters.rounds(e.slot) for e in ends]
@@ -96,6 +97,7 @@ def measure_engine(
     events = list(engine.poll())
     for s in timeline:
         events.extend(s.events)
+    ops = _ops(engine, mark, names, op_rates)
     threads = []
     pair_state = {p.index: p.state for p in engine.pairs}
     for end, a, b in zip(ends, r0, r1):
@@ -123,7 +125,7 @@ def measure_engine(
         events=tuple(dict.fromkeys(events)),
         timeline=tuple(timeline),
         costs=merge([costs_of(s) for s in timeline]),
-        ops=op_stats(names, op_rates) if names else None,
+        ops=ops,
         latency=lat,
         latency_all=tracker.all_pairs() if lat else None,
         latency_note=engine.latency_note,
@@ -135,6 +137,16 @@ def window_rates(timeline: list[Sample], interval: float) -> tuple[float, ...]:
     """Each sample's total rate, leaving out a late short sliver at the end
     (its rate is noisier than the rest and would get the same weight)."""
     return tuple(s.total_ops_per_s for s in timeline if s.dt >= interval / 2)
+
+
+def _ops(engine: Engine, mark: dict, names, op_rates) -> dict | None:
+    """Per-operation rates; for msgbench, each phase over the repeats the window
+    finished (None when it finished none)."""
+    if not names:
+        return None
+    if not mark:
+        return op_stats(names, op_rates)
+    return engine.workload.phase_stats(engine.pairs, since=mark)
 
 
 def _tick(sampler: Sampler, seconds: float, on_sample: Callable[[Sample], None] | None) -> list:

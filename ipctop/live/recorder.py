@@ -48,7 +48,13 @@ class RecordSwitch:
         if self._box is None:
             self._box = self._read_box()
         config = session_config(
-            info.workload, info.placement, info.mode, info.engine, info.cpus, info.interval
+            info.workload,
+            info.placement,
+            info.mode,
+            info.engine,
+            info.cpus,
+            info.interval,
+            size=info.size,
         )
         self.recorder = SessionRecorder(target, self._box, config)
         self._generation = generation

@@ -22,6 +22,7 @@ from ..engine.engine import Engine
 from ..engine.latency import histogram, merged
 from ..engine.sample import Sample
 from ..engine.sampler import Sampler
+from ..engine.workloads import WORKLOADS
 from ..errors import UnsupportedError
 from .monitor import choose_monitor_cpu, pin_monitor
 from .priority import MonitorPriority
@@ -43,6 +44,7 @@ class RunInfo:
     cpu_model: str
     interval: float
     source: str = "live"  # "live", "fixed", "replay ..."
+    size: int | None = None  # payload bytes of a message workload
 
 
 class SampleSource(Protocol):
@@ -145,6 +147,7 @@ class LiveSource:
             kernel=self._kernel,
             cpu_model=self._cpu_model,
             interval=self.interval,
+            size=self.engine.workload.size,
         )
 
     @property
@@ -225,6 +228,8 @@ class LiveSource:
             self._unpin_me()
             old = self.engine
             new_config = replace(old.config, **changes)
+            if new_config.size is not None and WORKLOADS[new_config.workload].default_size is None:
+                new_config = replace(new_config, size=None)  # --size means nothing there
             if new_config == old.config:
                 return "nothing changed"
             new = Engine(new_config)  # raises UsageError before the old run is touched

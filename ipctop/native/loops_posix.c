@@ -4,6 +4,7 @@
 #include <mqueue.h>
 #include <semaphore.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "native.h"
@@ -11,7 +12,6 @@
 /* Each sem_t on its own cache line so the two ends do not share one. */
 #define PSEM_STRIDE 64
 #define PSEM_SHM (2 * PSEM_STRIDE)
-#define MQ_MSGSIZE 16
 
 _Static_assert(sizeof(sem_t) <= PSEM_STRIDE, "sem_t must fit its cache line");
 
@@ -66,49 +66,63 @@ static int psem_pingpong(struct end_ctx *c)
     return 0;
 }
 
-/* arg: queue this end receives on, queue it sends to (both mqd_t, O_RDWR). */
+/* arg: queue this end receives on, queue it sends to (both mqd_t, O_RDWR),
+ * message bytes (the queues' mq_msgsize). */
 static int mq_pingpong(struct end_ctx *c)
 {
     struct end_slot *s = c->slot;
     mqd_t mine = (mqd_t)c->arg[0], peer = (mqd_t)c->arg[1];
-    char buf[MQ_MSGSIZE] = {0};
+    size_t size = (size_t)c->arg[2];
     uint64_t n = 0;
+    int err = 0;
 
+    if (size < 1)
+        return EINVAL;
+    char *buf = calloc(1, size);
+    if (!buf)
+        return ENOMEM;
     if (c->role == 0) {
         lat_post(c);
-        while (mq_send(peer, buf, sizeof(buf), 0) < 0) {
-            if (errno != EINTR)
-                return errno;
+        while (mq_send(peer, buf, size, 0) < 0) {
+            if (errno != EINTR) {
+                err = errno;
+                goto out;
+            }
         }
     }
     while (!stop_requested(s)) {
-        if (mq_receive(mine, buf, sizeof(buf), NULL) < 0) {
+        if (mq_receive(mine, buf, size, NULL) < 0) {
             if (errno == EINTR)
                 continue;
-            return errno;
+            err = errno;
+            break;
         }
         if (stop_requested(s))
             break;
         lat_woken(c);
         lat_post(c);
-        while (mq_send(peer, buf, sizeof(buf), 0) < 0) {
-            if (errno != EINTR)
-                return errno;
+        while (mq_send(peer, buf, size, 0) < 0) {
+            if (errno != EINTR) {
+                err = errno;
+                goto out;
+            }
         }
         count_round(s, ++n);
     }
-    return 0;
+out:
+    free(buf);
+    return err;
 }
 
-/* Puts a kick on the queue end `role` receives from, without ever blocking:
- * a full queue already holds something for that end to receive. */
+/* Puts a one-byte kick on the queue end `role` receives from, without ever
+ * blocking: a full queue already holds something for that end to receive. */
 static int mq_wake(struct end_ctx *c)
 {
     static const struct timespec past = {0, 0};
-    char buf[MQ_MSGSIZE] = {0};
+    char kick = 0;
     mqd_t q = (mqd_t)c->arg[0];
 
-    if (mq_timedsend(q, buf, sizeof(buf), 0, &past) < 0 && errno != ETIMEDOUT && errno != EAGAIN)
+    if (mq_timedsend(q, &kick, 1, 0, &past) < 0 && errno != ETIMEDOUT && errno != EAGAIN)
         return errno;
     return 0;
 }

@@ -1,24 +1,52 @@
 /* Byte and counter streams: pipe (perf bench sched pipe, ctxbench -p),
  * a unix socketpair (hackbench's transport) and eventfd.
  *
- * arg: fd this end reads, fd this end writes, bytes per message (1, or 8 for
- * eventfd). The end with role 0 writes first; a round is read then write.
+ * arg: fd this end reads, fd this end writes, bytes per message (--size for
+ * pipe and socket, 8 for eventfd's counter). The end with role 0 writes first; a round is read then write.
  * The monitor wakes a blocked end by writing into its input (a "kick"), so
  * the descriptors stay open until every end has been joined.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "native.h"
 
-static int put(int fd, size_t len)
+/* Writes all `len` bytes; a pipe or socket may take a large message in parts. */
+static int put(int fd, const char *buf, size_t len)
 {
-    uint64_t one = 1; /* eventfd adds the 8-byte value; pipes send its first byte */
-    while (write(fd, &one, len) < 0) {
-        if (errno != EINTR)
+    while (len > 0) {
+        ssize_t put = write(fd, buf, len);
+        if (put < 0) {
+            if (errno != EINTR)
+                return errno;
+            continue;
+        }
+        buf += put;
+        len -= (size_t)put;
+    }
+    return 0;
+}
+
+/* Reads one message of `len` bytes: 0, or -1 once the stop flag is seen (a kick
+ * may be shorter than a message), or the errno. One read() when it all came. */
+static int get(struct end_slot *s, int fd, char *buf, size_t len)
+{
+    size_t have = 0;
+    while (have < len) {
+        ssize_t got = read(fd, buf + have, len - have);
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
             return errno;
+        }
+        if (got == 0) /* every writer closed: only teardown does that */
+            return stop_requested(s) ? -1 : EPIPE;
+        if (stop_requested(s))
+            return -1;
+        have += (size_t)got;
     }
     return 0;
 }
@@ -28,34 +56,37 @@ static int stream_pingpong(struct end_ctx *c)
     struct end_slot *s = c->slot;
     int in = (int)c->arg[0], out = (int)c->arg[1];
     size_t len = (size_t)c->arg[2];
-    uint64_t buf, n = 0;
-    int err;
+    uint64_t small[1] = {1}, n = 0; /* eventfd adds the 8-byte value 1 */
+    int err = 0;
 
-    if (len < 1 || len > sizeof(buf))
+    if (len < 1 || len > (1u << 24))
         return EINVAL;
+    char *buf = len <= sizeof(small) ? (char *)small : calloc(1, len);
+    if (!buf)
+        return ENOMEM;
     if (c->role == 0) {
         lat_post(c);
-        if ((err = put(out, len)))
-            return err;
+        if ((err = put(out, buf, len)))
+            goto out;
     }
     while (!stop_requested(s)) {
-        ssize_t got = read(in, &buf, len);
-        if (got < 0) {
-            if (errno == EINTR)
-                continue;
-            return errno;
-        }
-        if (got == 0) /* every writer closed: only teardown does that */
-            return stop_requested(s) ? 0 : EPIPE;
-        if (stop_requested(s))
+        if ((err = get(s, in, buf, len))) {
+            if (err < 0)
+                err = 0;
             break;
+        }
         lat_woken(c);
+        if (len == sizeof(small))
+            small[0] = 1;
         lat_post(c);
-        if ((err = put(out, len)))
-            return err;
+        if ((err = put(out, buf, len)))
+            break;
         count_round(s, ++n);
     }
-    return 0;
+out:
+    if (buf != (char *)small)
+        free(buf);
+    return err;
 }
 
 const struct workload_entry ipctop_stream_loops[] = {

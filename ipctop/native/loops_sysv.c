@@ -1,31 +1,45 @@
 /* SysV ping-pong loops with the semantics of pmsg, psem and pmsg-shared. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/ipc.h>
 #include <sys/msg.h>
 #include <sys/sem.h>
 
 #include "native.h"
 
+/* A message of `size` payload bytes; the first 8 (or fewer) carry the pair id,
+ * which pmsg-shared checks on every receive. */
 struct ping {
     long mtype;
-    int64_t pair;   /* pmsg-shared checks this on every receive */
-    int64_t seq;    /* pads the payload to the originals' 16 bytes */
+    char text[];
 };
 
-#define PAYLOAD 16
-
-static int snd(int id, struct ping *m)
+static int snd(int id, struct ping *m, size_t size)
 {
-    while (msgsnd(id, m, PAYLOAD, 0) < 0) {
+    while (msgsnd(id, m, size, 0) < 0) {
         if (errno != EINTR)
             return errno;
     }
     return 0;
 }
 
-/* arg: msqid, my type, peer type, pair id, check pair id (0/1).
- * The end with role 0 sends first; each round is msgrcv(mine) then msgsnd(peer). */
+static void put_pair(struct ping *m, size_t size, int64_t pair)
+{
+    memcpy(m->text, &pair, size < sizeof(pair) ? size : sizeof(pair));
+}
+
+static int64_t get_pair(const struct ping *m)
+{
+    int64_t pair;
+    memcpy(&pair, m->text, sizeof(pair));
+    return pair;
+}
+
+/* arg: msqid, my type, peer type, pair id, check pair id (0/1), payload bytes.
+ * The end with role 0 sends first; each round is msgrcv(mine) then msgsnd(peer).
+ * A checking end needs at least 8 bytes (Python refuses less). */
 static int msg_pingpong(struct end_ctx *c)
 {
     struct end_slot *s = c->slot;
@@ -33,38 +47,48 @@ static int msg_pingpong(struct end_ctx *c)
     long mine = c->arg[1], peer = c->arg[2];
     int64_t pair = c->arg[3];
     int check = (int)c->arg[4];
-    struct ping m = {peer, pair, 0};
+    size_t size = (size_t)c->arg[5];
     uint64_t n = 0;
-    int err;
+    int err = 0;
 
+    if (size < 1 || (check && size < sizeof(int64_t)))
+        return EINVAL;
+    struct ping *m = calloc(1, sizeof(*m) + size);
+    if (!m)
+        return ENOMEM;
+    m->mtype = peer;
+    put_pair(m, size, pair);
     if (c->role == 0) {
         lat_post(c);
-        if ((err = snd(id, &m)))
-            return err;
+        if ((err = snd(id, m, size)))
+            goto out;
     }
     while (!stop_requested(s)) {
-        if (msgrcv(id, &m, PAYLOAD, mine, 0) < 0) {
+        if (msgrcv(id, m, size, mine, 0) < 0) {
             if (errno == EINTR)
                 continue;
-            return errno;
+            err = errno;
+            goto out;
         }
-        if (check && m.pair != pair) {
+        if (check && get_pair(m) != pair) {
             /* A stop marker (-1) only wakes us; anything else is a wrong message. */
-            if (m.pair == -1 && stop_requested(s))
+            if (get_pair(m) == -1 && stop_requested(s))
                 break;
-            __atomic_store_n(&s->bad_value, m.pair, __ATOMIC_RELAXED);
+            __atomic_store_n(&s->bad_value, get_pair(m), __ATOMIC_RELAXED);
             __atomic_store_n(&s->errors, s->errors + 1, __ATOMIC_RELAXED);
             continue;
         }
         lat_woken(c);
-        m.mtype = peer;
-        m.pair = pair;
+        m->mtype = peer;
+        put_pair(m, size, pair);
         lat_post(c);
-        if ((err = snd(id, &m)))
-            return err;
+        if ((err = snd(id, m, size)))
+            goto out;
         count_round(s, ++n);
     }
-    return 0;
+out:
+    free(m);
+    return err;
 }
 
 /* arg: semid of an array of two, my sem, peer sem. Token passing as psem. */

@@ -1,9 +1,9 @@
 /* The two SysV workloads that are not ping-pongs.
  *
  * sysv-sem-multi (semop-multi): many threads lock and unlock random
- * semaphores of ONE shared array. sysv-lifecycle (msgbench): each thread
- * creates, uses, inspects and removes message queues as fast as it can,
- * which is where object lookup costs show.
+ * semaphores of ONE shared array. sysv-lifecycle (msgbench): each thread runs
+ * one phase per call over M queues and times each phase, which is where the
+ * id allocation and lookup costs show.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -11,6 +11,7 @@
 #include <sys/ipc.h>
 #include <sys/msg.h>
 #include <sys/sem.h>
+#include <time.h>
 
 #include "native.h"
 
@@ -57,10 +58,22 @@ static int sem_multi(struct end_ctx *c)
 }
 
 /* Which call of the life cycle an ops[] index and failed_op refer to. */
-enum { OP_MSGGET, OP_MSGSND, OP_IPC_STAT, OP_MSG_STAT, OP_IPC_RMID };
+enum { OP_MSGGET, OP_MSGSND, OP_IPC_STAT, OP_MSG_STAT, OP_IPC_RMID, NPHASES };
 
 #define IDX_MASK_DEFAULT 0x7fff      /* IPCMNI 32768 */
 #define IDX_MASK_EXTENDED 0xffffff   /* ipcmni_extend */
+
+/* The shared area of a msgbench unit (Python reads it; layout in sysv_multi.py):
+ * the repeats done, a ring of each repeat's phase times, then one id per queue
+ * (-1 when none), so the reaper can remove them if ipctop is killed. */
+#define MB_RING 64
+#define MB_IDS_OFFSET 4096
+struct mb_area {
+    volatile uint64_t repeats;              /* completed repeats, stored last */
+    uint64_t pad[7];
+    volatile uint64_t ns[MB_RING][NPHASES]; /* repeat r's phase times at r % MB_RING */
+};
+_Static_assert(sizeof(struct mb_area) <= MB_IDS_OFFSET, "ring must fit before the ids");
 
 static int fail(struct end_slot *s, int op, int err)
 {
@@ -85,56 +98,104 @@ static int msg_stat(int id, int *mask, struct msqid_ds *ds)
     return EINVAL;
 }
 
-/* arg: key prefix (ipctop's), key mask of the random part, random seed.
- * Every cycle ends with IPC_RMID, even when a call in it fails, and the stop
- * flag is looked at only between cycles: no queue outlives its thread. */
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts); /* vDSO: no system call */
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Removes every queue still listed; returns the first error, else 0. */
+static int remove_all(volatile int32_t *ids, long n, struct end_slot *s, uint64_t *ops, int count)
+{
+    int err = 0;
+    for (long i = 0; i < n; i++) {
+        if (ids[i] < 0)
+            continue;
+        if (msgctl(ids[i], IPC_RMID, NULL) < 0 && !err)
+            err = errno;
+        ids[i] = -1;
+        if (count) {
+            __atomic_store_n(&s->ops[OP_IPC_RMID], ++ops[OP_IPC_RMID], __ATOMIC_RELAXED);
+            count_round(s, ops[OP_IPC_RMID]);
+        }
+    }
+    return err;
+}
+
+/* One phase: `call` on every queue, timed; stops early (returns -1) on a stop
+ * request, which the loop looks at every 256 calls. */
+#define PHASE(op, call)                                                        \
+    do {                                                                       \
+        uint64_t t0 = now_ns();                                                \
+        for (long i = 0; i < m; i++) {                                         \
+            if ((i & 255) == 0 && stop_requested(s))                           \
+                goto cleanup;                                                  \
+            if ((call) < 0) {                                                  \
+                err = fail(s, op, errno);                                      \
+                goto cleanup;                                                  \
+            }                                                                  \
+            __atomic_store_n(&s->ops[op], ++ops[op], __ATOMIC_RELAXED);       \
+        }                                                                      \
+        phase_ns[op] = now_ns() - t0;                                          \
+    } while (0)
+
+/* arg: queues M, prefilled queues P. msgbench's phases over M queues made with
+ * IPC_PRIVATE: msgget of all, msgsnd to each, IPC_STAT of each, MSG_STAT of
+ * each, IPC_RMID of each; repeated until stopped. P idle queues made first
+ * fill the id space the phases allocate in and look up. A round is one
+ * queue's IPC_RMID (one queue through all five calls). No queue outlives the
+ * loop: each id is listed in the area from msgget to IPC_RMID. */
 static int lifecycle(struct end_ctx *c)
 {
     struct end_slot *s = c->slot;
-    key_t prefix = (key_t)c->arg[0];
-    uint64_t keymask = (uint64_t)c->arg[1], x = (uint64_t)c->arg[2] | 1, n = 0;
-    uint64_t ops[5] = {0};
-    struct { long mtype; char text[16]; } m = {1, {0}};
+    long m = c->arg[0], p = c->arg[1];
+    uint64_t ops[NPHASES] = {0}, phase_ns[NPHASES];
+    struct { long mtype; char text[8]; } msg = {1, {0}};
     struct msqid_ds ds;
     int mask = IDX_MASK_DEFAULT, err = 0;
 
-    while (!stop_requested(s)) {
-        uint64_t r = next_random(&x) & keymask;
-        key_t key = prefix | (key_t)(r ? r : 1); /* IPC_PRIVATE is 0: never ask for it */
-        int id = msgget(key, IPC_CREAT | IPC_EXCL | 0600);
-        if (id < 0) {
-            if (errno == EEXIST || errno == EINTR)
-                continue;
-            return fail(s, OP_MSGGET, errno);
+    if (m < 1 || p < 0 || need_shm(c, MB_IDS_OFFSET + (size_t)(m + p) * sizeof(int32_t)))
+        return EINVAL;
+    struct mb_area *area = (struct mb_area *)c->shm;
+    volatile int32_t *ids = (volatile int32_t *)(c->shm + MB_IDS_OFFSET), *idle = ids + m;
+    for (long i = 0; i < m + p; i++)
+        ids[i] = -1;
+    for (long i = 0; i < p; i++) {
+        if ((idle[i] = msgget(IPC_PRIVATE, IPC_CREAT | 0600)) < 0) {
+            err = fail(s, OP_MSGGET, errno);
+            goto out;
         }
-        __atomic_store_n(&s->ops[OP_MSGGET], ++ops[OP_MSGGET], __ATOMIC_RELAXED);
-        int op = OP_MSGSND;
-        if (msgsnd(id, &m, sizeof(m.text), IPC_NOWAIT) < 0) {
-            err = errno;
-            goto remove;
-        }
-        __atomic_store_n(&s->ops[OP_MSGSND], ++ops[OP_MSGSND], __ATOMIC_RELAXED);
-        op = OP_IPC_STAT;
-        if (msgctl(id, IPC_STAT, &ds) < 0) {
-            err = errno;
-            goto remove;
-        }
-        __atomic_store_n(&s->ops[OP_IPC_STAT], ++ops[OP_IPC_STAT], __ATOMIC_RELAXED);
-        op = OP_MSG_STAT;
-        if ((err = msg_stat(id, &mask, &ds)))
-            goto remove;
-        __atomic_store_n(&s->ops[OP_MSG_STAT], ++ops[OP_MSG_STAT], __ATOMIC_RELAXED);
-    remove:
-        if (msgctl(id, IPC_RMID, NULL) < 0 && !err) {
-            err = errno;
-            op = OP_IPC_RMID;
-        }
-        if (err)
-            return fail(s, op, err);
-        __atomic_store_n(&s->ops[OP_IPC_RMID], ++ops[OP_IPC_RMID], __ATOMIC_RELAXED);
-        count_round(s, ++n);
     }
-    return 0;
+    while (!stop_requested(s)) {
+        PHASE(OP_MSGGET, ids[i] = msgget(IPC_PRIVATE, IPC_CREAT | 0600));
+        PHASE(OP_MSGSND, msgsnd(ids[i], &msg, sizeof(msg.text), IPC_NOWAIT));
+        PHASE(OP_IPC_STAT, msgctl(ids[i], IPC_STAT, &ds));
+        PHASE(OP_MSG_STAT, (errno = msg_stat(ids[i], &mask, &ds)) ? -1 : 0);
+        uint64_t t0 = now_ns();
+        if ((err = remove_all(ids, m, s, ops, 1))) {
+            fail(s, OP_IPC_RMID, err);
+            goto out;
+        }
+        phase_ns[OP_IPC_RMID] = now_ns() - t0;
+        uint64_t r = area->repeats;
+        for (int k = 0; k < NPHASES; k++)
+            area->ns[r % MB_RING][k] = phase_ns[k];
+        __atomic_store_n(&area->repeats, r + 1, __ATOMIC_RELEASE);
+    }
+cleanup:
+    {
+        int rm = remove_all(ids, m, s, ops, 0);
+        if (!err && rm)
+            err = fail(s, OP_IPC_RMID, rm);
+    }
+out:
+    {
+        int rm = remove_all(idle, p, s, ops, 0);
+        if (!err && rm)
+            err = fail(s, OP_IPC_RMID, rm);
+    }
+    return err;
 }
 
 const struct workload_entry ipctop_sysv_multi_loops[] = {

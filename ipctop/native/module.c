@@ -321,17 +321,33 @@ static PyObject *rmid(PyObject *self, PyObject *a)
     Py_RETURN_TRUE;
 }
 
-/* Sends one 16-byte ping without blocking: wake-up markers and test plants. */
+/* Sends one ping of `size` bytes (16 by default) carrying a pair id, without
+ * blocking: wake-up markers and test plants. */
 static PyObject *msg_send(PyObject *self, PyObject *a)
 {
     int id;
     long type;
     long long pair;
-    if (!PyArg_ParseTuple(a, "ilL", &id, &type, &pair))
+    Py_ssize_t size = 16;
+    if (!PyArg_ParseTuple(a, "ilL|n", &id, &type, &pair, &size))
         return NULL;
-    struct { long mtype; int64_t pair; int64_t seq; } m = {type, pair, 0};
-    if (msgsnd(id, &m, 16, IPC_NOWAIT) < 0)
+    if (size < 1 || size > (1 << 24)) {
+        PyErr_SetString(PyExc_ValueError, "message size outside 1..16 MiB");
+        return NULL;
+    }
+    struct { long mtype; char text[]; } *m = PyMem_Calloc(1, sizeof(long) + (size_t)size);
+    if (!m)
+        return PyErr_NoMemory();
+    int64_t p64 = pair;
+    m->mtype = type;
+    memcpy(m->text, &p64, (size_t)size < sizeof(p64) ? (size_t)size : sizeof(p64));
+    int r = msgsnd(id, m, (size_t)size, IPC_NOWAIT);
+    int err = errno;
+    PyMem_Free(m);
+    if (r < 0) {
+        errno = err;
         return PyErr_SetFromErrno(PyExc_OSError);
+    }
     Py_RETURN_NONE;
 }
 
@@ -460,7 +476,7 @@ static PyMethodDef methods[] = {
     {"msg_create", msg_create, METH_VARARGS, "msg_create(key, mode) -> msqid (IPC_EXCL)"},
     {"sem_create", sem_create, METH_VARARGS, "sem_create(key, mode, values) -> semid (IPC_EXCL)"},
     {"rmid", rmid, METH_VARARGS, "rmid('msg'|'sem', id) -> False if already gone"},
-    {"msg_send", msg_send, METH_VARARGS, "msg_send(msqid, type, pair) without blocking"},
+    {"msg_send", msg_send, METH_VARARGS, "msg_send(msqid, type, pair[, size]) without blocking"},
     {"msg_drain", msg_drain, METH_VARARGS, "msg_drain(msqid, type) -> messages removed"},
     {"pair_hook", pair_hook, METH_VARARGS,
      "pair_hook(workload, 'setup'|'wake', role, args[, shm]) -> errno"},

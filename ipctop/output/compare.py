@@ -27,7 +27,9 @@ if TYPE_CHECKING:
 # What must match for a comparison to mean anything (the TUI's baseline uses
 # the first three; compare refuses any of these differing).
 SAME_KEYS = ("workload", "placement", "mode")
-MATCH_KEYS = SAME_KEYS + ("engine", "cpus", "size", "threads", "sems", "think_ns")
+MATCH_KEYS = SAME_KEYS + (
+    "engine", "cpus", "size", "threads", "sems", "think_ns", "queues", "prefill"
+)  # fmt: skip
 
 UNSETTLED = "unsettled: not judged"
 NO_INTERVAL = "no interval (n < 2)"
@@ -100,7 +102,9 @@ def _records(side: Side) -> list[Record]:
 
 
 def _describe(record: Record) -> str:
-    return "/".join(str(record.config.get(k, "?")) for k in SAME_KEYS)
+    text = "/".join(str(record.config.get(k, "?")) for k in SAME_KEYS)
+    size = record.config.get("size")  # payload bytes, in records that have it
+    return text if size is None else f"{text}/{size} B"
 
 
 def record_label(record: Record) -> str:

@@ -52,6 +52,8 @@ def is_matrix(d: Any) -> bool:
 def matrix_from_dict(d: dict[str, Any], source: str) -> MatrixRecord:
     """Validate and build; one RecordError line naming the problem otherwise."""
     name = os.path.basename(source)
+    if not isinstance(d, dict):
+        raise RecordError(f"{name} is not a matrix record (top level is not an object)")
     if d.get("schema") != SCHEMA:
         raise RecordError(f"{name} is {d.get('schema')!r}; this ipctop reads {SCHEMA}")
     cells = d.get("cells")

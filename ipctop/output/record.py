@@ -83,6 +83,7 @@ class Step:
     ops: dict[str, Any] | None = None  # per-operation rates (life-cycle workloads)
     events: list[str] = field(default_factory=list)
     windows: list[float] = field(default_factory=list)  # every run's window rates, in order
+    profile: dict[str, Any] | None = None  # optional: engine.profile.Profile.to_dict
     latency: dict[str, Any] | None = None  # optional: see output/latency_record.py
 
     def __post_init__(self) -> None:
@@ -106,6 +107,7 @@ class Step:
             "ops": self.ops,
             "events": list(self.events),
             "windows": list(self.windows),
+            **({"profile": self.profile} if self.profile is not None else {}),
             **({"latency": self.latency} if self.latency is not None else {}),
         }
 
@@ -122,6 +124,7 @@ class Step:
             ops=d.get("ops") if isinstance(d.get("ops"), dict) else None,
             events=[str(e) for e in d.get("events", [])],
             windows=[float(x) for x in d.get("windows", [])],
+            profile=d.get("profile") if isinstance(d.get("profile"), dict) else None,
             latency=d.get("latency") if isinstance(d.get("latency"), dict) else None,
         )
 

@@ -28,9 +28,11 @@ def session_config(
     engine: str,
     cpus: Sequence[int],
     interval: float,
+    size: int | None = None,
 ) -> dict[str, Any]:
     """A session's config block: a live run has no fixed duration or repeat count."""
     return {
+        **({"size": size} if size is not None else {}),
         "workload": workload,
         "placement": placement,
         "mode": mode,

@@ -40,7 +40,9 @@ from ..live.session import Session
 from ..live.sources import LiveSource, SampleSource
 from ..live.sweep import AutoSweep
 from ..signals import HANDLED, Interrupted
+from . import profile_actions
 from .contrast_floor import AA, ContrastFloor
+from .profile_actions import ProfileActions
 from .record_actions import RecordActions
 from .screens.choice import ChoiceScreen
 from .screens.help import HelpScreen
@@ -50,6 +52,7 @@ from .widgets.baseline_bar import BaselineBar
 from .widgets.cpus_panel import CpusPanel
 from .widgets.detail_panel import DetailPanel
 from .widgets.latency_panel import LatencyPanel
+from .widgets.profile_panel import ProfilePanel
 from .widgets.run_header import RunHeader
 from .widgets.scaling_panel import ScalingPanel
 from .widgets.status_line import StatusLine
@@ -78,7 +81,7 @@ class SampleArrived(Message):
         self.generation = generation
 
 
-class IpctopApp(RecordActions, App[int]):
+class IpctopApp(RecordActions, ProfileActions, App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "ipctop"
     # The first of each: below the smallest layout (widgets/too_small.py says so).
@@ -116,10 +119,12 @@ class IpctopApp(RecordActions, App[int]):
         Binding("t", "toggle_theme", "theme"),
         Binding("R", "toggle_record", "record", key_display="R"),
         Binding("b", "baseline", "baseline"),
-        Binding("f", "present", "present"),
+        Binding("v", "present", "present"),
+        *profile_actions.BINDINGS,
         Binding("l", "toggle_latency", "latency", show=False),
         Binding("h", "latency_histogram", "histogram", show=False),
         Binding("P", "toggle_curve_metric", "p99 curve", show=False),
+        Binding("x", "show_matrix", "matrix", show=False),
         Binding("ctrl+c", "interrupt", "quit", show=False, priority=True),
     ]
 
@@ -140,7 +145,8 @@ class IpctopApp(RecordActions, App[int]):
         ("t", "toggle_theme", "switch light / dark theme"),
         ("R", "toggle_record", "record the session to a JSON file / stop and save it"),
         ("b", "baseline", "overlay a record's scaling curve and Diff % / hide it"),
-        ("f", "present", "presentation: large figures and the curve, high contrast"),
+        ("v", "present", "presentation: large figures and the curve, high contrast"),
+        *profile_actions.KEYS,
         ("?", "help", "this help"),
         ("q", "quit", "quit: stop the pairs and remove every object"),
     ]
@@ -212,6 +218,7 @@ class IpctopApp(RecordActions, App[int]):
                 yield SwitchesPanel(id="switches", classes="panel")
                 yield DetailPanel(id="detail", classes="panel")
                 yield LatencyPanel(id="latency", classes="panel")
+                yield ProfilePanel(id="profile", classes="panel")
         yield TooSmall(id="too-small")
         yield StatusLine(id="status")
         yield Footer()
@@ -225,6 +232,7 @@ class IpctopApp(RecordActions, App[int]):
             "scaling": "Scaling",
             "switches": "Context switches",
             "detail": "Where the time goes",
+            "profile": "Profile (perf)",
             "latency": "Latency, last interval (l; up/down: pair)",
         }
         for wid, title in titles.items():
@@ -254,6 +262,7 @@ class IpctopApp(RecordActions, App[int]):
 
     async def on_unmount(self) -> None:
         gc.unfreeze()  # what the app held may be collected again
+        await asyncio.to_thread(self._profile_unmount)  # perf stops before the pairs
         self._records_finish(interrupted=self.signalled is not None)
         self._restore_signals()
         # Stopping joins threads and children: off the event loop.
@@ -325,7 +334,9 @@ class IpctopApp(RecordActions, App[int]):
             self.info.interval,
             self._message,
             # Only a live source raises its monitor; others have no such note.
-            getattr(self.source, "monitor_note", ""),
+            " · ".join(
+                x for x in (getattr(self.source, "monitor_note", ""), self.profile_note()) if x
+            ),
         )
         if self._paused:
             return
@@ -341,6 +352,7 @@ class IpctopApp(RecordActions, App[int]):
         if _shown(scaling):
             pairs = s.latest.pairs if s.latest is not None else None
             scaling.update_from(s, pairs)
+        self._profile_redraw()
         detail = self.detail_panel
         if self._detail_on and _shown(detail):
             live = self.source.controllable
@@ -443,6 +455,28 @@ class IpctopApp(RecordActions, App[int]):
         self.query_one("#main").set_class(self._latency_on, "-latency")  # the side column
         self._schedule_redraw()
         self._say("latency panel on" if self._latency_on else "latency panel off")
+
+    def action_show_matrix(self) -> None:
+        from .screens.path_input import PathInputScreen
+
+        self.push_screen(PathInputScreen("matrix record (ipctop matrix --json)"), self._open_matrix)
+
+    def _open_matrix(self, path: str | None) -> None:
+        import json
+
+        from ..errors import RecordError
+        from ..output.matrix_record import matrix_from_dict
+        from .screens.matrix import MatrixScreen
+
+        if not path:
+            return
+        try:
+            with open(path, encoding="utf-8") as f:
+                rec = matrix_from_dict(json.load(f), path)
+        except (OSError, ValueError, RecordError) as exc:
+            self._say(f"no matrix from {path}: {exc}", "error")
+            return
+        self.push_screen(MatrixScreen(rec))
 
     def action_toggle_curve_metric(self) -> None:
         panel = self.scaling_panel

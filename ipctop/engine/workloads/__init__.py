@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from .base import PairResources, Workload
+from .msgbench import SysvLifecycle
 from .posix import PosixMq, PosixSem
 from .signal_token import Signal
 from .streams import Eventfd, Pipe, Socket
 from .sysv import SysvMsg, SysvMsgShared, SysvSem
-from .sysv_multi import SysvLifecycle, SysvSemMulti
+from .sysv_multi import SysvSemMulti
 from .words import Futex, Spin, SpinYield
 
 _CLASSES: list[type[Workload]] = [

@@ -36,11 +36,42 @@ class Workload:
     ends_per_unit: int = 2
     #: names of the per-operation counters a loop keeps in its slot (life-cycle)
     ops: tuple[str, ...] = ()
+    #: bytes a message carries by default (its seed's), None for no payload (--size refused)
+    default_size: int | None = None
+    #: the smallest --size that still means the same round (pmsg-shared needs the pair id)
+    min_size: int = 1
+    size: int | None = None  # the run's payload, set by configure()
 
     def configure(self, config: EngineConfig) -> None:
         """Learn the run's mode, CPUs and options before check() and open()."""
         self.mode = config.mode
         self.cpus = list(config.cpus)
+        requested = getattr(config, "size", None)
+        if requested is not None and self.default_size is None:
+            raise UsageError(f"--size: {self.name} carries no payload")
+        if requested is not None and requested < self.min_size:
+            raise UsageError(
+                f"--size {requested}: {self.name} needs at least {self.min_size} bytes "
+                "(the payload carries the pair id)"
+            )
+        self.size = self.default_size if requested is None else requested
+        if self.size is not None:
+            self.check_size(self.size)
+
+    def check_size(self, size: int) -> None:
+        """Refuse a payload the kernel's limits cannot carry; raise ResourceError."""
+
+    def phase_mark(self, pairs: list) -> dict[int, int]:
+        """Where each unit's timed phases stand (msgbench); see phase_stats."""
+        return {}
+
+    def phase_stats(self, pairs: list, since: dict[int, int] | None = None) -> dict | None:
+        """Per-phase rates of a workload that times its phases itself, else None."""
+        return None
+
+    def detail_text(self) -> str:
+        """The payload as a description adds it (" · 8 B"); empty without one."""
+        return "" if self.size is None else f" · {self.size} B"
 
     def roles(self, index: int) -> tuple[str, ...]:
         """Names of unit `index`'s ends: A and B, or T0, T1, ... for other units."""

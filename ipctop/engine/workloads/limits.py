@@ -170,3 +170,49 @@ def check_msgmnb(needed_bytes: int, proc: Path = PROC) -> None:
             f"a queue must hold {needed_bytes} bytes in flight but kernel.msgmnb is {msgmnb}; "
             f"raise the sysctl kernel.msgmnb to at least {needed_bytes}"
         )
+
+
+def check_msg_size(size: int, in_flight: int, proc: Path = PROC) -> None:
+    """A SysV message of `size` bytes within kernel.msgmax, `in_flight` of them within msgmnb."""
+    msgmax = read_int(proc / "sys/kernel/msgmax")
+    if msgmax is not None and size > msgmax:
+        raise ResourceError(
+            f"--size {size} is more than kernel.msgmax ({msgmax}) allows in one SysV message; "
+            f"raise the sysctl kernel.msgmax to at least {size} or use a smaller --size"
+        )
+    check_msgmnb(size * in_flight, proc)
+
+
+def check_mq_size(size: int, proc: Path = PROC) -> None:
+    """A POSIX message of `size` bytes within fs.mqueue.msgsize_max."""
+    limit = read_int(proc / "sys/fs/mqueue/msgsize_max")
+    if limit is not None and size > limit:
+        raise ResourceError(
+            f"--size {size} is more than fs.mqueue.msgsize_max ({limit}) allows; raise the "
+            f"sysctl fs.mqueue.msgsize_max to at least {size} or use a smaller --size"
+        )
+
+
+PIPE_DEFAULT_BYTES = 65536  # a new pipe's buffer (16 pages)
+
+
+def check_pipe_size(size: int, proc: Path = PROC) -> None:
+    """A message and a one-byte stop kick must fit one pipe's buffer, or a write blocks."""
+    if size + 1 <= PIPE_DEFAULT_BYTES:
+        return
+    limit = read_int(proc / "sys/fs/pipe-max-size")
+    if limit is not None and size + 1 > limit:
+        raise ResourceError(
+            f"--size {size} needs a pipe buffer of {size + 1} bytes but fs.pipe-max-size is "
+            f"{limit}; raise the sysctl fs.pipe-max-size or use a smaller --size"
+        )
+
+
+def check_socket_size(size: int, proc: Path = PROC) -> None:
+    """A message must fit a unix socket's send buffer with room for the kernel's overhead."""
+    limit = read_int(proc / "sys/net/core/wmem_default")
+    if limit is not None and size > limit // 2:
+        raise ResourceError(
+            f"--size {size} is more than half of net.core.wmem_default ({limit}), a unix "
+            "socket's send buffer; raise the sysctl net.core.wmem_default or use a smaller --size"
+        )

@@ -17,12 +17,12 @@ from typing import Any
 from ..counters import SlotWriter
 from ..objects import _native
 from .base import PairResources, Workload
-from .limits import check_fds, check_mq_count, check_mqueue, mq_error
+from .limits import check_fds, check_mq_count, check_mq_size, check_mqueue, mq_error
 from .shared import area_pair, native_hook, tracker
 
 MODE = 0o600
 MQ_MAXMSG = 4  # the token and a wake-up kick must both fit, with room to spare
-MQ_MSGSIZE = 16
+MQ_MSGSIZE = 8  # no seed: as sysv-msg (pmsg), so the two queues compare like for like
 
 try:
     import posix_ipc
@@ -105,7 +105,7 @@ class PosixSem(Workload):
 class _Queue:
     """One named queue: its descriptor (native) or posix_ipc object (Python)."""
 
-    def __init__(self, tag: str, python: bool) -> None:
+    def __init__(self, tag: str, python: bool, size: int) -> None:
         self.name = unique_name(tag)
         self.handle: Any = None
         self.fd = -1
@@ -118,10 +118,10 @@ class _Queue:
                     posix_ipc.O_CREX,
                     mode=MODE,
                     max_messages=MQ_MAXMSG,
-                    max_message_size=MQ_MSGSIZE,
+                    max_message_size=size,
                 )
             else:
-                self.fd = _native.mq_create(self.name, MODE, MQ_MAXMSG, MQ_MSGSIZE)
+                self.fd = _native.mq_create(self.name, MODE, MQ_MAXMSG, size)
         except OSError as exc:
             raise mq_error(exc, self.name) from exc
         if self.tracker is not None:
@@ -152,22 +152,28 @@ class _Queue:
 class PosixMq(Workload):
     name = "posix-mq"
     original = "POSIX message queues"
-    summary = "two POSIX queues per pair (/ipctop-<pid>-<n>-a|b); mq_receive mine, mq_send peer"
+    summary = (
+        "two POSIX queues per pair (/ipctop-<pid>-<n>-a|b); mq_receive mine, mq_send peer, 8 bytes"
+    )
     python_unavailable = None if posix_ipc is not None else _NO_POSIX_IPC
+    default_size = MQ_MSGSIZE
 
     def __init__(self) -> None:
         self.queues = 0
 
+    def check_size(self, size: int) -> None:
+        check_mq_size(size)
+
     def open(self, engine: str) -> None:
-        check_mqueue(MQ_MAXMSG, MQ_MSGSIZE)
+        check_mqueue(MQ_MAXMSG, self.size)
 
     def create_pair(self, index: int, engine: str) -> PairResources:
         check_mq_count(self.queues, 2)
         check_fds(2, "a posix-mq pair")
         python = engine == "python"
-        a = _Queue("a", python)
+        a = _Queue("a", python, self.size)
         try:
-            b = _Queue("b", python)
+            b = _Queue("b", python, self.size)
         except BaseException:
             a.remove()
             raise
@@ -181,14 +187,16 @@ class PosixMq(Workload):
         if python:
             return PairResources(args=((), ()), py=((a, b), (b, a)), closers=[remove])
         return PairResources(
-            args=((a.fd, b.fd), (b.fd, a.fd)), py=((a, b), (b, a)), closers=[remove]
+            args=((a.fd, b.fd, self.size), (b.fd, a.fd, self.size)),
+            py=((a, b), (b, a)),
+            closers=[remove],
         )
 
     def wake(self, res: PairResources, index: int) -> None:
         for role, (mine, _) in enumerate(res.py):
             if mine.handle is not None:
                 try:
-                    mine.handle.send(bytes(MQ_MSGSIZE), timeout=0)
+                    mine.handle.send(b"\0", timeout=0)
                 except posix_ipc.BusyError:
                     continue  # full: it holds something for that end already
             elif mine.fd >= 0:
@@ -196,7 +204,7 @@ class PosixMq(Workload):
 
     def python_loop(self, res: PairResources, role: int, writer: SlotWriter) -> int:
         mine, peer = (q.handle for q in res.py[role])
-        buf = bytes(MQ_MSGSIZE)
+        buf = bytes(self.size)
         n = 0
         try:
             if role == 0:

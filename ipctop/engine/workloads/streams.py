@@ -9,20 +9,27 @@ does not wake a thread blocked in read() on Linux.
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import socket
 from functools import partial
 
 from ..counters import SlotWriter
 from .base import PairResources, Workload
-from .limits import check_fds, fd_error
+from .limits import PIPE_DEFAULT_BYTES, check_fds, check_pipe_size, check_socket_size, fd_error
+
+F_SETPIPE_SZ = 1031
 
 
 class _Stream(Workload):
     #: descriptors one pair holds open
     fds_per_pair = 2
-    #: bytes per message: eventfd moves an 8-byte counter
-    msg_len = 1
+    #: one byte by default, as perf bench sched pipe's token; --size changes it
+    default_size: int | None = 1
+
+    @property
+    def msg_len(self) -> int:
+        return self.size or 1
 
     def _open(self) -> tuple[list[int], list[object], tuple[int, int, int, int]]:
         """(descriptors to close, objects to close, (A in, A out, B in, B out))."""
@@ -51,22 +58,31 @@ class _Stream(Workload):
     def _token(self) -> bytes:
         return (1).to_bytes(self.msg_len, "little")
 
+    def _kick(self) -> bytes:
+        # A reader sees the stop flag after any read, so one byte wakes it;
+        # eventfd reads and writes only its 8-byte counter.
+        return self._token()[:1] if self.name != "eventfd" else self._token()
+
     def wake(self, res: PairResources, index: int) -> None:
         for _, _, kick in res.py:
-            os.write(kick, self._token())
+            os.write(kick, self._kick())
 
     def python_loop(self, res: PairResources, role: int, writer: SlotWriter) -> int:
         fd_in, fd_out, _ = res.py[role]
         token, size, n = self._token(), self.msg_len, 0
         try:
             if role == 0:
-                os.write(fd_out, token)
+                _write_all(fd_out, token)
             while not writer.stopped():
-                if not os.read(fd_in, size):
-                    return 0 if writer.stopped() else errno.EPIPE
-                if writer.stopped():
-                    break
-                os.write(fd_out, token)
+                have = 0
+                while have < size:  # a large message may come in parts
+                    got = len(os.read(fd_in, size - have))
+                    if not got:
+                        return 0 if writer.stopped() else errno.EPIPE
+                    if writer.stopped():
+                        return 0
+                    have += got
+                _write_all(fd_out, token)
                 n += 1
                 writer.rounds(n)
         except OSError as exc:
@@ -74,11 +90,20 @@ class _Stream(Workload):
         return 0
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 class Pipe(_Stream):
     name = "pipe"
     original = "perf bench sched pipe / ctxbench -p"
-    summary = "two pipes per pair; read 1 byte from mine, write 1 byte to the peer's"
+    summary = "two pipes per pair; read 1 byte (--size) from mine, write it to the peer's"
     fds_per_pair = 4
+
+    def check_size(self, size: int) -> None:
+        check_pipe_size(size)
 
     def _open(self) -> tuple[list[int], list[object], tuple[int, int, int, int]]:
         to_a = os.pipe()
@@ -88,13 +113,26 @@ class Pipe(_Stream):
             os.close(to_a[0])
             os.close(to_a[1])
             raise
-        return [*to_a, *to_b], [], (to_a[0], to_b[1], to_b[0], to_a[1])
+        fds = [*to_a, *to_b]
+        if self.msg_len + 1 > PIPE_DEFAULT_BYTES:
+            # A message and a kick must fit, or the stop kick could block.
+            try:
+                for fd in (to_a[1], to_b[1]):
+                    fcntl.fcntl(fd, F_SETPIPE_SZ, self.msg_len + 1)
+            except OSError:
+                for fd in fds:
+                    os.close(fd)
+                raise
+        return fds, [], (to_a[0], to_b[1], to_b[0], to_a[1])
 
 
 class Socket(_Stream):
     name = "socket"
     original = "hackbench's transport"
-    summary = "one AF_UNIX stream socketpair per pair; 1 byte each way"
+    summary = "one AF_UNIX stream socketpair per pair; 1 byte (--size) each way"
+
+    def check_size(self, size: int) -> None:
+        check_socket_size(size)
 
     def _open(self) -> tuple[list[int], list[object], tuple[int, int, int, int]]:
         a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -110,7 +148,11 @@ class Eventfd(_Stream):
     name = "eventfd"
     original = "eventfd"
     summary = "two eventfds per pair; read mine (8-byte counter), write 1 to the peer's"
-    msg_len = 8
+    default_size = None  # an 8-byte counter, not a payload
+
+    @property
+    def msg_len(self) -> int:
+        return 8
 
     def _open(self) -> tuple[list[int], list[object], tuple[int, int, int, int]]:
         a = os.eventfd(0)

@@ -8,10 +8,15 @@ import struct
 from ..counters import SlotWriter
 from ..objects import _native, create_queue, create_sem_array, create_single_sem
 from .base import PairResources, Workload
-from .limits import check_msg_queues, check_msgmnb, check_sem_array
+from .limits import check_msg_queues, check_msg_size, check_msgmnb, check_sem_array
 
-_PING = struct.Struct("<qq")  # pair id, padding: the originals' 16-byte payload
 STOP_MARKER = -1
+
+
+def ping(pair: int, size: int) -> bytes:
+    """A payload of `size` bytes whose first (up to) 8 carry the pair id."""
+    head = struct.pack("<q", pair)
+    return head[:size] if size <= len(head) else head + bytes(size - len(head))
 
 
 def _sysv_errno(exc: Exception) -> int:
@@ -25,34 +30,44 @@ def _sysv_errno(exc: Exception) -> int:
 class SysvMsg(Workload):
     name = "sysv-msg"
     original = "pmsg"
-    summary = "one SysV message queue per pair; msgrcv(mine) then msgsnd(peer), 16 bytes"
+    summary = "one SysV message queue per pair; msgrcv(mine) then msgsnd(peer), 8 bytes"
+    default_size = 8  # pmsg's DATASIZE
+
+    def check_size(self, size: int) -> None:
+        check_msg_size(size, 1)  # one message in flight: the queue is removed to stop
 
     def create_pair(self, index: int, engine: str) -> PairResources:
         check_msg_queues(1)
-        check_msgmnb(_PING.size)
-        q = create_queue(python=engine == "python")
+        check_msgmnb(self.size)
+        q = create_queue(python=engine == "python", max_size=self.size)
+        size = self.size
         return PairResources(
-            args=((q.id, 1, 2, index, 0), (q.id, 2, 1, index, 0)),
+            args=((q.id, 1, 2, index, 0, size), (q.id, 2, 1, index, 0, size)),
             objects=[q],
             py=((q, 1, 2, index, False), (q, 2, 1, index, False)),
         )
 
     def python_loop(self, res: PairResources, role: int, writer: SlotWriter) -> int:
         q, mine, peer, pair, check = res.py[role]
-        return _msg_loop(q.handle, mine, peer, pair, check, role, writer)
+        return _msg_loop(q.handle, mine, peer, pair, check, role, writer, self.size)
 
 
 class SysvMsgShared(SysvMsg):
     name = "sysv-msg-shared"
     original = "pmsg-shared"
-    summary = "ONE queue for all pairs; pair p uses types 3p+6/3p+7; pair id checked"
+    summary = "ONE queue for all pairs; pair p uses types 3p+6/3p+7; pair id checked, 16 bytes"
+    default_size = 16  # pmsg-shared's payload
+    min_size = 8  # the pair id
 
     def __init__(self) -> None:
         self.queue = None
 
+    def check_size(self, size: int) -> None:
+        check_msg_size(size, 3)  # pair 0's ping and, while it stops, its two markers
+
     def open(self, engine: str) -> None:
         check_msg_queues(1)
-        self.queue = create_queue(python=engine == "python")
+        self.queue = create_queue(python=engine == "python", max_size=self.size)
 
     def close(self) -> None:
         if self.queue is not None:
@@ -65,11 +80,12 @@ class SysvMsgShared(SysvMsg):
 
     def create_pair(self, index: int, engine: str) -> PairResources:
         # One ping per pair in flight, plus the two stop markers of a pair being removed.
-        check_msgmnb(_PING.size * (index + 1 + 2))
+        check_msgmnb(self.size * (index + 1 + 2))
         q = self.queue
         a, b = self.types(index)
+        size = self.size
         return PairResources(
-            args=((q.id, a, b, index, 1), (q.id, b, a, index, 1)),
+            args=((q.id, a, b, index, 1, size), (q.id, b, a, index, 1, size)),
             py=((q, a, b, index, True), (q, b, a, index, True)),
         )
 
@@ -77,9 +93,9 @@ class SysvMsgShared(SysvMsg):
         """Put one ping on the shared queue without blocking (markers, test plants)."""
         q = self.queue
         if q.handle is not None:
-            q.handle.send(_PING.pack(pair, 0), block=False, type=mtype)
+            q.handle.send(ping(pair, self.size), block=False, type=mtype)
         else:
-            _native.msg_send(q.id, mtype, pair)
+            _native.msg_send(q.id, mtype, pair, self.size)
 
     def wake(self, res: PairResources, index: int) -> None:
         # The queue is shared, so no IPC_RMID: a stop marker wakes each end.
@@ -109,28 +125,30 @@ def _drain(q, mtype: int) -> None:
             return
 
 
-def _msg_loop(q, mine: int, peer: int, pair: int, check: bool, role: int, w: SlotWriter) -> int:
+def _msg_loop(
+    q, mine: int, peer: int, pair: int, check: bool, role: int, w: SlotWriter, size: int
+) -> int:
     import sysv_ipc
 
-    ping = _PING.pack(pair, 0)
+    payload = ping(pair, size)
     n = errors = 0
     try:
         if role == 0:
-            q.send(ping, type=peer)
+            q.send(payload, type=peer)
         while not w.stopped():
             try:
                 msg, _ = q.receive(type=mine)
             except InterruptedError:
                 continue
             if check:
-                got = _PING.unpack_from(msg)[0]
+                got = struct.unpack_from("<q", msg)[0]
                 if got != pair:
                     if got == STOP_MARKER and w.stopped():
                         break
                     errors += 1
                     w.error(errors, got)
                     continue
-            q.send(ping, type=peer)
+            q.send(payload, type=peer)
             n += 1
             w.rounds(n)
     except sysv_ipc.Error as exc:

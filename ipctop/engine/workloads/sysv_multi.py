@@ -1,9 +1,8 @@
-"""The SysV workloads that are not ping-pongs: semop-multi and msgbench.
+"""semop-multi: many threads on random semaphores of ONE array (msgbench is msgbench.py).
 
-A unit is what a sweep adds per step. For sysv-sem-multi it is the threads
-of one CPU (T / number of CPUs), all on the ONE shared array; for
-sysv-lifecycle it is one thread. Neither ever blocks for long, so the stop
-flag alone ends them.
+A unit is what a sweep adds per step: the threads of one CPU (T / number of
+CPUs), all on the ONE shared array. Nothing blocks for long, so the stop flag
+alone ends them.
 """
 
 from __future__ import annotations
@@ -11,17 +10,12 @@ from __future__ import annotations
 import secrets
 
 from ...errors import UsageError
-from ..objects import KEY_PREFIX, SysvObject, create_sem_array
+from ..objects import SysvObject, create_sem_array
 from .base import PairResources, Workload
-from .limits import check_msg_queues, check_sem_array
-from .shared import tracker
+from .limits import check_sem_array
 
 THREADS_PER_CPU = 4
 DEFAULT_SEMS = 128
-#: the life-cycle ops, in the order of the native loop's ops[] counters
-LIFECYCLE_OPS = ("msgget", "msgsnd", "IPC_STAT", "MSG_STAT", "IPC_RMID")
-_TAG_BITS = 0xFFF  # the random part of a key under a reaper's tag
-_ALL_BITS = 0xFFFFFF
 
 
 def _seed() -> int:
@@ -97,34 +91,3 @@ class SysvSemMulti(Workload):
 
     def wake(self, res: PairResources, index: int) -> None:
         """Nothing to do: every semaphore is released by the thread that took it."""
-
-
-class SysvLifecycle(Workload):
-    name = "sysv-lifecycle"
-    original = "msgbench"
-    summary = (
-        "each thread loops msgget(IPC_CREAT|IPC_EXCL), msgsnd, msgctl IPC_STAT, MSG_STAT, "
-        "IPC_RMID; one thread per unit; each operation counted"
-    )
-    python_unavailable = "sysv_ipc has no msgctl(MSG_STAT)"
-    ends_per_unit = 1
-    ops: tuple[str, ...] = LIFECYCLE_OPS
-
-    def place_unit(
-        self, placement: str, cpus: list[int], index: int, cpu: int | None = None
-    ) -> tuple[int | None, ...]:
-        if placement == "free":
-            return (None,)
-        n = len(cpus)
-        return (cpu if cpu is not None and cpu in cpus else cpus[index % n],)
-
-    def create_pair(self, index: int, engine: str) -> PairResources:
-        # Each thread holds at most one queue at a time: reserve one per unit so far.
-        t = tracker()
-        check_msg_queues(index + 1, skip_tag=t.tag if t is not None else None)
-        # Under a reaper the keys carry its tag, so a killed run's queues are found by tag.
-        base, mask = (t.key_base, _TAG_BITS) if t is not None else (KEY_PREFIX, _ALL_BITS)
-        return PairResources(args=((base, mask, _seed()),), py=(None,))
-
-    def wake(self, res: PairResources, index: int) -> None:
-        """Nothing to do: the loop never blocks, and removes its queue before it stops."""

@@ -1,0 +1,191 @@
+"""sysv-lifecycle: msgbench's phases over M queues, each phase timed on its own.
+
+msgbench made 32768 queues and timed each call as a phase over all of them:
+msgget of every queue, then msgsnd to each, IPC_STAT of each, MSG_STAT of
+each, IPC_RMID of each, repeated, with the average, stddev, min and max of each
+phase. A unit is one thread doing exactly that in the native loop over its
+own M queues (IPC_PRIVATE, as the seeds made theirs); `--prefill P` first
+makes P idle queues per thread, so the phases allocate and look up in a
+fuller id space. The loop lists every live id in a file-backed area, which the
+reaper reads if ipctop is killed.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import statistics
+import struct
+import tempfile
+from contextlib import suppress
+from typing import Any
+
+from ...errors import ResourceError
+from ..reaper import IDS_OFFSET, session_dir
+from .base import PairResources, Workload
+from .limits import PROC, read_int, sysv_sets_in_use
+from .shared import tracker
+
+#: the phases, in the order of the native loop's ops[] counters and ring entries
+LIFECYCLE_OPS = ("msgget", "msgsnd", "IPC_STAT", "MSG_STAT", "IPC_RMID")
+SEED_QUEUES = 32768  # msgbench's, with msgmni raised to match
+RING = 64  # repeats the area keeps (MB_RING in loops_sysv_multi.c)
+_RING_AT = 64  # offset of the ring: after the repeats word and its padding
+_ENTRY = struct.Struct(f"<{len(LIFECYCLE_OPS)}Q")
+
+
+def phase_table(stats: dict[str, dict]) -> list[list[str]]:
+    """Rows of operation, rate/s (sum over threads), avg, stddev, min, max, repeats."""
+    return [
+        [name, f"{s['per_s']:,.0f}", f"{s['avg']:,.0f}", f"{s['stddev']:,.0f}",
+         f"{s['min']:,.0f}", f"{s['max']:,.0f}", str(s.get("n", ""))]
+        for name, s in stats.items()
+    ]  # fmt: skip
+
+
+class _Area:
+    """A unit's shared area in a file the reaper can read after a SIGKILL."""
+
+    def __init__(self, queues: int) -> None:
+        size = IDS_OFFSET + 4 * queues
+        fd, self.path = tempfile.mkstemp(prefix="msgbench-", dir=session_dir())
+        try:
+            os.ftruncate(fd, size)
+            self.map = mmap.mmap(fd, size)
+        except BaseException:
+            os.close(fd)
+            os.unlink(self.path)
+            raise
+        os.close(fd)
+        self.tracker = tracker()
+        if self.tracker is not None:
+            self.tracker.announce(f"+ ids {self.path}")
+
+    def repeats(self) -> int:
+        return struct.unpack_from("<Q", self.map, 0)[0]
+
+    def entry(self, repeat: int) -> tuple[int, ...]:
+        return _ENTRY.unpack_from(self.map, _RING_AT + (repeat % RING) * _ENTRY.size)
+
+    def close(self) -> None:
+        with suppress(BufferError, ValueError):  # an end that did not stop still maps it
+            self.map.close()
+        with suppress(FileNotFoundError):
+            os.unlink(self.path)
+        if self.tracker is not None:
+            self.tracker.announce(f"- ids {self.path}")
+
+
+class SysvLifecycle(Workload):
+    name = "sysv-lifecycle"
+    original = "msgbench"
+    summary = (
+        "msgbench: phases over M queues (default 32768, capped by kernel.msgmni): msgget of "
+        "all, msgsnd, IPC_STAT, MSG_STAT, IPC_RMID of each; each phase timed per repeat"
+    )
+    python_unavailable = "sysv_ipc has no msgctl(MSG_STAT)"
+    ends_per_unit = 1
+    ops: tuple[str, ...] = LIFECYCLE_OPS
+
+    def configure(self, config: Any, proc=PROC) -> None:
+        super().configure(config)
+        self.prefill = getattr(config, "prefill", 0) or 0
+        requested = getattr(config, "queues", None)
+        msgmni = read_int(proc / "sys/kernel/msgmni")
+        used = len(sysv_sets_in_use("msg", proc))
+        self.free = None if msgmni is None else msgmni - used
+        self.cap_note = ""
+        n = len(self.cpus)
+        if requested is not None:
+            self.queues = requested
+            if self.free is not None and requested + self.prefill > self.free:
+                raise ResourceError(
+                    f"--queues {requested}{self._plus()} would pass kernel.msgmni ({msgmni}, "
+                    f"{used} in use); raise the sysctl kernel.msgmni or use fewer --queues"
+                )
+            return
+        self.queues = SEED_QUEUES
+        if self.free is not None and (SEED_QUEUES + self.prefill) * n > self.free:
+            self.queues = self.free // n - self.prefill
+            self.cap_note = (
+                f"msgbench's {SEED_QUEUES} capped by kernel.msgmni {msgmni} ({used} in use) "
+                f"over {n} CPU{'s' if n > 1 else ''}"
+            )
+            if self.queues < 1:
+                raise ResourceError(
+                    f"no room for queues{self._plus()} under kernel.msgmni ({msgmni}, {used} "
+                    "in use); raise the sysctl kernel.msgmni or use a smaller --prefill"
+                )
+
+    def _plus(self) -> str:
+        return f" + {self.prefill} prefilled" if self.prefill else ""
+
+    def detail_text(self) -> str:
+        note = f", {self.cap_note}" if self.cap_note else ""
+        fill = f" · {self.prefill} prefilled" if self.prefill else ""
+        return f" · {self.queues} queues{note}{fill}"
+
+    def place_unit(
+        self, placement: str, cpus: list[int], index: int, cpu: int | None = None
+    ) -> tuple[int | None, ...]:
+        if placement == "free":
+            return (None,)
+        n = len(cpus)
+        return (cpu if cpu is not None and cpu in cpus else cpus[index % n],)
+
+    def create_pair(self, index: int, engine: str) -> PairResources:
+        per_unit = self.queues + self.prefill
+        if self.free is not None and per_unit * (index + 1) > self.free:
+            raise ResourceError(
+                f"{index + 1} threads of {per_unit} queues would pass kernel.msgmni "
+                f"({self.free} free); raise the sysctl kernel.msgmni or use fewer --queues"
+            )
+        area = _Area(per_unit)
+        return PairResources(
+            args=((self.queues, self.prefill),), shm=area.map, py=(area,), closers=[area.close]
+        )
+
+    def wake(self, res: PairResources, index: int) -> None:
+        """Nothing to do: the loop looks at its stop flag every 256 calls, then removes all."""
+
+    def phase_mark(self, pairs: list) -> dict[int, int]:
+        """Repeats each unit has finished so far; phase_stats(since=) counts the ones after."""
+        return {p.index: p.res.py[0].repeats() for p in pairs if p.res.py[0] is not None}
+
+    def phase_stats(self, pairs: list, since: dict[int, int] | None = None) -> dict | None:
+        """{phase: per_s (sum over threads), avg, stddev, min, max, n} of per-repeat rates.
+
+        A phase's rate in one repeat is M calls over that phase's time. With
+        `since`, only repeats finished after that mark (at most the ring's 64).
+        """
+        rates: list[list[float]] = [[] for _ in LIFECYCLE_OPS]
+        per_thread: list[list[float]] = [[] for _ in LIFECYCLE_OPS]
+        for p in pairs:
+            area = p.res.py[0]
+            if area is None:
+                continue
+            done = area.repeats()
+            first = max((since or {}).get(p.index, 0), done - RING + 1, 0)
+            mine: list[list[float]] = [[] for _ in LIFECYCLE_OPS]
+            for r in range(first, done):
+                for k, ns in enumerate(area.entry(r)):
+                    if ns:
+                        mine[k].append(self.queues / (ns / 1e9))
+            for k, got in enumerate(mine):
+                rates[k].extend(got)
+                if got:
+                    per_thread[k].append(statistics.fmean(got))
+        if not any(rates):
+            return None
+        out = {}
+        for name, rs, means in zip(LIFECYCLE_OPS, rates, per_thread):
+            if rs:
+                out[name] = {
+                    "per_s": sum(means),
+                    "avg": statistics.fmean(rs),
+                    "stddev": statistics.stdev(rs) if len(rs) > 1 else 0.0,
+                    "min": min(rs),
+                    "max": max(rs),
+                    "n": len(rs),
+                }
+        return out
