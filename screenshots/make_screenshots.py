@@ -98,7 +98,7 @@ async def story(out: Path) -> None:
             await shoot(app, pilot, out, "baseline.svg")
             await pilot.press("n")
             await shoot(app, pilot, out, "present.svg")
-            await pilot.press("v")
+            await pilot.press("F")
             await pilot.press("question_mark")
             await shoot(app, pilot, out, "help.svg")
     finally:

@@ -1,4 +1,4 @@
-"""Presentation mode: key v and --present, large figures, the curve, a verdict, 7:1 contrast."""
+"""Presentation mode: key F and --present, large figures, the curve, a verdict, 7:1 contrast."""
 
 from __future__ import annotations
 
@@ -28,12 +28,12 @@ def figure(a: IpctopApp, wid: str) -> str:
     return str(digits.value)
 
 
-def test_fake_fixed_run_v_shows_the_figures_and_raises_the_contrast_floor() -> None:
+def test_fake_fixed_run_F_shows_the_figures_and_raises_the_contrast_floor() -> None:
     async def go() -> None:
         a = app()
         async with a.run_test(size=(120, 40)) as pilot:
             await settle(pilot)
-            await pilot.press("v")
+            await pilot.press("F")
             await pilot.pause(0.3)
             a.redraw_now()
             await pilot.pause(0.2)
@@ -44,7 +44,7 @@ def test_fake_fixed_run_v_shows_the_figures_and_raises_the_contrast_floor() -> N
             assert figure(a, "fig-total") == total
             assert "engine native" in str(a.screen.query_one("#present-title").render())
             assert a._contrast_floor.minimum == AAA
-            await pilot.press("v")
+            await pilot.press("F")
             await pilot.pause(0.2)
             assert not isinstance(a.screen, PresentScreen)
             assert a._contrast_floor.minimum == AA
@@ -55,7 +55,7 @@ def test_fake_fixed_run_v_shows_the_figures_and_raises_the_contrast_floor() -> N
 def test_fake_fixed_run_presentation_snapshot(snap_compare) -> None:
     async def present(pilot) -> None:
         await settle(pilot)
-        await pilot.press("v")
+        await pilot.press("F")
         await pilot.pause(0.3)
         pilot.app.redraw_now()
         await pilot.pause(0.2)
@@ -147,7 +147,7 @@ def test_fake_fixed_run_with_a_baseline_without_a_curve_draws_and_says_so(tmp_pa
             await pilot.pause(0.3)
             verdict = str(a.screen.query_one("#present-verdict").render())
             assert "has no scaling curve" in verdict
-            await pilot.press("v")
+            await pilot.press("F")
             await pilot.pause(0.3)
             a.redraw_now()
             await pilot.pause(0.3)

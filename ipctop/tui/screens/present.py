@@ -1,4 +1,4 @@
-"""Presentation mode (key v, --present): the figures for the back of a room.
+"""Presentation mode (key F, --present): the figures for the back of a room.
 
 Total ops/s, pairs and scalability % in large digits, the curve against the
 ideal, and against a baseline its Diff % with a verdict that says "no
@@ -85,7 +85,7 @@ class Figure(Vertical):
 
 
 class PresentScreen(Screen[None]):
-    BINDINGS = [Binding("v,escape", "close", "leave presentation", key_display="v")]
+    BINDINGS = [Binding("F,escape", "close", "leave presentation", key_display="F")]
 
     DEFAULT_CSS = """
     PresentScreen { layout: vertical; background: $background; }
