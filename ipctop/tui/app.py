@@ -315,7 +315,8 @@ class IpctopApp(RecordActions, ProfileActions, App[int]):
         # Never over a short window: /proc counts CPU in 10 ms ticks, so one tick
         # in the 18 ms after a throttled redraw read as 54 % (screenshots/scaling.svg).
         since = self._last_redraw - self._own_cpu_at
-        if since >= OWN_CPU_EVERY or (read_cpu and since >= OWN_CPU_MIN_WINDOW):
+        first = self._own_cpu_value is None  # "measuring" until a first reading
+        if since >= OWN_CPU_EVERY or (read_cpu and (first or since >= OWN_CPU_MIN_WINDOW)):
             self._own_cpu_value = self._own_cpu(self.source.pair_tids())
             self._own_cpu_at = self._last_redraw
         notes = []
