@@ -12,7 +12,8 @@ from ipctop.analysis.scaling import ScalingPoint
 from ipctop.analysis.stats import IMPROVEMENT, NO_DIFFERENCE, REGRESSION
 from ipctop.errors import EXIT_USAGE, UsageError
 from ipctop.output.compare import NO_INTERVAL, UNSETTLED, compare, format_comparison
-from ipctop.output.record import Record, Step, read_record, write_record
+from ipctop.output.record import Record, Step
+from ipctop.output.record_io import read_record, write_record
 
 Q6600_2622 = [4.79e6, 9.40e6, 13.58e6, 18.10e6]
 Q6600_2624 = [4.01e6, 7.58e6, 8.04e6, 5.13e6]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ipctop.engine.config import EngineConfig
-from ipctop.engine.costs import CostTracker, costs_of, na
+from ipctop.engine.costs import CostTracker, na
 from ipctop.engine.engine import Engine
 from ipctop.engine.sample import IpiSample, ThreadSample
 from ipctop.engine.sampler import Sampler
@@ -106,7 +106,7 @@ def test_live_costs_of_a_real_pair() -> None:
         sampler.detail = True
         sampler.sample()
         time.sleep(0.3)
-        c = costs_of(sampler.sample())
+        c = sampler.sample().costs
     assert c is not None and len(c.threads) == 2
     assert all(t.cpu_us_per_round and t.cpu_us_per_round > 0 for t in c.threads)
     assert c.rtt_us and c.rtt_us[0][1] > 0

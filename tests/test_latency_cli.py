@@ -9,7 +9,7 @@ import pytest
 from conftest import run_cli
 
 from ipctop.engine.objects import _native
-from ipctop.output.record import read_record
+from ipctop.output.record_io import read_record
 
 native = pytest.mark.skipif(_native is None, reason="the native extension is not built")
 QUICK = ("--seconds", "0.6", "--warmup", "0", "--repeat", "2", "--cpus", "0")
@@ -53,7 +53,8 @@ def test_sweep_records_percentiles_per_step_and_pair_and_compare_shows_them(tmp_
 
 
 def _record(path, latency=None):
-    from ipctop.output.record import Record, Step, write_record
+    from ipctop.output.record import Record, Step
+    from ipctop.output.record_io import write_record
 
     config = {"workload": "sysv-msg", "placement": "same", "mode": "threads",
               "engine": "native", "cpus": [0], "seconds": 1, "warmup": 0,

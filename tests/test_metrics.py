@@ -208,25 +208,6 @@ def test_another_host_is_served_only_with_a_warning() -> None:
     assert "ipctop: warning: metrics on 0.0.0.0, not loopback" in r.stderr
 
 
-def test_fake_latency_histogram_in_a_sample_is_exposed_per_end() -> None:
-    """No engine on main times rounds yet: a synthetic sample carries the documented shape."""
-    t = ThreadSample(pair=0, role="A", tid=1, bound_cpu=0, last_cpu=0, rounds=10, ops_per_s=5.0)
-    lat = {"bounds_ns": [1000, 10000], "ends": [{"pair": 0, "role": "A", "counts": [3, 5, 2],
-           "sum_ns": 60000}]}  # fmt: skip
-    sample = Sample(t=1, dt=1, pairs=1, threads=(t,), total_ops_per_s=5.0, extra={"latency": lat})
-    with MetricsEndpoint(MetricsAddress("127.0.0.1", 0)) as ep:
-        ep.board.publish(sample, RunLabels("sysv-msg", "same", "threads", "native"))
-        got = scrape(ep.url)
-    buckets = {
-        s.labels["le"]: s.value
-        for s in got["ipctop_round_latency_seconds"]
-        if s.name.endswith("_bucket")
-    }
-    assert buckets == {"1e-06": 3, "1e-05": 8, "+Inf": 10}
-    (count,) = [s for s in got["ipctop_round_latency_seconds"] if s.name.endswith("_count")]
-    assert count.value == 10
-
-
 def test_an_endpoint_without_a_sample_yet_serves_only_its_info() -> None:
     with MetricsEndpoint(MetricsAddress("127.0.0.1", 0), MetricsBoard(host="box7")) as ep:
         got = scrape(ep.url)
@@ -271,6 +252,7 @@ def test_the_grafana_dashboard_asks_only_for_series_ipctop_serves() -> None:
     import json
 
     from ipctop.analysis.scaling import ScalingPoint
+    from ipctop.engine.latency import PairLatency
     from ipctop.engine.sample import CpuSample, IpiSample
     from ipctop.output.metrics import SampleCollector
 
@@ -279,11 +261,11 @@ def test_the_grafana_dashboard_asks_only_for_series_ipctop_serves() -> None:
     asked = {n for e in exprs for n in re.findall(r"\b(ipctop_[a-z_]+)\b", e)}
     t = ThreadSample(pair=0, role="A", tid=1, bound_cpu=0, last_cpu=0, rounds=10, ops_per_s=5.0)
     summary = {"n": 9, "mean": 2e3, "p50": 1e3, "p99": 5e3, "p999": 6e3, "max": 7e3}
-    lat = [{"pair": 0, "rtt": summary, "oneway": summary}]
+    lat = (PairLatency.from_dict({"pair": 0, "rtt": summary, "oneway": summary}),)
     sample = Sample(
         t=1, dt=1, pairs=1, threads=(t,), total_ops_per_s=5.0, ctxt_per_s=3.0,
         cpus=(CpuSample(0, 10, 20, 0, 70),), ipis=(IpiSample(0, 1.0, 2.0),),
-        extra={"latency": lat},
+        latency=lat,
     )  # fmt: skip
     board = MetricsBoard()
     labels = RunLabels("sysv-msg", "same", "threads", "native")

@@ -18,7 +18,8 @@ from ipctop.engine.profile import Profile, perf_status
 from ipctop.engine.profile.parse import tally
 from ipctop.engine.profile.span import SpanProfiler
 from ipctop.live.measure import measure_engine
-from ipctop.output.record import Record, Step, read_record, write_record
+from ipctop.output.record import Record, Step
+from ipctop.output.record_io import read_record, write_record
 
 CPUS = sorted(os.sched_getaffinity(0))[:2]
 STATUS = perf_status(CPUS)
@@ -64,9 +65,9 @@ def test_ab_sysv_sem_against_sysv_msg_puts_each_syscall_path_at_its_end(tmp_path
     box = read_box().to_dict()
     paths = []
     for name, profile, run in (("sem", sem, sem_run), ("msg", msg, msg_run)):
-        rec = Record(kind="sweep", box=box, config={"workload": f"sysv-{name}"})
-        rec.config.update(placement="same", mode="threads", engine="native", cpus=CPUS)
-        rec.config.update(seconds=3.0, warmup=0.5, repeat=1, interval=None)
+        config = {"workload": f"sysv-{name}", "placement": "same", "mode": "threads"}
+        config.update(engine="native", cpus=CPUS, seconds=3.0, warmup=0.5, repeat=1, interval=None)
+        rec = Record(kind="sweep", box=box, config=config)
         rec.steps.append(
             Step(
                 pairs=1,

@@ -20,11 +20,10 @@ from ipctop.output.record import (
     Record,
     Step,
     StepThread,
-    read_record,
     record_points,
     validate_record_dict,
-    write_record,
 )
+from ipctop.output.record_io import read_record, write_record
 from ipctop.output.tables import format_matrix
 
 CONFIG = {
@@ -277,18 +276,18 @@ def test_read_not_a_record(tmp_path: Path) -> None:
         (lambda d: d["config"].pop("placement"), "config.placement is missing"),
         (
             lambda d: d["config"].update(cpus=[0, -1]),
-            "config.cpus[1] should be a CPU number, not -1",
+            "config.cpus[1] is negative (-1)",
         ),
         (lambda d: d.update(kind="party"), "kind should be one of sweep, session, not 'party'"),
         (lambda d: d.update(created="yesterday"), "created is not an ISO 8601 time ('yesterday')"),
         (lambda d: d.update(steps={}), "steps should be a list, not object"),
         (
-            lambda d: d.update(points=[{"pairs": 1, "total_ops_per_s": 1.0}]),
-            "points[0].settled is missing",
+            lambda d: d.update(points=[{"pairs": 1, "settled": "yes"}]),
+            "points[0].total_ops_per_s is missing",
         ),
         (
             lambda d: d.update(timeline=[{"t": 1.0, "dt": 1.0, "pairs": 1}]),
-            "timeline[0].total_ops_per_s is missing",
+            "timeline[0].threads is missing",
         ),
         (lambda d: d.update(events=["ok", 3]), "events[1] should be a string, not integer"),
     ],

@@ -7,7 +7,7 @@ import os
 import time
 
 from ipctop.engine.config import EngineConfig
-from ipctop.engine.costs import Costs, CpuCost, ThreadCost, costs_of
+from ipctop.engine.costs import Costs, CpuCost, ThreadCost
 from ipctop.live.fixed_run import fixed_samples, fixed_source
 from ipctop.live.sources import LiveSource
 from ipctop.tui.app import IpctopApp
@@ -35,7 +35,7 @@ def test_d_shows_per_round_costs_of_the_real_engine_and_hides_them_again() -> No
 
     def measured() -> Costs | None:
         s = app.session.latest
-        c = costs_of(s) if s is not None else None
+        c = s.costs if s is not None else None
         return c if c is not None and c.threads and c.cpu_us_per_round else None
 
     async def go() -> None:
@@ -65,7 +65,7 @@ def test_d_shows_per_round_costs_of_the_real_engine_and_hides_them_again() -> No
             assert not panel.display
             n = app.session.count
             await wait_for(pilot, lambda: app.session.count >= n + 2, "two more samples")
-            assert costs_of(app.session.latest) is None, "detail off still reads the costs"
+            assert app.session.latest.costs is None, "detail off still reads the costs"
 
     app = IpctopApp(source)
     asyncio.run(go())
@@ -95,7 +95,7 @@ def test_fake_missing_sources_read_na_with_why_never_zero() -> None:
 
 def test_fake_fixed_run_carries_costs_in_every_sample() -> None:
     for s in fixed_samples():
-        c = costs_of(s)
+        c = s.costs
         assert c is not None and len(c.threads) == 2 * s.pairs
         assert "wake-ups" in c.missing and c.cpus[0].wakeups_per_s is None
 

@@ -17,7 +17,7 @@ from ipctop.analysis.scaling import ScalingPoint
 from ipctop.live.baseline import Baseline, load_baseline
 from ipctop.live.fixed_run import fixed_source as fixed_source_
 from ipctop.live.replay_source import ReplaySource
-from ipctop.output.record import read_record, write_record
+from ipctop.output.record_io import read_record, write_record
 from ipctop.tui.app import IpctopApp
 from ipctop.tui.contrast_floor import AA
 from ipctop.tui.screens.present import AAA, Figure, PresentScreen, baseline_verdict, split_si
@@ -66,7 +66,9 @@ def test_fake_fixed_run_presentation_snapshot(snap_compare) -> None:
 def test_present_replay_of_a_record_without_a_curve_says_so(tmp_path: Path) -> None:
     path = tmp_path / "nocurve.json"
     rec = handmade_sweep()
-    write_record(path, replace(rec, steps=rec.steps[1:]))  # 2 pairs only: no 1-pair reading
+    write_record(
+        path, rec.model_copy(update={"steps": rec.steps[1:]})
+    )  # 2 pairs only: no 1-pair reading
     source = ReplaySource(read_record(path), speed=1000.0)
 
     async def go() -> None:

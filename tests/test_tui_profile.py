@@ -13,7 +13,8 @@ from ipctop.engine.config import EngineConfig
 from ipctop.engine.profile import perf_status
 from ipctop.live.replay_source import ReplaySource
 from ipctop.live.sources import LiveSource
-from ipctop.output.record import Record, Step, read_record, write_record
+from ipctop.output.record import Record, Step
+from ipctop.output.record_io import read_record, write_record
 from ipctop.tui.app import IpctopApp
 from ipctop.tui.widgets.profile_panel import ProfilePanel
 
@@ -101,9 +102,9 @@ def test_replay_of_a_sweep_record_shows_the_profile_its_step_kept(tmp_path) -> N
 
 
 def test_replay_of_a_record_without_profiles_says_so(tmp_path) -> None:
-    rec = Record(kind="sweep", box={}, config={"workload": "sysv-msg", "cpus": [0]})
-    rec.config.update(placement="same", mode="threads", engine="native", seconds=1.0)
-    rec.config.update(warmup=0.0, repeat=1, interval=None)
+    config = {"workload": "sysv-msg", "cpus": [0], "placement": "same", "mode": "threads"}
+    config.update(engine="native", seconds=1.0, warmup=0.0, repeat=1, interval=None)
+    rec = Record(kind="sweep", box={}, config=config)
     rec.steps.append(Step(pairs=1, total_ops_per_s=1000.0))
     write_record(tmp_path / "plain.json", rec)
 

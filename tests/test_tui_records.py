@@ -23,7 +23,8 @@ from ipctop.live.baseline import load_baseline
 from ipctop.live.fixed_run import INFO
 from ipctop.live.replay_source import ReplaySource
 from ipctop.live.sources import FixedSource, LiveSource
-from ipctop.output.record import Record, Step, StepThread, read_record, write_record
+from ipctop.output.record import Record, Step, StepThread
+from ipctop.output.record_io import read_record, write_record
 from ipctop.tui.app import IpctopApp
 from ipctop.tui.screens.path_input import PathInputScreen
 from ipctop.tui.widgets.baseline_bar import BaselineBar
@@ -85,7 +86,7 @@ def test_record_then_replay_shows_the_recorded_numbers(tmp_path: Path) -> None:
     run(record())
     rec = read_record(path)
     assert rec.kind == "session" and rec.interrupted is False
-    assert rec.config["workload"] == "sysv-msg" and rec.config["cpus"] == list(CPUS)
+    assert rec.config.workload == "sysv-msg" and rec.config.cpus == tuple(CPUS)
     assert rec.box["kernel_release"] == os.uname().release
     n = len(rec.timeline)
     assert n >= 6

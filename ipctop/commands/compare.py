@@ -19,7 +19,8 @@ from ..output.compare import Comparison, compare, format_comparison, record_labe
 from ..output.gnuplot import write_gnuplot
 from ..output.latency_compare import format_latency_comparison, has_latency
 from ..output.matrix_record import MatrixRecord, is_matrix, matrix_from_dict
-from ..output.record import Record, read_record, record_points
+from ..output.record import Record, record_points
+from ..output.record_io import read_record
 
 PLAIN_MARKERS = ("*", "o", "x", "+", "#", "@")
 

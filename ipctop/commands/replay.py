@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from ..errors import UsageError
     from ..live.baseline import load_baseline
     from ..live.replay_source import ReplaySource
-    from ..output.record import read_record
+    from ..output.record_io import read_record
     from ..signals import Interrupted
     from ..tui.app import IpctopApp
 

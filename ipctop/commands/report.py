@@ -27,7 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..output.record import atomic_write_text
+    from ..output.record_io import atomic_write_text
     from ..output.report_input import load
 
     loaded = load(args.paths)

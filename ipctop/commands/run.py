@@ -114,7 +114,7 @@ def _line(s: Sample) -> None:
     for t in s.threads:
         cpu = "?" if t.last_cpu is None else t.last_cpu
         parts.append(f"{t.pair}{t.role}@{cpu}={t.ops_per_s:,.0f}")
-    lat = latency_text.compact(s.extra.get("latency", ()))
+    lat = latency_text.compact(s.latency)
     if lat:
         parts.append(lat)
     print(" ".join(parts), flush=True)

@@ -22,7 +22,8 @@ from ..output.costs_table import format_costs
 from ..output.csvout import write_csv
 from ..output.latency_record import step_latency
 from ..output.profile_table import format_profile
-from ..output.record import Record, Step, StepThread, write_record
+from ..output.record import Record, RunConfig, Step, StepThread
+from ..output.record_io import write_record
 from ..signals import Interrupted
 from .common import (
     add_metrics_option,
@@ -116,19 +117,15 @@ def _new_record(box: dict, config, kind: str, args: argparse.Namespace) -> Recor
     return Record(
         kind="sweep",
         box=box,
-        config={
-            "workload": config.workload,
-            "placement": config.placement,
-            "mode": config.mode,
-            "engine": kind,
-            "cpus": list(config.cpus),
-            "seconds": args.seconds,
-            "warmup": args.warmup,
-            "repeat": args.repeat,
-            "interval": None,
-            "window_s": WINDOW_S,
+        config=RunConfig.of(
+            config,
+            kind,
+            seconds=args.seconds,
+            warmup=args.warmup,
+            repeat=args.repeat,
+            window_s=WINDOW_S,
             **_payload(config),
-        },
+        ),
     )
 
 

@@ -67,11 +67,6 @@ class Costs:
         )
 
 
-def costs_of(sample: Any) -> Costs | None:
-    d = sample.extra.get("costs") if getattr(sample, "extra", None) else None
-    return Costs.from_dict(d) if d else None
-
-
 def na(value: float | None, why: str | None, fmt: str = "{:,.2f}") -> str:
     """A figure, or "n/a (why)" - never a zero standing in for a missing source."""
     if value is None:

@@ -15,20 +15,27 @@ from .latency import LatencyBlock
 
 SLOT_SIZE = 128
 NOPS = 6
+#: Where each field of native.h's struct end_slot starts; the extension's
+#: slot_layout() must agree (tests/test_workload_registry.py).
+SLOT_OFFSETS = {
+    "rounds": 0, "errors": 8, "tid": 16, "state": 20, "last_errno": 24, "stop": 28,
+    "bad_value": 32, "ops": 40, "failed_op": 40 + 8 * NOPS, "stats_req": 92,
+    "stats_ack": 96, "cpu": 100, "stats_ns": 104, "nvcsw": 112, "nivcsw": 120,
+}  # fmt: skip
 # rounds, errors, tid, state, last_errno, stop, bad_value, ops[6], failed_op
-_LAYOUT = struct.Struct("<QQiiiiq6Qi")
-_STOP_OFFSET = 8 + 8 + 4 + 4 + 4
-_STATE_OFFSET = 8 + 8 + 4
+_LAYOUT = struct.Struct(f"<QQiiiiq{NOPS}Qi")
+_STOP_OFFSET = SLOT_OFFSETS["stop"]
+_STATE_OFFSET = SLOT_OFFSETS["state"]
 _STATE_CODE = struct.Struct("<i")
 _ROUNDS = struct.Struct("<Q")
 _STOP = struct.Struct("<i")
-# After failed_op: stats_req, stats_ack, cpu, stats_ns, nvcsw, nivcsw (native.h).
-_REQ_OFFSET = 92
+_REQ_OFFSET = SLOT_OFFSETS["stats_req"]
 _REQ = struct.Struct("<I")
-_ACK_OFFSET = 96
+_ACK_OFFSET = SLOT_OFFSETS["stats_ack"]
 _ACK = struct.Struct("<I")
+# cpu, stats_ns, nvcsw, nivcsw: packed in C as in this struct (no padding before stats_ns).
 _STATS = struct.Struct("<iQQQ")
-_STATS_OFFSET = 100
+_STATS_OFFSET = SLOT_OFFSETS["cpu"]
 _STATS_BUSY = 0xFFFFFFFF  # IPCTOP_STATS_BUSY: the end is writing its answer
 
 STATES = {0: "starting", 1: "running", 2: "done", 3: "failed", 4: "removed externally"}
@@ -144,15 +151,15 @@ class SlotWriter:
         _ROUNDS.pack_into(self.buf, self.off, n)
 
     def error(self, count: int, bad_value: int) -> None:
-        struct.pack_into("<Q", self.buf, self.off + 8, count)
-        struct.pack_into("<q", self.buf, self.off + 32, bad_value)
+        struct.pack_into("<Q", self.buf, self.off + SLOT_OFFSETS["errors"], count)
+        struct.pack_into("<q", self.buf, self.off + SLOT_OFFSETS["bad_value"], bad_value)
 
     def finish(self, err: int) -> None:
         stop = self.stopped()
         state = 2
         if err and not stop:
             state = 4 if err in (errno.EIDRM, errno.EINVAL) else 3
-        self._STATE.pack_into(self.buf, self.off + 20, state, err)
+        self._STATE.pack_into(self.buf, self.off + SLOT_OFFSETS["state"], state, err)
 
     def stopped(self) -> bool:
         return self.block.stop_requested(self.slot)

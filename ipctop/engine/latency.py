@@ -11,6 +11,7 @@ live counts without stopping the loops; percentiles are bucket midpoints, within
 from __future__ import annotations
 
 import mmap
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 # The layout of native.h; the module checks its constants against these.
@@ -257,13 +258,12 @@ class Tracker:
         oneway = merged(*(h for trio in hists for h in trio[1:]))
         return PairLatency(-1, summarize(rtt), summarize(oneway))
 
-    def entries(self, pairs: list) -> list[dict]:
-        """What a sample carries: one dict per pair, and all pairs (-1) when several."""
+    def readings(self, pairs: list) -> tuple[PairLatency, ...]:
+        """What a sample carries: one per pair, and all pairs (-1) when several."""
         got = self.read(pairs)
-        out = [p.to_dict() for p in got]
         if len(got) > 1:
-            out.append(self.all_pairs().to_dict())
-        return out
+            got.append(self.all_pairs())
+        return tuple(got)
 
 
 def overall(entries: list[dict]) -> dict | None:
@@ -272,6 +272,14 @@ def overall(entries: list[dict]) -> dict | None:
         if d.get("pair") == -1:
             return d
     return entries[0] if len(entries) == 1 else None
+
+
+def whole(readings: Sequence[PairLatency]) -> PairLatency | None:
+    """The all-pairs reading of a sample: -1, or the only pair."""
+    for p in readings:
+        if p.pair == -1:
+            return p
+    return readings[0] if len(readings) == 1 else None
 
 
 def merged(*hists: bytes | bytearray) -> bytearray:

@@ -5,8 +5,11 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
+#: {op: {"per_s", "avg", "stddev", "min", "max"}}, in the order the workload names them
+OpStats = dict[str, dict[str, float]]
 
-def op_stats(names: Sequence[str], per_thread: Sequence[Sequence[float]]) -> dict[str, dict]:
+
+def op_stats(names: Sequence[str], per_thread: Sequence[Sequence[float]]) -> OpStats:
     """{op: {per_s, avg, stddev, min, max}} from each thread's rate of each op.
 
     per_s is the sum over threads; avg/stddev/min/max describe how the threads
@@ -28,7 +31,7 @@ def op_stats(names: Sequence[str], per_thread: Sequence[Sequence[float]]) -> dic
     return out
 
 
-def format_op_stats(stats: dict[str, dict]) -> list[list[str]]:
+def format_op_stats(stats: OpStats) -> list[list[str]]:
     return [
         [name, f"{s['per_s']:,.0f}", f"{s['avg']:,.0f}", f"{s['stddev']:,.0f}",
          f"{s['min']:,.0f}", f"{s['max']:,.0f}"]

@@ -7,8 +7,12 @@ sample from a recorded one.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, fields
 from typing import Any
+
+from .costs import Costs
+from .latency import PairLatency
+from .opstats import OpStats
 
 
 @dataclass(frozen=True)
@@ -72,13 +76,22 @@ class Sample:
     ctxt_per_s: float | None = None
     ipis: tuple[IpiSample, ...] = ()
     events: tuple[str, ...] = ()  # failures and warnings seen in this interval
-    extra: dict[str, Any] = field(default_factory=dict)  # later sources, keyed by name
+    oversubscribed: bool = False  # more ends than CPUs to run them
+    ops: OpStats | None = None  # per-operation rates (life-cycle workloads)
+    latency: tuple[PairLatency, ...] = ()  # per pair, when the ends time their rounds
+    costs: Costs | None = None  # where the time went (None: detail off)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        # Their own writers round what the instruments cannot resolve.
+        d["latency"] = [p.to_dict() for p in self.latency]
+        d["costs"] = self.costs.to_dict() if self.costs is not None else None
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Sample:
+        d = lift_extra(d)
+        costs = d.get("costs")
         return cls(
             t=float(d["t"]),
             dt=float(d["dt"]),
@@ -89,8 +102,23 @@ class Sample:
             ctxt_per_s=d.get("ctxt_per_s"),
             ipis=tuple(_build(IpiSample, x) for x in d.get("ipis", ())),
             events=tuple(d.get("events", ())),
-            extra=dict(d.get("extra", {})),
+            oversubscribed=bool(d.get("oversubscribed", False)),
+            ops=d.get("ops") or None,
+            latency=tuple(PairLatency.from_dict(p) for p in d.get("latency") or ()),
+            costs=Costs.from_dict(costs) if costs else None,
         )
+
+
+def lift_extra(d: dict[str, Any]) -> dict[str, Any]:
+    """A sample written before these fields were typed kept them under "extra"."""
+    extra = d.get("extra")
+    if not isinstance(extra, dict):
+        return d
+    out = {k: v for k, v in d.items() if k != "extra"}
+    for key in ("oversubscribed", "ops", "latency", "costs"):
+        if key in extra and key not in out:
+            out[key] = extra[key]
+    return out
 
 
 def _build(cls: type, d: dict[str, Any]) -> Any:

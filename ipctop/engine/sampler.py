@@ -151,21 +151,18 @@ class Sampler:
                 )
             )
         self._seen = seen
-        extra: dict = {"oversubscribed": self.engine.oversubscribed}
+        costs = None
+        ops = None
         if names and self.engine.workload.phase_mark(self.engine.pairs):
             # msgbench: each phase's own rate over the last repeats, not a blend of five
-            phases = self.engine.workload.phase_stats(self.engine.pairs)
-            if phases is not None:
-                extra["ops"] = phases
+            ops = self.engine.workload.phase_stats(self.engine.pairs)
         elif names:
-            extra["ops"] = op_stats(names, op_rates)
-        if self._latency is not None:
-            extra["latency"] = self._latency.entries(self.engine.pairs)
+            ops = op_stats(names, op_rates)
         if self._costs is not None:
-            extra["costs"] = self._costs.update(
+            costs = self._costs.update(
                 ends, tuple(threads), tasks, ipis, dt,
                 self.engine.oversubscribed, self._siblings,
-            ).to_dict()  # fmt: skip
+            )  # fmt: skip
         sample = Sample(
             t=now - self._t0,
             dt=dt,
@@ -176,7 +173,10 @@ class Sampler:
             ctxt_per_s=ctxt,
             ipis=ipis,
             events=tuple(events),
-            extra=extra,
+            oversubscribed=self.engine.oversubscribed,
+            ops=ops,
+            latency=self._latency.readings(self.engine.pairs) if self._latency else (),
+            costs=costs,
         )
         self.history.append(sample)
         # Asked now, answered at the ends' next round: the next reading has

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from ..analysis.scaling import ScalingPoint, diff_pct
 from ..errors import RecordError
 from ..output.compare import SAME_KEYS
-from ..output.record import Record, read_record, record_points
+from ..output.record import Record, record_points
+from ..output.record_io import read_record
 from .sources import RunInfo
 
 
@@ -55,7 +56,7 @@ class Baseline:
         """What differs from the live run and makes the diff unfair: "workload sysv-sem"."""
         out = []
         for key in SAME_KEYS:
-            theirs = self.record.config.get(key)
+            theirs = getattr(self.record.config, key, None)
             if theirs != getattr(info, key):
                 out.append(f"{key} {theirs}")
         return out

@@ -124,10 +124,7 @@ def fixed_samples(per_pair: float = PER_PAIR, slow: float = 0.5, start: int = 0)
                     cpus=cpus,
                     ctxt_per_s=2.0 * sum(t.ops_per_s for t in threads),
                     ipis=tuple(IpiSample(c, 120.0 * (c + 1), 3.0) for c in range(4)),
-                    extra={
-                        "oversubscribed": False,
-                        "costs": fixed_costs(pairs, speeds, i).to_dict(),
-                    },
+                    costs=fixed_costs(pairs, speeds, i),
                 )
             )
     return out

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..engine import procfs
 from ..engine.config import EngineConfig
-from ..engine.costs import Costs, costs_of, merge
+from ..engine.costs import Costs, merge
 from ..engine.engine import Engine
 from ..engine.latency import PairLatency, Tracker
 from ..engine.opstats import op_stats
@@ -124,7 +124,7 @@ def measure_engine(
         oversubscribed=engine.oversubscribed,
         events=tuple(dict.fromkeys(events)),
         timeline=tuple(timeline),
-        costs=merge([costs_of(s) for s in timeline]),
+        costs=merge([s.costs for s in timeline]),
         ops=ops,
         latency=lat,
         latency_all=tracker.all_pairs() if lat else None,

@@ -47,7 +47,7 @@ def _step_threads(step: Step) -> tuple[ThreadSample, ...]:
 
 def sweep_samples(record: Record) -> list[Sample]:
     """Samples for a sweep record: each step repeated until a fresh Settler settles."""
-    seconds = record.config.get("seconds") or DEFAULT_STEP_SECONDS
+    seconds = record.config.seconds or DEFAULT_STEP_SECONDS
     out: list[Sample] = []
     t = 0.0
     for step in record.steps:
@@ -62,7 +62,7 @@ def sweep_samples(record: Record) -> list[Sample]:
                 threads=threads,
                 total_ops_per_s=step.total_ops_per_s,
                 events=tuple(step.events) if i == 0 else (),
-                extra={"oversubscribed": step.oversubscribed},
+                oversubscribed=step.oversubscribed,
             )
             out.append(sample)
             settler.feed_sample(sample)
@@ -80,7 +80,7 @@ def replay_samples(record: Record) -> list[Sample]:
 
 
 def _interval(record: Record, samples: list[Sample]) -> float:
-    interval = record.config.get("interval") or record.config.get("seconds")
+    interval = record.config.interval or record.config.seconds
     if interval:
         return float(interval)
     return statistics.median(s.dt for s in samples) if samples else DEFAULT_STEP_SECONDS
@@ -104,11 +104,11 @@ class ReplaySource:
         self._thread: threading.Thread | None = None
         c, box = record.config, record.box
         self._info = RunInfo(
-            workload=str(c.get("workload", "?")),
-            placement=str(c.get("placement", "?")),
-            mode=str(c.get("mode", "?")),
-            engine=str(c.get("engine", "?")),
-            cpus=tuple(int(x) for x in c.get("cpus", ())),
+            workload=c.workload,
+            placement=c.placement,
+            mode=c.mode,
+            engine=c.engine,
+            cpus=c.cpus,
             kernel=str(box.get("kernel_release") or "unknown kernel"),
             cpu_model=str(box.get("cpu_model") or "unknown CPU"),
             interval=_interval(record, self.samples),

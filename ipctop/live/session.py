@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from ..analysis.scaling import ScalingCurve, ScalingPoint, scalability_pct
 from ..analysis.settle import SETTLED, Settler
-from ..engine.latency import overall
+from ..engine.latency import whole
 from ..engine.sample import Sample, ThreadSample
 
 P99_SAMPLES = 20  # the p99 curve's point at a pair count: the median of this many samples
@@ -98,20 +98,18 @@ class Session:
         self._settle(sample)
 
     def _feed_latency(self, sample: Sample) -> None:
-        entries = sample.extra.get("latency", ())
         seen = set()
-        for d in entries:
-            pair = d.get("pair")
-            p99 = (d.get("rtt") or {}).get("p99")
-            if not isinstance(pair, int) or pair < 0:
+        for reading in sample.latency:
+            pair, p99 = reading.pair, reading.rtt.p99
+            if pair < 0:
                 continue
             seen.add(pair)
             hist = self.latency_p99.setdefault(pair, deque(maxlen=self.history))
             hist.append(float(p99) if p99 is not None else 0.0)
         for gone in [p for p in self.latency_p99 if p not in seen]:
             del self.latency_p99[gone]
-        whole = overall(list(entries))
-        p99 = (whole or {}).get("rtt", {}).get("p99")
+        every = whole(sample.latency)
+        p99 = every.rtt.p99 if every is not None else None
         if p99 is not None and sample.pairs > 0:
             self.p99_by_pairs.setdefault(sample.pairs, deque(maxlen=P99_SAMPLES)).append(p99)
 

@@ -9,6 +9,7 @@
 #include <Python.h>
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <mqueue.h>
 #include <sched.h>
@@ -467,6 +468,35 @@ PyObject *ipctop_lat_take(PyObject *self, PyObject *a);
 PyObject *ipctop_lat_summary(PyObject *self, PyObject *a);
 PyObject *ipctop_lat_bucket(PyObject *self, PyObject *a);
 
+/* Where each field of the counter slot is: tests/test_workload_registry.py
+ * checks that engine/counters.py reads the same offsets. */
+static PyObject *slot_layout(PyObject *self, PyObject *unused)
+{
+#define FIELD(name) {#name, offsetof(struct end_slot, name)}
+    static const struct {
+        const char *name;
+        size_t offset;
+    } fields[] = {
+        FIELD(rounds), FIELD(errors), FIELD(tid), FIELD(state), FIELD(last_errno),
+        FIELD(stop), FIELD(bad_value), FIELD(ops), FIELD(failed_op), FIELD(stats_req),
+        FIELD(stats_ack), FIELD(cpu), FIELD(stats_ns), FIELD(nvcsw), FIELD(nivcsw),
+    };
+#undef FIELD
+    PyObject *out = PyDict_New();
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        PyObject *v = PyLong_FromSize_t(fields[i].offset);
+        if (!v || PyDict_SetItemString(out, fields[i].name, v) < 0) {
+            Py_XDECREF(v);
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_DECREF(v);
+    }
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"run_end", run_end, METH_VARARGS,
      "run_end(counters, slot, workload, role, cpu, args[, shm[, lat, peer, every, rt]]) -> errno; "
@@ -484,6 +514,7 @@ static PyMethodDef methods[] = {
      "mq_create(name, mode, maxmsg, msgsize) -> mqd (O_EXCL)"},
     {"mq_unlink", mq_remove, METH_VARARGS, "mq_unlink(name) -> False if already gone"},
     {"workloads", workloads, METH_NOARGS, "names of the workloads with a native loop"},
+    {"slot_layout", slot_layout, METH_NOARGS, "{field: offset} of struct end_slot"},
     {"lat_take", ipctop_lat_take, METH_VARARGS,
      "lat_take(src, offset, prev, acc): acc += histogram at offset - prev; prev = it"},
     {"lat_summary", ipctop_lat_summary, METH_VARARGS,

@@ -102,8 +102,8 @@ def _records(side: Side) -> list[Record]:
 
 
 def _describe(record: Record) -> str:
-    text = "/".join(str(record.config.get(k, "?")) for k in SAME_KEYS)
-    size = record.config.get("size")  # payload bytes, in records that have it
+    text = "/".join(str(getattr(record.config, k, "?")) for k in SAME_KEYS)
+    size = getattr(record.config, "size", None)  # payload bytes, in records that have it
     return text if size is None else f"{text}/{size} B"
 
 
@@ -123,10 +123,11 @@ def mismatches(a: Record, b: Record) -> tuple[list[str], list[str]]:
     """(fields that differ, fields one of them did not record), over MATCH_KEYS."""
     differ, unknown = [], []
     for k in MATCH_KEYS:
-        if k in a.config and k in b.config:
-            if a.config[k] != b.config[k]:
-                differ.append(f"{k} {a.config[k]!r} vs {b.config[k]!r}")
-        elif k in a.config or k in b.config:
+        if a.config.recorded(k) and b.config.recorded(k):
+            mine, theirs = a.config.to_dict()[k], b.config.to_dict()[k]
+            if mine != theirs:
+                differ.append(f"{k} {mine!r} vs {theirs!r}")
+        elif a.config.recorded(k) or b.config.recorded(k):
             unknown.append(k)
     return differ, unknown
 

@@ -7,7 +7,8 @@ import io
 import os
 from pathlib import Path
 
-from ipctop.output.record import Record, atomic_write_text
+from ipctop.output.record import Record
+from ipctop.output.record_io import atomic_write_text
 
 COLUMNS = (
     "workload",
@@ -27,7 +28,7 @@ def csv_text(record: Record) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(COLUMNS)
-    cfg = [record.config.get(k, "") for k in ("workload", "placement", "mode", "engine")]
+    cfg = [getattr(record.config, k, "") for k in ("workload", "placement", "mode", "engine")]
     for step in record.steps:
         if not step.threads:
             # Keep the step's total even when no per-thread figures were kept.

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ipctop.analysis.scaling import ScalingPoint
-from ipctop.output.record import atomic_write_text
+from ipctop.output.record_io import atomic_write_text
 
 
 def gnuplot_text(points: Iterable[ScalingPoint]) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..engine.latency import PairLatency, overall
+from ..engine.latency import PairLatency, overall, whole
 
 FIGURES = ("rtt_p50", "rtt_p99", "oneway_p50", "oneway_p99")
 
@@ -29,10 +29,9 @@ def step_latency(runs: list[Any], middle: Any) -> dict[str, Any] | None:
     windows: dict[str, list[float]] = {k: [] for k in FIGURES}
     for r in runs:
         for s in r.timeline:
-            d = overall(s.extra.get("latency", []))
-            if d is None:
+            p = whole(s.latency)
+            if p is None:
                 continue
-            p = PairLatency.from_dict(d)
             figures = {
                 "rtt_p50": p.rtt.p50,
                 "rtt_p99": p.rtt.p99,

@@ -8,11 +8,10 @@ from ..engine.latency import PairLatency, format_ns
 from .tables import format_table
 
 
-def compact(pairs: Iterable[dict]) -> str:
+def compact(pairs: Iterable[PairLatency]) -> str:
     """`lat 0:rtt=7.14us/17.5us,ow=3.73us/5.54us` (p50/p99) for a run line."""
     parts = []
-    for d in pairs:
-        p = PairLatency.from_dict(d)
+    for p in pairs:
         if p.rtt.n == 0 and p.oneway.n == 0:
             parts.append(f"{p.pair}:-")
             continue

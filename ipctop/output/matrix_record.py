@@ -9,7 +9,8 @@ from typing import Any
 
 from ..engine.matrix import Cell, ClassRow, class_rows
 from ..errors import RecordError
-from .record import atomic_write_text, now_iso
+from .record import now_iso
+from .record_io import atomic_write_text
 
 SCHEMA = "ipctop.matrix/1"
 

@@ -20,16 +20,15 @@ from typing import Any
 from prometheus_client.core import (
     CounterMetricFamily,
     GaugeMetricFamily,
-    HistogramMetricFamily,
     InfoMetricFamily,
     Metric,
 )
 from prometheus_client.exposition import start_http_server
 from prometheus_client.registry import CollectorRegistry
-from prometheus_client.utils import floatToGoString
 
 from .. import __version__
 from ..analysis.scaling import ScalingPoint, scalability_pct
+from ..engine.latency import PairLatency
 from ..engine.sample import Sample
 from ..errors import UsageError
 
@@ -232,26 +231,18 @@ def latency_families(run: list[str], s: Sample) -> Iterable[Metric]:
     """Round-trip and wake-up latency, when the engine timed rounds.
 
     The native ends time their rounds (engine/latency.py) and the sampler puts
-    each pair's interval summary in extra["latency"]: [{"pair", "rtt": {n,
-    p50, p99, p999, max...}, "oneway": {...}}] in ns. They are exposed as
-    gauges per quantile, in seconds, over the sampler's last interval.
-
-    A sample carrying cumulative buckets instead (extra["latency"] = {"bounds_ns":
-    [...], "ends": [{"pair", "role", "counts", "sum_ns"}]}) is exposed as a
-    Prometheus histogram per end; that is the hook for an engine that keeps them.
-    Engines without round timing carry neither and expose nothing.
+    each pair's interval summary in Sample.latency (PairLatency, in ns). They
+    are exposed as gauges per quantile, in seconds, over the sampler's last
+    interval. Engines without round timing carry none and expose nothing.
     """
-    lat = s.extra.get("latency") if s.extra else None
-    if isinstance(lat, list):
-        yield from _latency_quantiles(run, lat)
-    elif isinstance(lat, dict) and lat.get("bounds_ns"):
-        yield _latency_histogram(run, lat)
+    if s.latency:
+        yield from _latency_quantiles(run, s.latency)
 
 
 _QUANTILES = (("0.5", "p50"), ("0.99", "p99"), ("0.999", "p999"), ("1", "max"))
 
 
-def _latency_quantiles(run: list[str], pairs: list) -> Iterable[Metric]:
+def _latency_quantiles(run: list[str], pairs: Iterable[PairLatency]) -> Iterable[Metric]:
     rtt = _family(
         "ipctop_round_trip_seconds",
         "A's post to its next wake-up, over the last interval",
@@ -263,45 +254,16 @@ def _latency_quantiles(run: list[str], pairs: list) -> Iterable[Metric]:
         ("pair", "quantile"),
     )
     timed = _family("ipctop_timed_rounds", "rounds timed in the last interval", ("pair", "what"))
-    for d in pairs:
-        if not isinstance(d, dict) or "pair" not in d:
-            continue
-        pair = str(d["pair"])
+    for p in pairs:
+        pair = str(p.pair)
         for fam, key in ((rtt, "rtt"), (wake, "oneway")):
-            summary = d.get(key) or {}
-            timed.add_metric([*run, pair, key], float(summary.get("n", 0)))
+            summary = getattr(p, key)
+            timed.add_metric([*run, pair, key], float(summary.n))
             for q, name in _QUANTILES:
-                v = summary.get(name)
+                v = getattr(summary, name)
                 if v is not None:
                     fam.add_metric([*run, pair, q], float(v) / 1e9)
     yield from (rtt, wake, timed)
-
-
-def _latency_histogram(run: list[str], lat: dict) -> Metric:
-    bounds = [float(b) / 1e9 for b in lat["bounds_ns"]]
-    fam = HistogramMetricFamily(
-        "ipctop_round_latency_seconds",
-        "time of one round of one end",
-        labels=[*RUN_LABELS, "pair", "role"],
-    )
-    for e in lat.get("ends", ()):
-        counts = [int(c) for c in e.get("counts", ())]
-        if len(counts) not in (len(bounds), len(bounds) + 1):
-            continue  # a shape this exporter does not know: nothing rather than wrong
-        if not lat.get("cumulative", False):
-            acc, cum = 0, []
-            for c in counts:
-                acc += c
-                cum.append(acc)
-            counts = cum
-        buckets = [(floatToGoString(b), c) for b, c in zip(bounds, counts)]
-        buckets.append(("+Inf", counts[-1]))
-        fam.add_metric(
-            [*run, str(e.get("pair")), str(e.get("role"))],
-            buckets,
-            float(e.get("sum_ns", 0)) / 1e9,
-        )
-    return fam
 
 
 class MetricsEndpoint:

@@ -156,9 +156,9 @@ def from_check(d: dict[str, Any], source: str) -> BoxRun:
 def from_record(rec: Record) -> BoxRun:
     host, model, kernel, box_cpus = _box_facts(rec.box)
     c = rec.config
-    ncpus = len(c.get("cpus") or ()) or box_cpus
-    mode = "" if c.get("mode", "threads") == "threads" else f" {c['mode']}"
-    curve = f"{c.get('workload')} {c.get('placement')}{mode}"
+    ncpus = len(c.cpus) or box_cpus
+    mode = "" if c.mode == "threads" else f" {c.mode}"
+    curve = f"{c.workload} {c.placement}{mode}"
     steps = {s.pairs: s for s in rec.steps}
     figures: dict[str, Figure] = {}
     points = [p for p in record_points(rec) if p.settled]
@@ -177,7 +177,7 @@ def from_record(rec: Record) -> BoxRun:
         cpu_model=model,
         kernel=kernel,
         ncpus=ncpus,
-        engine=str(c.get("engine", "?")),
+        engine=c.engine,
         figures=figures,
         curves={curve: tuple((p.pairs, p.total_ops_per_s) for p in points)},
     )

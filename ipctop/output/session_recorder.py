@@ -18,7 +18,8 @@ from typing import Any
 
 from ..analysis.scaling import ScalingPoint
 from ..engine.sample import Sample
-from .record import Record, write_record
+from .record import Record, RunConfig
+from .record_io import write_record
 
 
 def session_config(
@@ -29,20 +30,20 @@ def session_config(
     cpus: Sequence[int],
     interval: float,
     size: int | None = None,
-) -> dict[str, Any]:
+) -> RunConfig:
     """A session's config block: a live run has no fixed duration or repeat count."""
-    return {
+    return RunConfig(
         **({"size": size} if size is not None else {}),
-        "workload": workload,
-        "placement": placement,
-        "mode": mode,
-        "engine": engine,
-        "cpus": list(cpus),
-        "seconds": None,
-        "warmup": None,
-        "repeat": None,
-        "interval": interval,
-    }
+        workload=workload,
+        placement=placement,
+        mode=mode,
+        engine=engine,
+        cpus=tuple(cpus),
+        seconds=None,
+        warmup=None,
+        repeat=None,
+        interval=interval,
+    )
 
 
 def default_record_path(
@@ -63,10 +64,10 @@ class SessionRecorder:
     """Collects samples for one record of kind "session"; finish() writes it."""
 
     def __init__(
-        self, path: str | os.PathLike[str], box: dict[str, Any], config: dict[str, Any]
+        self, path: str | os.PathLike[str], box: dict[str, Any], config: RunConfig
     ) -> None:
         self.path = Path(path)
-        self.record = Record(kind="session", box=dict(box), config=dict(config))
+        self.record = Record(kind="session", box=dict(box), config=config)
         self.written: Path | None = None
         # finish() may race between a signal handler's path and the normal exit.
         self._lock = threading.Lock()

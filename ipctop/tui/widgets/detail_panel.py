@@ -1,7 +1,7 @@
 """Where the time goes (key d): per-round costs of each thread and CPU, and flags.
 
 The figures come from the sampler's cost tracker (`Sampler.detail`), carried
-in each sample as extra["costs"]. A figure whose source is missing reads
+in each sample as Sample.costs. A figure whose source is missing reads
 "n/a (why)", or "n/a" in a table cell with the why on a line of its own: a
 missing source never looks like a real zero.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...engine.costs import Costs, CpuCost, ThreadCost, costs_of, na
+from ...engine.costs import Costs, CpuCost, ThreadCost, na
 from ...live.session import Session
 from .rows_view import Pieces, Row, RowsView
 
@@ -143,7 +143,7 @@ class DetailPanel(RowsView):
 
     def update_from(self, session: Session, note: str = "") -> None:
         s = session.latest
-        costs = costs_of(s) if s is not None else None
+        costs = s.costs if s is not None else None
         self._head = summary(costs) if costs is not None else "where the time goes"
         self._detail = detail_lines(costs, note)
         flags = len(costs.flags) if costs is not None else 0

@@ -1,6 +1,6 @@
 """Latency (key l): per pair, the last interval's round trip and one-way percentiles.
 
-The figures come with each sample (extra["latency"], see engine/latency.py);
+The figures come with each sample (Sample.latency, see engine/latency.py);
 a sample without them says why (the Python engine, an untimed workload, a
 record made without timing). Up and down choose the pair whose histogram
 key h shows.
@@ -48,12 +48,12 @@ class LatencyPanel(RowsView):
 
     def update_from(self, session: Session, why_not: str = "") -> None:
         s = session.latest
-        entries = s.extra.get("latency") if s is not None else None
-        if not entries:
+        readings = s.latency if s is not None else ()
+        if not readings:
             self._rows = []
             self._note = why_not or "these samples carry no latency"
         else:
-            self._rows = [PairLatency.from_dict(d) for d in entries]
+            self._rows = list(readings)
             self._note = ""
         self._sparks = {p: list(h) for p, h in session.latency_p99.items()}
         pairs = [p.pair for p in self._rows if p.pair >= 0]

@@ -37,7 +37,7 @@ class RunHeader(TextBlock):
         active = s.pairs if s is not None else (pairs or 0)
         ncpu = len(info.cpus)
         line2.append(f"pairs {active}/{ncpu} CPUs ({format_cpu_list(info.cpus)})", "bold")
-        if s is not None and s.extra.get("oversubscribed"):
+        if s is not None and s.oversubscribed:
             line2.append(" oversubscribed", "bold reverse")
         total = s.total_ops_per_s if s is not None else None
         line2.append(f" · total {si(total)} ops/s")
