@@ -8,6 +8,8 @@ from collections.abc import Sequence
 
 from . import __version__
 from .errors import EXIT_USAGE, IpctopError
+from .output.ascii_fallback import use_ascii_fallback
+from .output.stdout_errors import output_failed
 from .signals import Interrupted, interruptible
 
 # name -> module under ipctop.commands; each has add_arguments(parser) and run(args) -> int
@@ -73,6 +75,7 @@ def build_parser() -> Parser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    use_ascii_fallback()
     parser = build_parser()
     # No command means the live monitor; its options may still be given.
     if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version")):
@@ -96,6 +99,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ipctop: interrupted; everything was cleaned up", file=sys.stderr)
         return 130
+    except OSError as exc:
+        # Reached only after the engine's `with` blocks have removed everything.
+        code = output_failed(exc)
+        if code is None:
+            raise
+        return code
 
 
 if __name__ == "__main__":

@@ -33,3 +33,9 @@ class RecordError(IpctopError):
     """A record file is missing, truncated, hand-edited or of another version."""
 
     exit_code = EXIT_USAGE
+
+
+class PairStartError(IpctopError):
+    """A pair's ends did not start; everything made for it was removed."""
+
+    exit_code = EXIT_FAILED

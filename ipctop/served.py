@@ -13,15 +13,35 @@ TUI never imports the CLI.
 
 from __future__ import annotations
 
+import ctypes
+import os
+import signal
 import sys
 from collections.abc import Sequence
 
 from .cli import main as cli_main
 from .live.live_lock import LiveSessionLock
 
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_server() -> None:
+    """SIGTERM when `ipctop serve` dies, however it dies (SIGKILL too).
+
+    Without it a served monitor outlived a killed server, reparented to init,
+    running its pairs at full speed and holding the live-session lock.
+    """
+    libc = ctypes.CDLL(None, use_errno=True)
+    server = os.getppid()
+    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
+    if os.getppid() != server:
+        os.kill(os.getpid(), signal.SIGTERM)  # the server died before the prctl
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    die_with_server()
     lock = LiveSessionLock()
     holder = lock.acquire()
     if holder is not None:

@@ -9,15 +9,42 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
+import time
+from pathlib import Path
 
 from ..engine.reaper import (
     _alive,
     live_objects,
     release_tag,
     remove_checked,
+    session_dir,
     session_owner,
     tag_of,
+    unlink_mq,
 )
+
+MQUEUE_DIR = "/dev/mqueue"
+TAG_FILE = re.compile(r"[0-9a-f]{3}")
+CLAIM_GRACE = 5.0  # seconds an empty session file may be a claim in progress
+QUEUE_NAME = re.compile(r"ipctop-(\d+)-\d+-.+")
+
+
+def _clean_files(dry_run: bool) -> int:
+    """Orphan POSIX queues and stale session files; returns how many were found."""
+    queues, sessions = orphan_queues(), stale_sessions()
+    for name in queues:
+        if dry_run:
+            print(f"would remove posix queue /{name}")
+        elif unlink_mq("/" + name):
+            print(f"removed posix queue /{name}")
+    for path in sessions:
+        if dry_run:
+            print(f"would remove stale session file {path}")
+            continue
+        path.unlink(missing_ok=True)
+        print(f"removed stale session file {path}")
+    return len(queues) + len(sessions)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -40,7 +67,55 @@ def leftovers(uid: int | None = None) -> tuple[list[tuple], list[tuple]]:
     return orphans, in_use
 
 
+def stale_sessions() -> list[Path]:
+    """Session files (one per tag) whose owner is gone, or that name no owner at all.
+
+    After SIGKILL of both the engine and its reaper, nothing else removes them;
+    a posix-mq, posix-sem or futex session has no SysV object to find them by.
+    """
+    out = []
+    for path in session_dir().iterdir():
+        if not TAG_FILE.fullmatch(path.name):
+            continue  # the live-session lock and anything else are not ours to judge
+        owner = session_owner(int(path.name, 16))
+        if owner is None and _younger_than(path, CLAIM_GRACE):
+            continue  # being claimed: the pid is written just after the O_EXCL create
+        if owner is None or not _alive(owner):
+            out.append(path)
+    return sorted(out)
+
+
+def _younger_than(path: Path, seconds: float) -> bool:
+    try:
+        return time.time() - path.stat().st_mtime < seconds
+    except FileNotFoundError:
+        return True  # gone meanwhile: nothing to remove
+
+
+def orphan_queues(uid: int | None = None) -> list[str]:
+    """POSIX queues /ipctop-<pid>-... of this user whose creating process is gone."""
+    uid = os.getuid() if uid is None else uid
+    out = []
+    try:
+        names = os.listdir(MQUEUE_DIR)
+    except OSError:
+        return out  # no mqueue file system mounted: no queue can be left over
+    for name in names:
+        m = QUEUE_NAME.fullmatch(name)
+        if m is None:
+            continue
+        try:
+            if os.stat(os.path.join(MQUEUE_DIR, name)).st_uid != uid:
+                continue
+        except FileNotFoundError:
+            continue
+        if not _alive(int(m.group(1))):
+            out.append(name)
+    return sorted(out)
+
+
 def run(args: argparse.Namespace) -> int:
+    cleaned = _clean_files(args.dry_run)
     orphans, in_use = leftovers()
     for kind, ident, key, pid in in_use:
         print(f"kept    {kind} id {ident} key {key:#010x}: in use by ipctop pid {pid}")
@@ -57,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     for tag in tags:
         if tag is not None and session_owner(tag) is not None:
             release_tag(tag)
-    if not orphans:
+    if not orphans and not cleaned:
         print("nothing to clean: no ipctop objects whose creator is gone")
     elif not args.dry_run:
         print(f"{removed} object(s) removed")

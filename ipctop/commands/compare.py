@@ -127,10 +127,14 @@ def _load(path: str):
     """A matrix record, or a sweep/session record (whose reader names any problem)."""
     import json
 
+    from ..errors import RecordError
+    from ..output.bounded_read import read_bounded_text
+
     try:
-        with open(path, encoding="utf-8") as f:
-            d = json.load(f)
-    except (OSError, ValueError, RecursionError):
+        # Bounded, and never blocking on a FIFO: `compare a.json /dev/zero` once read
+        # until the OOM killer came.
+        d = json.loads(read_bounded_text(path))
+    except (RecordError, ValueError, RecursionError):
         return read_record(path)
     if is_matrix(d):
         return matrix_from_dict(d, path)
@@ -138,25 +142,59 @@ def _load(path: str):
 
 
 def _gate(cmp: Comparison, threshold: float) -> int:
+    # A gate must not pass a point it could not compare: missing on a side, or no rate.
+    unmatched = uncomparable(cmp)
     have = [r for r in cmp.rows if any(d is not None for d in r.intervals)]
-    if not have:
+    if not have and not unmatched:
         raise UsageError(
             "--fail-below needs an interval: no point has at least 2 windows on both sides"
         )
-    if not cmp.decidable:
-        print(f"\nno settled point to judge against {cmp.labels[0]}: nothing failed")
-        return EXIT_OK
     regressions = cmp.regressions(threshold)
-    if not regressions:
+    if not regressions and not unmatched:
+        if not cmp.decidable:
+            print(f"\nno settled point to judge against {cmp.labels[0]}: not passed")
+            return EXIT_FAILED
         print(
             f"\nno point whose whole 95 % interval lies more than {threshold:g} % below "
             f"{cmp.labels[0]} ({cmp.decidable} judged)"
         )
         return EXIT_OK
-    print(f"\nregressions of more than {threshold:g} % against {cmp.labels[0]} (whole interval):")
-    for r in regressions:
-        print(f"  {r.label} at {r.pairs} pair(s): {r.diff_pct:+.1f} % (at most {r.high_pct:+.1f})")
+    if regressions:
+        print(
+            f"\nregressions of more than {threshold:g} % against {cmp.labels[0]} (whole interval):"
+        )
+        for r in regressions:
+            print(
+                f"  {r.label} at {r.pairs} pair(s): {r.diff_pct:+.1f} % (at most {r.high_pct:+.1f})"
+            )
+    if unmatched:
+        print(f"\nnot comparable with {cmp.labels[0]}, so not passed:")
+        for line in unmatched:
+            print(f"  {line}")
     return EXIT_FAILED
+
+
+def uncomparable(cmp: Comparison) -> list[str]:
+    """Every (side, point) the gate cannot judge: missing on either side, or no rate."""
+    if not cmp.rows:
+        return ["no record has any point"]
+    out = []
+    for i, label in enumerate(cmp.labels[1:], start=1):
+        if all(row.totals[i] is None for row in cmp.rows):
+            out.append(f"{label}: no points at all")
+            continue
+        for row in cmp.rows:
+            if row.diffs[i] is not None:
+                continue
+            base, new = row.totals[0], row.totals[i]
+            if base is None:
+                why = f"the baseline has no {row.pairs}-pair point"
+            elif new is None:
+                why = f"no {row.pairs}-pair point"
+            else:
+                why = f"the baseline's {row.pairs}-pair total is {base:g}"
+            out.append(f"{label} at {row.pairs} pair(s): {why}")
+    return out
 
 
 def noise_lines(records: list[Record]) -> list[str]:

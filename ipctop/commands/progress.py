@@ -129,12 +129,20 @@ class PlannedProgress:
 
 
 def start_pairs(engine: Any, pairs: int) -> None:
-    """engine.start(pairs), with a bar when many pairs are started on a terminal."""
+    """engine.start(pairs), with a bar when many pairs are started on a terminal.
+
+    The pairs start in bulk (every end launched, then all awaited): the bar
+    counts the pairs running, after a first stretch of launching.
+    """
     if pairs < BULK_PAIRS or not wanted():
         engine.start(pairs)
         return
     engine.start()
     with PlannedProgress(f"starting {pairs} pairs", pairs, unit="pairs") as bar:
-        for i in range(pairs):
-            engine.add_pair()
-            bar.advance(1, f"{i + 1}/{pairs}")
+        shown = [0]
+
+        def advance(launched: int, running: int, total: int) -> None:
+            bar.advance(running - shown[0], f"{launched}/{total} launched, {running} running")
+            shown[0] = running
+
+        engine.add_pairs(pairs, advance)

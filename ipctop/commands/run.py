@@ -16,6 +16,7 @@ from ..live.measure import measure_engine
 from ..live.priority import raise_monitor
 from ..output import latency_text
 from .common import (
+    MAX_PAIRS,
     add_metrics_option,
     add_profile_option,
     add_workload_options,
@@ -34,7 +35,9 @@ from .progress import start_pairs
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_workload_options(p)
-    p.add_argument("--pairs", type=count(1, 4096), default=1, help="default 1")
+    p.add_argument(
+        "--pairs", type=count(1, MAX_PAIRS), default=1, help=f"default 1, at most {MAX_PAIRS}"
+    )
     p.add_argument("--seconds", type=positive_float, default=10.0, help="default 10")
     p.add_argument("--interval", type=positive_float, default=0.5, help="default 0.5")
     p.add_argument("--jsonl", action="store_true", help="one JSON sample per line")
@@ -57,6 +60,8 @@ def _run(args: argparse.Namespace, config, cpus: list[int], metrics) -> int:
     profiler = SpanProfiler(cpus) if args.profile else None
     for line in profiler.lines if profiler else ():
         print(f"ipctop: {line}", file=sys.stderr, flush=True)
+    # With --jsonl stdout carries only JSON, so a pipe into jq never chokes.
+    notes = sys.stderr if args.jsonl else sys.stdout
     # The profiler (when asked for) stops perf when the block ends, on every path.
     with Engine(config) as engine, profiler or nullcontext():
         start_pairs(engine, args.pairs)
@@ -65,9 +70,10 @@ def _run(args: argparse.Namespace, config, cpus: list[int], metrics) -> int:
         print(
             f"# ipctop run: {engine.describe()} · {args.pairs} pair(s) on CPUs "
             f"{cpu_text(cpus)}{over}{note}",
+            file=notes,
             flush=True,
         )
-        print(f"# {engine.latency_note}", flush=True)
+        print(f"# {engine.latency_note}", file=notes, flush=True)
         printer = each(_jsonl if args.jsonl else _line, publisher(metrics, config, engine.kind))
         # Where the time goes is read only when it is printed (in --jsonl samples).
         with profiler.span(engine) if profiler else nullcontext():
@@ -78,6 +84,7 @@ def _run(args: argparse.Namespace, config, cpus: list[int], metrics) -> int:
     print(
         f"# total {result.total_ops_per_s:,.0f} ops/s over {result.seconds:.2f} s "
         f"(engine {engine.kind})",
+        file=notes,
         flush=True,
     )
     if len(result.windows) >= 2:
@@ -85,12 +92,13 @@ def _run(args: argparse.Namespace, config, cpus: list[int], metrics) -> int:
         print(
             f"# windows: median {s.median:,.0f} ops/s, 95 % interval "
             f"[{s.low:,.0f}, {s.high:,.0f}], n={s.n} x {args.interval:g} s ({s.method})",
+            file=notes,
             flush=True,
         )
     if result.latency:
-        print(f"# {result.latency_note}; over the whole window:")
+        print(f"# {result.latency_note}; over the whole window:", file=notes)
         for line in latency_text.table(result.latency).splitlines():
-            print(f"# {line}")
+            print(f"# {line}", file=notes)
     if profile is not None:
         _print_profile(profile, args.jsonl)
     for event in result.events:

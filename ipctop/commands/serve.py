@@ -10,14 +10,19 @@ Loopback only unless --host says otherwise: the page drives a benchmark.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import ipaddress
 import os
 import shlex
+import signal
 import sys
 
 from ..errors import IpctopError, UsageError
+from ..signals import Interrupted
 from . import tui
 from .common import count, positive_float
+
+SHUTDOWN_GRACE = 1.0  # seconds a signalled server gives open connections
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -88,18 +93,45 @@ def run(args: argparse.Namespace) -> int:
         load_baseline(args.baseline)
     if args.record and not os.path.isdir(os.path.dirname(os.path.abspath(args.record))):
         raise UsageError(f"--record {args.record}: no such directory")
-    command = shlex.join(served_command(args))
+    # exec: textual-serve runs it through a shell; the monitor must be the server's own
+    # child for PR_SET_PDEATHSIG to fire when the server dies.
+    command = "exec " + shlex.join(served_command(args))
     if not _loopback(args.host):
         print(
             f"ipctop: warning: serving on {args.host}, not loopback: anyone who can reach "
             "this port can start and stop benchmarks on this box",
             file=sys.stderr,
         )
-    url = f"http://{args.host}:{args.port}"
+    # An IPv6 literal needs brackets in a URL (http://[::1]:8000).
+    shown_host = f"[{args.host}]" if ":" in args.host else args.host
+    url = f"http://{shown_host}:{args.port}"
 
     class QuietServer(Server):
+        signalled: int | None = None
+
         async def on_startup(self, app: object) -> None:
             print(f"ipctop: serving the monitor on {url} (Ctrl-C stops)", file=sys.stderr)
+
+        def serve(self, debug: bool = False) -> None:
+            # textual-serve's own serve() waits up to 60 s for each browser to
+            # leave and then exits 0; a signal must stop it at once, as 128+N.
+            # The served monitors die with it (PR_SET_PDEATHSIG in ipctop.served).
+            from aiohttp import web
+            from aiohttp.web_runner import GracefulExit
+
+            self.debug = debug
+            self.initialize_logging()
+            loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(loop)
+
+            def stop(signum: int) -> None:
+                self.signalled = signum
+                raise GracefulExit()
+
+            for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+                loop.add_signal_handler(sig, stop, sig)
+            web.run_app(self._make_app(), host=self.host, port=self.port, handle_signals=False,
+                        loop=loop, print=lambda *a: None, shutdown_timeout=SHUTDOWN_GRACE)  # fmt: skip
 
     server = QuietServer(command, host=args.host, port=args.port, title="ipctop")
     try:
@@ -108,4 +140,6 @@ def run(args: argparse.Namespace) -> int:
         raise IpctopError(
             f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}"
         ) from None
+    if server.signalled is not None:
+        raise Interrupted(server.signalled)
     return 0

@@ -9,6 +9,7 @@ from pathlib import Path
 from ..analysis.scaling import ScalingPoint, scalability_pct
 from ..analysis.stats import WINDOW_S
 from ..box import read_box
+from ..engine.contention import CONTENTION
 from ..engine.engine import Engine, resolve_engine
 from ..engine.latency import PairLatency
 from ..engine.opstats import format_op_stats
@@ -21,11 +22,13 @@ from ..output import latency_text, tables
 from ..output.costs_table import format_costs
 from ..output.csvout import write_csv
 from ..output.latency_record import step_latency
+from ..output.output_paths import check_output_file, write_or_keep
 from ..output.profile_table import format_profile
 from ..output.record import Record, RunConfig, Step, StepThread
 from ..output.record_io import write_record
 from ..signals import Interrupted
 from .common import (
+    MAX_PAIRS,
     add_metrics_option,
     add_profile_option,
     add_workload_options,
@@ -48,7 +51,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seconds", type=positive_float, default=5.0, help="measured per step (5)")
     p.add_argument("--warmup", type=non_negative_float, default=1.0, help="before each step (1)")
     p.add_argument("--repeat", type=count(1, 100), default=3, help="runs per step (3)")
-    p.add_argument("--max-pairs", type=count(1, 4096), help="stop at this many pairs")
+    p.add_argument(
+        "--max-pairs",
+        type=count(1, MAX_PAIRS),
+        help=f"stop at this many pairs (at most {MAX_PAIRS})",
+    )
     p.add_argument("--json", metavar="FILE", help="write the record (one per workload)")
     p.add_argument("--csv", metavar="FILE", help="write one row per step and thread")
     p.add_argument("--quiet", "-q", action="store_true", help="only the summary")
@@ -61,6 +68,12 @@ def run(args: argparse.Namespace) -> int:
     cpus = resolve_cpus(args.cpus)
     kind = resolve_engine(args.engine)
     configs = {n: engine_config(args, n, cpus) for n in names}
+    # Before any pair starts: a result that cannot be saved is found out now.
+    for name in names:
+        if args.json:
+            check_output_file(_path_for(args.json, name, len(names)), "--json")
+        if args.csv:
+            check_output_file(_path_for(args.csv, name, len(names)), "--csv")
     for c in configs.values():
         Engine(c).counters.close()  # validates workload x placement x engine before any run
     top = args.max_pairs or len(cpus)
@@ -109,8 +122,10 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if profiler is not None:
             profiler.close()  # perf stops on every path
-        _finish(records, names, args, status)
-    return 1 if any(r.events for r in records.values()) else 0
+        saved = _finish(records, names, args, status)
+    # Contention is a warning in the record, not a failure of the sweep.
+    failed = any(not e.startswith(CONTENTION) for r in records.values() for e in r.events)
+    return 1 if failed or not saved else 0
 
 
 def _new_record(box: dict, config, kind: str, args: argparse.Namespace) -> Record:
@@ -217,7 +232,8 @@ def _print_step(name: str, step: Step, ncpus: int) -> None:
         print(f"! {e}")
 
 
-def _finish(records: dict[str, Record], names: list[str], args, status: int) -> None:
+def _finish(records: dict[str, Record], names: list[str], args, status: int) -> bool:
+    """Print the summaries and write the files; False when a file went elsewhere."""
     for name in names:
         rec = records[name]
         for s in rec.steps:
@@ -232,14 +248,21 @@ def _finish(records: dict[str, Record], names: list[str], args, status: int) -> 
     if len(names) > 1 and any(records[n].points for n in names):
         print("\nside by side")
         print(_side_by_side(records, names))
+    saved = True
     for name in names:
         rec = records[name]
+        outputs = []
         if args.json:
-            path = _path_for(args.json, name, len(names))
-            write_record(path, rec)
-            print(f"record written to {path}", file=sys.stderr)
+            outputs.append(("record", args.json, write_record))
         if args.csv:
-            write_csv(_path_for(args.csv, name, len(names)), rec)
+            outputs.append(("CSV", args.csv, write_csv))
+        for what, base, writer in outputs:
+            said, ok = write_or_keep(
+                _path_for(base, name, len(names)), lambda p, w=writer, r=rec: w(p, r), what
+            )
+            saved = saved and ok
+            print(f"{'' if ok else 'ipctop: '}{said}", file=sys.stderr)
+    return saved
 
 
 def _side_by_side(records: dict[str, Record], names: list[str]) -> str:

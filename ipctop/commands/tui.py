@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import os
 
 from .common import (
+    MAX_PAIRS,
     add_metrics_option,
     add_workload_options,
     count,
@@ -25,7 +25,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def add_monitor_arguments(p: argparse.ArgumentParser) -> None:
     """The monitor's options, shared with `serve` (which has no --metrics of its own)."""
     add_workload_options(p)
-    p.add_argument("--pairs", type=count(0, 4096), default=1, help="start with N pairs (1)")
+    p.add_argument(
+        "--pairs",
+        type=count(0, MAX_PAIRS),
+        default=1,
+        help=f"start with N pairs (1, at most {MAX_PAIRS})",
+    )
     p.add_argument("--interval", type=positive_float, default=0.5, help="sample interval (0.5)")
     p.add_argument(
         "--sweep-step",
@@ -62,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
     from ..live.baseline import load_baseline
     from ..live.metrics_feed import MetricsFeed
     from ..live.sources import LiveSource
+    from ..output.output_paths import check_output_dir, check_output_file
     from ..tui.app import run_app
 
     theme = getattr(args, "theme", None)
@@ -70,14 +76,16 @@ def run(args: argparse.Namespace) -> int:
             f"--theme: unknown theme {theme!r}; choose from {', '.join(BUILTIN_THEMES)}"
         )
     record = getattr(args, "record", None)
-    if record and not os.path.isdir(os.path.dirname(os.path.abspath(record))):
-        raise UsageError(f"--record {record}: no such directory")
+    if record:
+        check_output_file(record, "--record")
+    check_output_dir(getattr(args, "screenshot_dir", "."), "--screenshot-dir")
     baseline_file = getattr(args, "baseline", None)
     baseline = load_baseline(baseline_file) if baseline_file else None
     (workload,) = workload_names(args.workload)[:1]
     cpus = resolve_cpus(args.cpus)
     with metrics_endpoint(args) as metrics:  # before any pair: a port in use starts nothing
         source = LiveSource(engine_config(args, workload, cpus), args.interval)
+        source.engine.show_progress = True  # printed before the screen takes the terminal
         return run_app(
             source,
             args.pairs,

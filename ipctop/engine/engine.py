@@ -8,12 +8,14 @@ import signal
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..errors import UsageError
+from ..errors import PairStartError, UsageError
 from ..signals import deferred
 from . import objects
 from .config import EngineConfig
+from .contention import ContentionWatch, session_line
 from .counters import ENDED, CounterBlock, SlotWriter
 from .forker import Forker
 from .latency import TIMED
@@ -21,10 +23,13 @@ from .objects import _native
 from .placement import MODES, check_placement, oversubscribed
 from .realtime import check_rt
 from .reaper import ReaperClient
+from .start_progress import stderr_progress
 from .workloads import WORKLOADS, PairResources, Workload, make_workload
+from .workloads.limits import check_tasks, task_error
 
 ENGINES = ("auto", "native", "python")
 JOIN_TIMEOUT = 5.0  # a loaded box can take seconds to run a woken end
+PROGRESS_EVERY = 64  # pairs between two progress calls of a bulk start
 
 
 def resolve_engine(requested: str = "auto") -> str:
@@ -99,6 +104,9 @@ class Engine:
         self._lock = threading.RLock()
         self._opened = False
         self._closed = False
+        self.contention = ContentionWatch(self.cpus)
+        #: a command line sets it: start(n) then shows progress on stderr for large n
+        self.show_progress = False
 
     # -- lifecycle -------------------------------------------------------------
     def start(self, pairs: int = 0) -> None:
@@ -108,14 +116,14 @@ class Engine:
                     check_rt(self.config.rt)
                 with deferred():
                     self._opened = True
-                    self.reaper = ReaperClient()
+                    self.reaper = ReaperClient(session_line(os.getpid(), self.cpus))
                     self.events.extend(self.reaper.warnings)
                     if self.config.mode == "processes":
                         self._forker = Forker()
                     with objects.tracking(self.reaper):
                         self.workload.open(self.kind)
-            for _ in range(pairs):
-                self.add_pair()
+            if pairs:
+                self.add_pairs(pairs, stderr_progress(pairs) if self.show_progress else None)
 
     def stop(self) -> None:
         """Stop every pair, remove every object; safe to call twice."""
@@ -145,13 +153,54 @@ class Engine:
     def add_pair(self, cpu: int | None = None) -> Pair:
         if not self._opened:
             self.start()
-        with self._lock, deferred(), objects.tracking(self.reaper):
+        with self._lock:
+            pair = self._launch_pair(cpu)
+            try:
+                self._await_start(pair)
+            except BaseException:
+                self._drop([pair])
+                raise
+            return pair
+
+    def add_pairs(
+        self, n: int, progress: Callable[[int, int, int], None] | None = None
+    ) -> list[Pair]:
+        """Start n pairs in bulk: launch every end first, then wait for them all.
+
+        One pair at a time waited for each new thread's first time slice, which
+        on a loaded box meant seconds per pair. progress(launched, running, n)
+        is called as they come up. If any pair cannot start, every pair of the
+        batch is stopped and removed before the error is raised.
+        """
+        if not self._opened:
+            self.start()
+        batch: list[Pair] = []
+        with self._lock:
+            try:
+                for _ in range(n):
+                    # Each pair is whole (deferred) before a signal may unwind us.
+                    batch.append(self._launch_pair(None))
+                    if progress is not None and len(batch) % PROGRESS_EVERY == 0:
+                        progress(len(batch), 0, n)
+                for k, pair in enumerate(batch, start=1):
+                    self._await_start(pair)
+                    if progress is not None and (k % PROGRESS_EVERY == 0 or k == n):
+                        progress(n, k, n)
+            except BaseException:
+                self._drop(batch)
+                raise
+        return batch
+
+    def _launch_pair(self, cpu: int | None) -> Pair:
+        """Create one pair's objects and launch its ends; it is in self.pairs on return."""
+        with deferred(), objects.tracking(self.reaper):
             if self._closed:
                 raise RuntimeError("engine stopped")
             if cpu is not None and cpu not in self.cpus:
                 raise UsageError(f"CPU {cpu} is not one of this run's CPUs {self.cpus}")
             index = len(self.pairs)
             bounds = self.workload.place_unit(self.config.placement, self.cpus, index, cpu)
+            check_tasks(len(bounds))
             res = self.workload.create_pair(index, self.kind)
             ends: list[End] = []
             try:
@@ -160,8 +209,10 @@ class Engine:
                     ends.append(end)
                 pair = Pair(index, tuple(ends), res)
                 for r, end in enumerate(ends):
-                    self._launch(pair, end, r)
-                self._await_start(pair)
+                    try:
+                        self._launch(pair, end, r)
+                    except (OSError, RuntimeError) as exc:
+                        raise task_error(exc, f"pair {index} {end.role}") from None
             except BaseException:
                 # Roll back a pair that failed halfway: nothing of it may survive.
                 half = Pair(index, tuple(ends), res)
@@ -169,6 +220,13 @@ class Engine:
                 raise
             self.pairs.append(pair)
             return pair
+
+    def _drop(self, pairs: list[Pair]) -> None:
+        """Stop and remove pairs that did not all start (they are the last ones added)."""
+        with deferred():
+            gone = {id(p) for p in pairs}
+            self.pairs = [p for p in self.pairs if id(p) not in gone]
+            self._stop_pairs(pairs)
 
     def remove_pair(self) -> Pair | None:
         """Stop and remove the last pair; the others keep running."""
@@ -227,6 +285,10 @@ class Engine:
     def poll(self) -> list[str]:
         """Reap finished ends; a pair whose end died is failed, the others go on."""
         new: list[str] = []
+        if self._opened and not self._closed:
+            said = self.contention.check()
+            new.extend(said)
+            self.events.extend(said)
         with self._lock:
             for pair in self.pairs:
                 if not pair.active:
@@ -339,8 +401,13 @@ class Engine:
                     end.tid = r.tid
                     break
                 if r.state in ("failed", "removed externally") or time.monotonic() > deadline:
-                    why = os.strerror(r.last_errno) if r.last_errno else "did not start"
-                    raise RuntimeError(f"pair {pair.index} {end.role}: {why}")
+                    if r.last_errno:
+                        why = os.strerror(r.last_errno)
+                    else:
+                        why = f"did not start within {timeout:g} s (is the box overloaded?)"
+                    raise PairStartError(
+                        f"pair {pair.index} {end.role}: {why}; what it had made was removed"
+                    )
                 time.sleep(0.001)
 
     def _death(self, pair: Pair) -> str | None:
@@ -366,6 +433,13 @@ class Engine:
 
     def _stop_pairs(self, pairs: list[Pair], release: bool = True) -> None:
         """The originals' way: stop flag, then IPC_RMID so blocked ends see EIDRM."""
+        if len(pairs) > 8:
+            with objects.keys_snapshot():
+                self._stop_each(pairs, release)
+        else:
+            self._stop_each(pairs, release)
+
+    def _stop_each(self, pairs: list[Pair], release: bool) -> None:
         for pair in pairs:
             for end in pair.ends:
                 self.counters.request_stop(end.slot)

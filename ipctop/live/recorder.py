@@ -84,6 +84,8 @@ class RecordSwitch:
         self.recorder = None
         self.last_path = path
         why = f" ({reason})" if reason else ""
+        if rec.failure:
+            return f"{rec.failure}: {rec.samples} samples{why}"
         return f"record saved to {path.resolve()}: {rec.samples} samples{why}"
 
     def note(self) -> str:

@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 from ipctop.errors import RecordError
+from ipctop.output.bounded_read import json_depth_problem, read_bounded_text
 from ipctop.output.record import Record, validate_record_dict
 
 
@@ -51,19 +52,7 @@ def read_record(path: str | os.PathLike[str]) -> Record:
     """Read and validate a record; every failure is a RecordError with one line."""
     shown = os.fspath(path)
     name = os.path.basename(shown) or shown
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except FileNotFoundError:
-        raise RecordError(f"{shown}: no such file") from None
-    except IsADirectoryError:
-        raise RecordError(f"{shown} is a directory, not a record file") from None
-    except PermissionError:
-        raise RecordError(f"{shown}: permission denied") from None
-    except UnicodeDecodeError:
-        raise RecordError(f"{name} is not JSON (not even UTF-8 text)") from None
-    except OSError as e:
-        raise RecordError(f"{shown}: {e.strerror or e}") from None
+    text = read_bounded_text(path)
     try:
         d = json.loads(text)
     except json.JSONDecodeError as e:
@@ -72,4 +61,7 @@ def read_record(path: str | os.PathLike[str]) -> Record:
         ) from None
     except RecursionError:
         raise RecordError(f"{name} is not a record (nested too deeply)") from None
+    too_deep = json_depth_problem(d)
+    if too_deep:
+        raise RecordError(f"{name} is not a record ({too_deep})")
     return Record.from_dict(d, source=shown)

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..analysis.scaling import ScalingPoint
 from ..engine.sample import Sample
+from .output_paths import write_or_keep
 from .record import Record, RunConfig
 from .record_io import write_record
 
@@ -69,6 +70,8 @@ class SessionRecorder:
         self.path = Path(path)
         self.record = Record(kind="session", box=dict(box), config=config)
         self.written: Path | None = None
+        #: set when the record could not go to path and was kept elsewhere
+        self.failure: str | None = None
         # finish() may race between a signal handler's path and the normal exit.
         self._lock = threading.Lock()
 
@@ -93,5 +96,15 @@ class SessionRecorder:
                 return self.written
             self.record.points = [p for p in points if p.settled]
             self.record.interrupted = interrupted
-            self.written = write_record(self.path, self.record)
+            # A full disk at the end keeps the session in the temp dir instead.
+            kept: list[Path] = []
+
+            def write(p: Path) -> Path:
+                kept.append(write_record(p, self.record))
+                return kept[-1]
+
+            said, ok = write_or_keep(self.path, write)
+            if not ok:
+                self.failure = said
+            self.written = kept[-1]
             return self.written

@@ -42,6 +42,7 @@ from ..live.sweep import AutoSweep
 from ..signals import HANDLED, Interrupted
 from . import profile_actions
 from .contrast_floor import AA, ContrastFloor
+from .crash_report import CrashReport
 from .profile_actions import ProfileActions
 from .record_actions import RecordActions
 from .screens.choice import ChoiceScreen
@@ -81,7 +82,7 @@ class SampleArrived(Message):
         self.generation = generation
 
 
-class IpctopApp(RecordActions, ProfileActions, App[int]):
+class IpctopApp(CrashReport, RecordActions, ProfileActions, App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "ipctop"
     # The first of each: below the smallest layout (widgets/too_small.py says so).
@@ -710,4 +711,7 @@ def run_app(
                 source.stop()
     if app.signalled is not None:
         raise Interrupted(app.signalled)
+    crashed = app.crash_line()
+    if crashed:
+        raise IpctopError(f"{crashed}; every pair was stopped and removed")
     return int(code or 0)

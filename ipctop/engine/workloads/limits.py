@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import resource
+import time
 from pathlib import Path
 
 from ...errors import ResourceError
@@ -23,6 +24,20 @@ def read_ints(path: Path) -> list[int] | None:
 def read_int(path: Path) -> int | None:
     vals = read_ints(path)
     return vals[0] if vals else None
+
+
+_sysctls: dict[Path, tuple[float, int | None]] = {}
+SYSCTL_TTL = 1.0  # seconds a sysctl read is reused: a bulk start checks one per pair
+
+
+def read_sysctl(path: Path) -> int | None:
+    now = time.monotonic()
+    hit = _sysctls.get(path)
+    if hit is not None and now - hit[0] < SYSCTL_TTL:
+        return hit[1]
+    value = read_int(path)
+    _sysctls[path] = (now, value)
+    return value
 
 
 def check_fds(needed: int, what: str) -> None:
@@ -141,13 +156,23 @@ def check_sem_array(nsems: int, proc: Path = PROC) -> None:
         )
 
 
+_budget: dict[Path, int] = {}  # queues known to fit under msgmni at the last count
+
+
 def check_msg_queues(needed: int, proc: Path = PROC, skip_tag: int | None = None) -> None:
     """`needed` more queues must fit under msgmni.
 
     skip_tag leaves out queues carrying that session tag: a life-cycle run
     reserves one queue per thread up front rather than counting the ones its
     threads happen to hold at this instant.
+
+    Counting reads every queue on the box, so a bulk start of n pairs read n^2
+    lines; the headroom found is spent first and counted again only when it
+    runs out (msgget's own ENOSPC still names msgmni if others took it meanwhile).
     """
+    if skip_tag is None and _budget.get(proc, 0) >= needed:
+        _budget[proc] -= needed
+        return
     msgmni = read_int(proc / "sys/kernel/msgmni")
     if msgmni is None:
         return  # unreadable (a container): msgget's own error will name the limit
@@ -160,16 +185,70 @@ def check_msg_queues(needed: int, proc: Path = PROC, skip_tag: int | None = None
             f"{used} message queues exist and {needed} more would pass kernel.msgmni "
             f"({msgmni}); raise the sysctl kernel.msgmni or use fewer threads"
         )
+    if skip_tag is None:
+        # Half the headroom: other programs on the box may be making queues too.
+        _budget[proc] = (msgmni - used - needed) // 2
 
 
 def check_msgmnb(needed_bytes: int, proc: Path = PROC) -> None:
     """A queue must hold the bytes in flight, or msgsnd blocks for ever."""
-    msgmnb = read_int(proc / "sys/kernel/msgmnb")
+    msgmnb = read_sysctl(proc / "sys/kernel/msgmnb")
     if msgmnb is not None and needed_bytes > msgmnb:
         raise ResourceError(
             f"a queue must hold {needed_bytes} bytes in flight but kernel.msgmnb is {msgmnb}; "
             f"raise the sysctl kernel.msgmnb to at least {needed_bytes}"
         )
+
+
+def user_tasks(uid: int, proc: Path = PROC) -> int:
+    """Threads of every process whose real uid is `uid`: what RLIMIT_NPROC counts."""
+    n = 0
+    for d in proc.iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            status = (d / "status").read_text()
+        except OSError:
+            continue  # exited meanwhile
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        if int(fields.get("Uid", "-1 0").split()[0]) == uid:
+            n += int(fields.get("Threads", "1").strip())
+    return n
+
+
+def _all_tasks(proc: Path) -> int:
+    """Every thread on the box, from the 4th field of /proc/loadavg ("running/total")."""
+    try:
+        return int((proc / "loadavg").read_text().split()[3].split("/")[1])
+    except (OSError, ValueError, IndexError):
+        return 1 << 62  # unknown: count ours instead
+
+
+def check_tasks(needed: int, proc: Path = PROC) -> None:
+    """`needed` more threads or processes must fit under RLIMIT_NPROC (`ulimit -u`)."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NPROC)
+    # The kernel exempts root (and CAP_SYS_RESOURCE / CAP_SYS_ADMIN) from the limit.
+    if soft == resource.RLIM_INFINITY or os.getuid() == 0:
+        return
+    if _all_tasks(proc) + needed <= soft:
+        return  # even every task on the box would fit: no need to count ours
+    used = user_tasks(os.getuid(), proc)
+    if used + needed > soft:
+        raise ResourceError(
+            f"{needed} more threads or processes would make {used + needed} for this user "
+            f"but `ulimit -u` (RLIMIT_NPROC) is {soft}; raise it or use fewer pairs"
+        )
+
+
+def task_error(exc: BaseException, what: str) -> BaseException:
+    """A thread or fork that the kernel refused (EAGAIN) as the ResourceError naming NPROC."""
+    eagain = isinstance(exc, OSError) and exc.errno == errno.EAGAIN
+    if eagain or (isinstance(exc, RuntimeError) and "can't start new thread" in str(exc)):
+        return ResourceError(
+            f"{what}: the kernel refused a new thread or process; raise `ulimit -u` "
+            "(RLIMIT_NPROC) or the sysctl kernel.threads-max, or use fewer pairs"
+        )
+    return exc
 
 
 def check_msg_size(size: int, in_flight: int, proc: Path = PROC) -> None:

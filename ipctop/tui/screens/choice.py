@@ -5,12 +5,13 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
+from .answer_once import AnswerOnceScreen
 
-class ChoiceScreen(ModalScreen[str | None]):
+
+class ChoiceScreen(AnswerOnceScreen[str | None]):
     BINDINGS = [Binding("escape", "cancel", "cancel")]
 
     DEFAULT_CSS = """

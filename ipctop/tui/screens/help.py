@@ -6,8 +6,9 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
+
+from .answer_once import AnswerOnceScreen
 
 PANELS = [
     (
@@ -36,7 +37,7 @@ PANELS = [
 ]
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(AnswerOnceScreen[None]):
     BINDINGS = [
         Binding("escape,question_mark,q", "dismiss", "close help"),
     ]

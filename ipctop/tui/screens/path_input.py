@@ -5,11 +5,12 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
+from .answer_once import AnswerOnceScreen
 
-class PathInputScreen(ModalScreen[str | None]):
+
+class PathInputScreen(AnswerOnceScreen[str | None]):
     BINDINGS = [Binding("escape", "cancel", "cancel")]
 
     DEFAULT_CSS = """

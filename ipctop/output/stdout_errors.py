@@ -1,0 +1,43 @@
+"""What a failed write to stdout means: a reader that left, or a full disk.
+
+`ipctop run --jsonl | head -1` must behave as Unix tools do: the reader has
+gone, so stop quietly (128 + SIGPIPE, as if the signal had ended us). A full
+disk or an I/O error is one line on stderr and exit 1.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import sys
+
+from ipctop.errors import EXIT_FAILED
+
+# Errors a write to a pipe, file or terminal can give; anything else is a bug.
+WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS)
+
+
+def _silence_stdout() -> None:
+    # Python flushes stdout at exit; that flush would fail again and print.
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass  # stdout is already closed or not a file: nothing left to flush
+
+
+def output_failed(exc: OSError) -> int | None:
+    """The exit code for a write error (after saying so), or None if exc is not one."""
+    if exc.errno == errno.EPIPE:
+        _silence_stdout()
+        return 128 + signal.SIGPIPE
+    if exc.errno not in WRITE_ERRORS:
+        return None
+    _silence_stdout()
+    try:
+        print(f"ipctop: cannot write the output: {exc.strerror}", file=sys.stderr, flush=True)
+    except OSError:
+        pass  # stderr is on the same full disk: the exit code has to say it
+    return EXIT_FAILED

@@ -1,0 +1,25 @@
+"""A modal screen that can be answered only once.
+
+Two quick keys (Enter Enter, Escape Escape) both reach the screen before the
+first dismiss has popped it; the second dismiss then popped the screen below
+it, the main one, and the app died with ScreenStackError.
+"""
+
+from __future__ import annotations
+
+from typing import Generic, TypeVar
+
+from textual.await_complete import AwaitComplete
+from textual.screen import ModalScreen
+
+ResultT = TypeVar("ResultT")
+
+
+class AnswerOnceScreen(ModalScreen[ResultT], Generic[ResultT]):
+    _answered = False
+
+    def dismiss(self, result: ResultT | None = None) -> AwaitComplete:
+        if self._answered:
+            return AwaitComplete.nothing()
+        self._answered = True
+        return super().dismiss(result)
