@@ -1,4 +1,4 @@
-"""Presentation mode: key f and --present, large figures, the curve, a verdict, 7:1 contrast."""
+"""Presentation mode: key F and --present, large figures, the curve, a verdict, 7:1 contrast."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def figure(a: IpctopApp, wid: str) -> str:
     return str(digits.value)
 
 
-def test_fake_fixed_run_f_shows_the_figures_and_raises_the_contrast_floor() -> None:
+def test_fake_fixed_run_F_shows_the_figures_and_raises_the_contrast_floor() -> None:
     async def go() -> None:
         a = app()
         async with a.run_test(size=(120, 40)) as pilot:

@@ -24,7 +24,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--present",
         action="store_true",
-        help="start in presentation mode: large figures, the curve, high contrast (key f)",
+        help="start in presentation mode: large figures, the curve, high contrast (key F)",
     )
     p.add_argument("--theme", default=None, help="Textual theme, e.g. textual-light")
     p.add_argument(

@@ -42,7 +42,7 @@ def add_monitor_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--present",
         action="store_true",
-        help="start in presentation mode: large figures, the curve, high contrast (key f)",
+        help="start in presentation mode: large figures, the curve, high contrast (key F)",
     )
     p.add_argument(
         "--theme",

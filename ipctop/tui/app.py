@@ -63,6 +63,7 @@ from .widgets.too_small import MIN_SIZE, TooSmall
 
 REDRAW_HZ = 4
 OWN_CPU_EVERY = 1.0  # seconds between readings of the monitor's own CPU use
+OWN_CPU_MIN_WINDOW = 0.5  # seconds: the shortest window a reading may cover
 EXIT_GRACE = 5.0  # seconds the UI gets to shut down after a signal
 
 PLACEMENT_HELP = {
@@ -312,7 +313,11 @@ class IpctopApp(CrashReport, RecordActions, ProfileActions, App[int]):
             return  # not mounted yet, or shutting down: the widgets are going
         self._last_redraw = time.monotonic()
         self._dirty = False
-        if read_cpu or self._last_redraw - self._own_cpu_at >= OWN_CPU_EVERY:
+        # Never over a short window: /proc counts CPU in 10 ms ticks, so one tick
+        # in the 18 ms after a throttled redraw read as 54 % (screenshots/scaling.svg).
+        since = self._last_redraw - self._own_cpu_at
+        first = self._own_cpu_value is None  # "measuring" until a first reading
+        if since >= OWN_CPU_EVERY or (read_cpu and (first or since >= OWN_CPU_MIN_WINDOW)):
             self._own_cpu_value = self._own_cpu(self.source.pair_tids())
             self._own_cpu_at = self._last_redraw
         notes = []

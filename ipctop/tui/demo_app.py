@@ -128,6 +128,11 @@ class DemoApp(IpctopApp):
                 "mode": info.mode,
                 "engine": info.engine,
                 "cpus": list(info.cpus),
+                # A live curve has no fixed run length: each point is the settler's reading.
+                "seconds": self.pace,
+                "warmup": 0.0,
+                "repeat": 1,
+                "interval": info.interval,
             },
             points=list(points),
             source=f"{info.placement}-core",  # its name on the baseline bar and the chart

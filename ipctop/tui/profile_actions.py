@@ -45,6 +45,7 @@ class ProfileActions:
         panel = self.query_one(ProfilePanel)
         self._profile_on = not self._profile_on
         panel.display = self._profile_on
+        self.query_one("#main").set_class(self._profile_on, "-profile")  # the side column
         if not self._profile_on:
             self.run_worker(self._profile_stop, thread=True, group="profile")
             self._say("profile off: perf stopped")

@@ -1,4 +1,4 @@
-"""Presentation mode (key f, --present): the figures for the back of a room.
+"""Presentation mode (key F, --present): the figures for the back of a room.
 
 Total ops/s, pairs and scalability % in large digits, the curve against the
 ideal, and against a baseline its Diff % with a verdict that says "no
