@@ -92,3 +92,14 @@ def test_monitor_sweep_shows_a_bar_and_the_time_left() -> None:
     sw.next_step(6.0, 2, settled=False)  # the count moved on at 6 s
     assert sw.time_left(8.5) == 7.5
     assert "▰▰▰▰▰" in sw.describe(8.5) and "~8 s left" in sw.describe(8.5)
+
+
+@two_cpus
+def test_ab_on_a_terminal_shows_each_slot_and_the_time_left() -> None:
+    code, out, err = with_terminal_stderr(
+        "ab", "--window", "0.2", "--settle", "0.05", "--max-seconds", "5",
+        "--precision", "0.001", "--b", "--placement same",
+    )  # fmt: skip
+    assert code in (0, 1), err
+    assert "━" in err and "left" in err and "block 1 · A" in err and "block 1 · B" in err
+    assert "left" not in out and "\x1b[" not in out

@@ -49,6 +49,7 @@ from .common import (
     resolve_cpus,
     workload_names,
 )
+from .progress import PlannedProgress
 
 ORDER = "ABBA"
 MIN_BLOCKS = 3  # an interval from 2 blocks has 1 degree of freedom: far too wide to stop on
@@ -194,7 +195,9 @@ def _interleave(
     blocks: list[tuple[list[float], list[float]]] = []
     results: list[tuple[str, RunResult]] = []
     t0 = time.monotonic()
+    # The plan is the time allowed; a run that reaches its precision ends early.
     with ExitStack() as stack:
+        bar = stack.enter_context(PlannedProgress("ab", args.max_seconds))
         engines = {}
         for name in "A" if live else "AB":
             engines[name] = stack.enter_context(Engine(sides[name].config))
@@ -207,7 +210,9 @@ def _interleave(
             for name in ORDER:
                 side = sides[name]
                 run_hook(f"--{name.lower()}-cmd", side.cmd)
+                bar.begin(args.window + args.settle, f"block {len(blocks) + 1} · {name}")
                 r = _slot(side, args, engines[name], live)
+                bar.done()
                 results.append((name, r))
                 got[name].extend(r.windows)
                 side.windows.extend(r.windows)
