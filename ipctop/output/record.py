@@ -323,6 +323,8 @@ def validate_record_dict(d: Any) -> list[str]:
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of the files ipctop writes (what the models serialize to)."""
     schema = Record.model_json_schema(mode="serialization")
+    # Written only when set (an ab run, a check's A/A floor): not required of every file.
+    schema["required"] = [k for k in schema.get("required", []) if k not in ("ab", "noise")]
     schema["$id"] = f"https://ipctop.invalid/schema/{SCHEMA.replace('/', '-')}.json"
     schema["description"] = (
         "A sweep or live session recorded by ipctop. Version 1 records lack "
