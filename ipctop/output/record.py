@@ -325,6 +325,9 @@ def json_schema() -> dict[str, Any]:
     schema = Record.model_json_schema(mode="serialization")
     # Written only when set (an ab run, a check's A/A floor): not required of every file.
     schema["required"] = [k for k in schema.get("required", []) if k not in ("ab", "noise")]
+    step = schema.get("$defs", {}).get("Step")
+    if step and "required" in step:  # a step's latency and profile: only when measured
+        step["required"] = [k for k in step["required"] if k not in ("latency", "profile")]
     schema["$id"] = f"https://ipctop.invalid/schema/{SCHEMA.replace('/', '-')}.json"
     schema["description"] = (
         "A sweep or live session recorded by ipctop. Version 1 records lack "
