@@ -19,6 +19,16 @@ two_cpus = pytest.mark.skipif(
 )
 
 
+def wait_for(predicate, timeout: float = 10.0) -> bool:
+    """Poll predicate until it holds or timeout seconds pass (a loaded box is slow, never wrong)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return bool(predicate())
+
+
 def sysv_objects(ours_only: bool = True) -> set[tuple[str, str, str]]:
     """(kind, key, id) of the SysV objects on the box with ipctop's key prefix.
 

@@ -12,7 +12,7 @@ import time
 
 import psutil
 import pytest
-from conftest import ROOT, run_cli, sysv_objects
+from conftest import ROOT, run_cli, sysv_objects, wait_for
 
 from ipctop.engine.reaper import tag_of
 
@@ -27,15 +27,6 @@ def start(*args: str) -> subprocess.Popen:
         text=True,
         cwd=ROOT,
     )
-
-
-def wait_for(predicate, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def objects_of(tagged_only: bool = True) -> set:
