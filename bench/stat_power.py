@@ -68,7 +68,7 @@ def ab(a: str, b: str, extra: list[str]) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=20)
-    ap.add_argument("--cost", type=float, default=5.0, help="the planted slowdown, in %")
+    ap.add_argument("--cost", type=float, default=5.0, help="the planted slowdown, in %%")
     ap.add_argument("extra", nargs="*", help="options passed to every ipctop ab")
     args = ap.parse_args()
     rate = cpu_rate()
