@@ -294,8 +294,11 @@ class PerfRecorder:
         if code != 0:
             return
         with self._lock:
-            spans = list(self._spans)
-        if not spans:
+            registered = list(self._spans)
+        # A span perf has read past cannot gain a sample: not tallied again (ab's
+        # many short slots would each tally every later file until taken).
+        spans = [x for x in registered if not x.done.is_set()]
+        if not registered:
             self._seen_tids |= self.pair_tids()
             counts = tally(lines, self._owner(self._seen_tids), self._since, self._until)
             if counts.cpu_samples:
