@@ -53,6 +53,7 @@ from ..output.record_io import read_record, write_record
 from .common import (
     add_metrics_option,
     add_profile_option,
+    attach,
     cpu_text,
     each,
     metrics_endpoint,
@@ -376,6 +377,7 @@ def _measure(
     seen: dict[tuple[int, str], set[int]] = {}
     with Engine(config) as engine:
         engine.start(pairs)
+        attach(on_sample, engine)  # --metrics: its latency histograms
         with profiler.span(engine) if profiler is not None else nullcontext():
             for i in range(windows):
                 # Four sampler intervals per window: enough of them for an interval

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 from ..analysis.scaling import ScalingPoint, scalability_pct
@@ -16,7 +17,7 @@ from ..engine.opstats import format_op_stats
 from ..engine.profile.span import SpanProfiler
 from ..engine.profile.window import Profile
 from ..engine.workloads.msgbench import phase_table
-from ..live.measure import RunResult, measure, measure_engine
+from ..live.measure import RunResult, measure_engine
 from ..live.priority import raise_monitor
 from ..output import latency_text, tables
 from ..output.costs_table import format_costs
@@ -32,6 +33,7 @@ from .common import (
     add_metrics_option,
     add_profile_option,
     add_workload_options,
+    attach,
     count,
     cpu_text,
     each,
@@ -165,11 +167,10 @@ def _configured(config):
 
 
 def _measure(config, n: int, args: argparse.Namespace, on_sample, profiler: SpanProfiler | None):
-    if profiler is None:
-        return measure(config, n, args.seconds, args.warmup, interval=WINDOW_S, on_sample=on_sample)
     with Engine(config) as engine:
         engine.start(n)
-        with profiler.span(engine):
+        attach(on_sample, engine)  # --metrics: its latency histograms
+        with profiler.span(engine) if profiler is not None else nullcontext():
             return measure_engine(
                 engine, args.seconds, args.warmup, interval=WINDOW_S, on_sample=on_sample
             )
