@@ -165,13 +165,14 @@ def _configured(config):
 
 
 def _measure(config, n: int, args: argparse.Namespace, on_sample, profiler: SpanProfiler | None):
+    # A step records and prints where the time goes: the costs need the detail reads.
     if profiler is None:
-        return measure(config, n, args.seconds, args.warmup, interval=WINDOW_S, on_sample=on_sample)
+        return measure(config, n, args.seconds, args.warmup, WINDOW_S, on_sample, detail=True)
     with Engine(config) as engine:
         engine.start(n)
         with profiler.span(engine):
             return measure_engine(
-                engine, args.seconds, args.warmup, interval=WINDOW_S, on_sample=on_sample
+                engine, args.seconds, args.warmup, WINDOW_S, on_sample, detail=True
             )
 
 

@@ -59,10 +59,12 @@ def measure(
     warmup: float = 1.0,
     interval: float = 0.5,
     on_sample: Callable[[Sample], None] | None = None,
+    detail: bool = False,
 ) -> RunResult:
+    """Start the pairs, measure them (see measure_engine), stop them."""
     with Engine(config) as engine:
         engine.start(pairs)
-        return measure_engine(engine, seconds, warmup, interval, on_sample)
+        return measure_engine(engine, seconds, warmup, interval, on_sample, detail)
 
 
 def measure_engine(
@@ -71,10 +73,14 @@ def measure_engine(
     warmup: float = 1.0,
     interval: float = 0.5,
     on_sample: Callable[[Sample], None] | None = None,
-    detail: bool = True,
+    detail: bool = False,
 ) -> RunResult:
-    """detail=False skips where the time goes (costs None): at 512 threads it is
-    several /proc files per thread per sample, more than a short interval allows."""
+    """Rounds, rates and the timeline over `seconds` after `warmup`.
+
+    Where the time goes (costs) is read only with detail=True: it is several
+    /proc files per thread per sample (at 512 threads more than a short
+    interval allows), and only the callers that print or record costs want it.
+    """
     sampler = Sampler(engine, interval=min(interval, max(seconds, 0.05)))
     sampler.detail = detail
     _tick(sampler, warmup, None)
