@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ipctop.engine.config import EngineConfig
-from ipctop.engine.costs import CostTracker, na
+from ipctop.engine.costs import Costs, CostTracker, CpuCost, ThreadCost, merge, na
 from ipctop.engine.engine import Engine
 from ipctop.engine.sample import IpiSample, ThreadSample
 from ipctop.engine.sampler import Sampler
@@ -124,3 +124,14 @@ def test_measure_engine_reads_costs_only_when_a_caller_asks() -> None:
     assert cheap.total_ops_per_s > 0 and detailed.total_ops_per_s > 0
     assert cheap.costs is None and all(s.costs is None for s in cheap.timeline)
     assert detailed.costs is not None and len(detailed.costs.threads) == 2
+
+
+def test_merge_means_each_figure_sums_migrations_and_keeps_none_as_none() -> None:
+    a1 = ThreadCost(0, "A", 1.0, 0.5, 0.5, None, 2, 1.0, None)
+    a2 = ThreadCost(0, "A", 3.0, 1.5, 1.5, None, 3, None, None)
+    b = ThreadCost(0, "B", 2.0, 1.0, 1.0, 4.0, 0, 0.0, 0.0)
+    m = merge([Costs(threads=(a1, b), cpus=(CpuCost(0, 1.0, None, 10, 5, 1),)),
+               Costs(threads=(a2,), cpus=(CpuCost(0, 3.0, None, 20, 5, 1),))])  # fmt: skip
+    assert m is not None
+    assert m.threads == (ThreadCost(0, "A", 2.0, 1.0, 1.0, None, 5, 1.0, None), b)
+    assert m.cpus == (CpuCost(0, 2.0, None, 15.0, 5.0, 1.0),)

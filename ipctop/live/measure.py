@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ..engine import procfs
 from ..engine.config import EngineConfig
@@ -52,19 +53,11 @@ class RunResult:
     windows: tuple[float, ...] = ()
 
 
-def measure(
-    config: EngineConfig,
-    pairs: int,
-    seconds: float,
-    warmup: float = 1.0,
-    interval: float = 0.5,
-    on_sample: Callable[[Sample], None] | None = None,
-    detail: bool = False,
-) -> RunResult:
-    """Start the pairs, measure them (see measure_engine), stop them."""
+def measure(config: EngineConfig, pairs: int, seconds: float, **options: Any) -> RunResult:
+    """Start the pairs, measure them (measure_engine's keyword options), stop them."""
     with Engine(config) as engine:
         engine.start(pairs)
-        return measure_engine(engine, seconds, warmup, interval, on_sample, detail)
+        return measure_engine(engine, seconds, **options)
 
 
 def measure_engine(

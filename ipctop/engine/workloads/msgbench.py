@@ -21,10 +21,11 @@ from contextlib import suppress
 from typing import Any
 
 from ...errors import ResourceError
+from ..opstats import spread
 from ..reaper import IDS_OFFSET, session_dir
 from .base import PairResources, Workload
 from .limits import PROC, read_int, sysv_sets_in_use
-from .shared import tracker
+from .shared import ReaperNote
 
 #: the phases, in the order of the native loop's ops[] counters and ring entries
 LIFECYCLE_OPS = ("msgget", "msgsnd", "IPC_STAT", "MSG_STAT", "IPC_RMID")
@@ -57,9 +58,8 @@ class _Area:
             os.unlink(self.path)
             raise
         os.close(fd)
-        self.tracker = tracker()
-        if self.tracker is not None:
-            self.tracker.announce(f"+ ids {self.path}")
+        self.note = ReaperNote("ids", self.path)
+        self.note.made()
 
     def repeats(self) -> int:
         return struct.unpack_from("<Q", self.map, 0)[0]
@@ -72,8 +72,7 @@ class _Area:
             self.map.close()
         with suppress(FileNotFoundError):
             os.unlink(self.path)
-        if self.tracker is not None:
-            self.tracker.announce(f"- ids {self.path}")
+        self.note.gone()
 
 
 class SysvLifecycle(Workload):
@@ -177,15 +176,8 @@ class SysvLifecycle(Workload):
                     per_thread[k].append(statistics.fmean(got))
         if not any(rates):
             return None
-        out = {}
-        for name, rs, means in zip(LIFECYCLE_OPS, rates, per_thread):
-            if rs:
-                out[name] = {
-                    "per_s": sum(means),
-                    "avg": statistics.fmean(rs),
-                    "stddev": statistics.stdev(rs) if len(rs) > 1 else 0.0,
-                    "min": min(rs),
-                    "max": max(rs),
-                    "n": len(rs),
-                }
-        return out
+        return {
+            name: {**spread(rs, sum(means)), "n": len(rs)}
+            for name, rs, means in zip(LIFECYCLE_OPS, rates, per_thread)
+            if rs
+        }
