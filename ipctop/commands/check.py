@@ -131,19 +131,20 @@ def _read_baseline(path: str, box: dict[str, Any]) -> Record:
             f"--baseline {rec.name} is from a {theirs or 'unknown CPU'}, this box is a "
             f"{mine or 'unknown CPU'}: absolute rates compare only on the same CPU model"
         )
+    # Checked before measuring: a wrong record is bad input, not a minute's wait.
+    if rec.config.placement != "same" or rec.config.mode != "threads":
+        raise UsageError(f"--baseline {rec.name} is not a same-core threads record")
     return rec
 
 
 def _against(baseline: Record, readings: CheckReadings) -> list[Verdict]:
     """Every run of the baseline's setting against its step at the same pair count."""
     cfg = baseline.config
-    if cfg.get("placement") != "same" or cfg.get("mode") != "threads":
-        raise UsageError(f"--baseline {baseline.name} is not a same-core threads record")
     steps = {s.pairs: s for s in baseline.steps}
     out = []
     for run in readings.runs():
         step = steps.get(run.pairs)
-        if run.workload == cfg.get("workload") and run.placement == "same" and step:
+        if run.workload == cfg.workload and run.placement == "same" and step:
             out.append(judge_baseline(run, step.windows or step.repeats, baseline.name))
     if not out:
         raise UsageError(f"--baseline {baseline.name} has no step this check measures")

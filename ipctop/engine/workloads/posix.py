@@ -17,7 +17,7 @@ from ..counters import SlotWriter
 from ..objects import _native
 from .base import PairResources, Workload, loop_errno, semaphore_loop
 from .limits import check_fds, check_mq_count, check_mq_size, check_mqueue, mq_error
-from .shared import ReaperNote, area_pair, native_hook
+from .shared import area_pair, native_hook, tracker
 
 MODE = 0o600
 MQ_MAXMSG = 4  # the token and a wake-up kick must both fit, with room to spare
@@ -90,7 +90,8 @@ class _Queue:
         self.name = unique_name(tag)
         self.handle: Any = None
         self.fd = -1
-        self.note = ReaperNote("mq", self.name)
+        # Kept from creation: removal may happen outside the engine's tracking block.
+        self.tracker = tracker()
         try:
             if python:
                 self.handle = posix_ipc.MessageQueue(
@@ -104,7 +105,8 @@ class _Queue:
                 self.fd = _native.mq_create(self.name, MODE, MQ_MAXMSG, size)
         except OSError as exc:
             raise mq_error(exc, self.name) from exc
-        self.note.made()
+        if self.tracker is not None:
+            self.tracker.announce(f"+ mq {self.name}")
 
     def remove(self) -> None:
         """Close and unlink; idempotent."""
@@ -124,7 +126,8 @@ class _Queue:
             # Already gone is what we wanted; the reaper still forgets it below.
             with suppress(posix_ipc.ExistentialError):
                 posix_ipc.unlink_message_queue(self.name)
-        self.note.gone()
+        if self.tracker is not None:
+            self.tracker.announce(f"- mq {self.name}")
 
 
 class PosixMq(Workload):

@@ -51,22 +51,10 @@ def area_pair(workload: str, setup: bool = True) -> Any:
     return PairResources(args=((), ()), shm=area, closers=[lambda: close_area(area)])
 
 
-class ReaperNote:
-    """One named thing the reaper removes should ipctop die: a POSIX queue, an ids file.
+def tracker() -> Any:
+    """The reaper of the engine creating objects right now, if any.
 
-    The reaper is the one of the engine creating objects right now (objects.py
-    keeps it while pairs are made), kept from creation: removal may happen
-    outside the engine's tracking block.
+    objects.py keeps it while the engine creates pairs; POSIX queues are
+    announced to it by name so that a killed ipctop still has them unlinked.
     """
-
-    def __init__(self, kind: str, name: str) -> None:
-        self.line = f"{kind} {name}"
-        self.tracker = objects.current_tracker()
-
-    def made(self) -> None:
-        if self.tracker is not None:
-            self.tracker.announce(f"+ {self.line}")
-
-    def gone(self) -> None:
-        if self.tracker is not None:
-            self.tracker.announce(f"- {self.line}")
+    return objects.current_tracker()
