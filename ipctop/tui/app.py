@@ -47,6 +47,7 @@ from .profile_actions import ProfileActions
 from .record_actions import RecordActions
 from .screens.choice import ChoiceScreen
 from .screens.help import HelpScreen
+from .screens.key_list import key_sections
 from .screens.present import AAA as PRESENT_CONTRAST
 from .screens.present import PresentScreen
 from .widgets.baseline_bar import BaselineBar
@@ -101,6 +102,7 @@ class IpctopApp(CrashReport, RecordActions, ProfileActions, App[int]):
         (32, "-full-height"),
     ]
 
+    QUIT_TIP = "quit like q; a record being made is marked interrupted"
     # Most used first: the footer cuts the tail on narrow terminals.
     BINDINGS = [
         Binding("q", "quit", "quit"),
@@ -126,7 +128,7 @@ class IpctopApp(CrashReport, RecordActions, ProfileActions, App[int]):
         Binding("h", "latency_histogram", "histogram", show=False),
         Binding("P", "toggle_curve_metric", "p99 curve", show=False),
         Binding("x", "show_matrix", "matrix", show=False),
-        Binding("ctrl+c", "interrupt", "quit", show=False, priority=True),
+        Binding("ctrl+c", "interrupt", "quit", show=False, priority=True, tooltip=QUIT_TIP),
     ]
 
     #: (key, action, what it does) for the help screen and the command palette
@@ -148,6 +150,10 @@ class IpctopApp(CrashReport, RecordActions, ProfileActions, App[int]):
         ("b", "baseline", "overlay a record's scaling curve and Diff % / hide it"),
         *profile_actions.KEYS,
         ("F", "present", "presentation: large figures and the curve, high contrast"),
+        ("l", "toggle_latency", "latency panel: round-trip and one-way percentiles per pair"),
+        ("h", "latency_histogram", "latency histogram of the pair selected in the latency panel"),
+        ("P", "toggle_curve_metric", "scaling chart: total ops/s / round-trip p99 by pairs"),
+        ("x", "show_matrix", "open a latency matrix record (ipctop matrix --json)"),
         ("?", "help", "this help"),
         ("q", "quit", "quit: stop the pairs and remove every object"),
     ]
@@ -303,6 +309,14 @@ class IpctopApp(CrashReport, RecordActions, ProfileActions, App[int]):
         else:
             self.call_later(self._redraw)
 
+    def _typing_a_path(self) -> bool:
+        # Under the dimmed modal every redraw re-composited the whole screen, about
+        # 0.1 s of CPU up to 4 times a second: half a CPU taken from the pairs while
+        # a path is typed. The figures underneath wait until it is answered.
+        from .screens.path_input import PathInputScreen
+
+        return isinstance(self.screen, PathInputScreen)
+
     def redraw_now(self) -> None:
         """Draw the current session now, throttle or not (tests, screenshots)."""
         self._redraw(read_cpu=True)
@@ -311,6 +325,8 @@ class IpctopApp(CrashReport, RecordActions, ProfileActions, App[int]):
         self._redraw_pending = False
         if not self.is_running or self.run_header is None:
             return  # not mounted yet, or shutting down: the widgets are going
+        if self._typing_a_path():
+            return  # _dirty stays: the next sample after the answer draws
         self._last_redraw = time.monotonic()
         self._dirty = False
         # Never over a short window: /proc counts CPU in 10 ms ticks, so one tick
@@ -561,7 +577,8 @@ class IpctopApp(CrashReport, RecordActions, ProfileActions, App[int]):
         self._say(f"screenshot saved to {os.path.abspath(path)}")
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen([(k, what) for k, _, what in self.KEYS]))
+        texts = {action: what for _, action, what in self.KEYS}
+        self.push_screen(HelpScreen(key_sections(self, texts)))
 
     async def action_quit(self) -> None:
         self.exit(0)
