@@ -11,6 +11,7 @@ from ..analysis.stats import summarize
 from ..engine.engine import Engine
 from ..engine.profile.window import Profile
 from ..engine.sample import Sample
+from ..engine.stalls import STALL_S
 from ..live.engine_warnings import EngineWarnings
 from ..live.measure import measure_engine
 from ..live.priority import raise_monitor
@@ -95,7 +96,14 @@ def _run(args: argparse.Namespace, config, cpus: list[int], metrics) -> int:
     # Read once the engine has stopped: an end that did not stop in time says so then.
     EngineWarnings().take([*engine.events, *result.events])
     failed = [t for t in result.threads if t.state not in ("running", "done")]
-    return 1 if failed else 0
+    stuck = result.stalls.stalled_at_end if result.stalls is not None else ()
+    if stuck:
+        print(
+            f"ipctop: pair(s) {', '.join(map(str, stuck))} stalled: no round for the last "
+            f"{STALL_S:g} s or more of the run (exit 1)",
+            file=sys.stderr,
+        )
+    return 1 if failed or stuck else 0
 
 
 def _print_profile(profile: Profile, jsonl: bool) -> None:
@@ -116,6 +124,10 @@ def _line(s: Sample) -> None:
     lat = latency_text.compact(s.latency)
     if lat:
         parts.append(lat)
+    if s.stalled:
+        parts.append("stalled=" + ",".join(map(str, s.stalled)))
+    if s.gap:
+        parts.append(f"late={s.dt:.1f}s")
     print(" ".join(parts), flush=True)
     for e in s.events:
         print(f"# {e}", file=sys.stderr, flush=True)

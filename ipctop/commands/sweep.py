@@ -219,8 +219,23 @@ def _step(
         # The windows of every repeat: more windows, a tighter interval per share.
         profile=profiler.take().to_dict() if profiler is not None else None,
         latency=step_latency(runs, middle),
+        stalls=_stalls(runs),
     )
     return step
+
+
+def _stalls(runs: list[RunResult]) -> dict | None:
+    """The stalls of the step's runs, summed; None when none stalled."""
+    said = [r.stalls.to_dict() for r in runs if r.stalls is not None]
+    if not said:
+        return None
+    out = dict(said[0])
+    for d in said[1:]:
+        for key in ("left_out_s", "windows_left_out", "gaps"):
+            out[key] += d[key]
+        for key in ("stalled_pairs", "stalled_at_end"):
+            out[key] = sorted(set(out[key]) | set(d[key]))
+    return out
 
 
 def _print_step(name: str, step: Step, ncpus: int) -> None:
