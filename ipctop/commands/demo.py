@@ -45,8 +45,8 @@ def run(args: argparse.Namespace) -> int:
     from ..errors import UsageError
     from ..live.baseline import load_baseline
     from ..live.sources import LiveSource
-    from ..tui.app import run_app
     from ..tui.demo_app import DemoApp
+    from ..tui.launch import run_app
 
     if args.theme is not None and args.theme not in BUILTIN_THEMES:
         raise UsageError(

@@ -1,8 +1,9 @@
 """Where the app's samples come from: the live engine, or a fixed list for tests.
 
-The app only talks to a SampleSource. A live source drives an Engine and a
-Sampler; the fixed source replays prepared Samples and refuses control. A
-record replay is one more implementation of the same protocol.
+The app only talks to a SampleSource (live/source_protocol.py). A live
+source drives an Engine and a Sampler; the fixed source replays prepared
+Samples and refuses control. A record replay is one more implementation of
+the same protocol.
 
 Every method that changes pairs may block for milliseconds to seconds (fork,
 join): the app calls them from a thread worker, never from the event loop.
@@ -13,8 +14,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
-from typing import Protocol
+from dataclasses import replace
 
 from ..box import read_box
 from ..engine.config import EngineConfig
@@ -26,74 +26,9 @@ from ..engine.workloads import WORKLOADS
 from ..errors import UnsupportedError
 from .monitor import choose_monitor_cpu, pin_monitor
 from .priority import MonitorPriority
+from .source_protocol import Histograms, RunInfo, SampleCallback, SampleSource
 
-#: on_sample(sample, generation): generation changes when the run is restarted
-SampleCallback = Callable[[Sample, int], None]
-
-
-@dataclass(frozen=True)
-class RunInfo:
-    """What the header says about the run; fixed until the source is reconfigured."""
-
-    workload: str
-    placement: str
-    mode: str
-    engine: str
-    cpus: tuple[int, ...]
-    kernel: str
-    cpu_model: str
-    interval: float
-    source: str = "live"  # "live", "fixed", "replay ..."
-    size: int | None = None  # payload bytes of a message workload
-
-
-class SampleSource(Protocol):
-    """The one interface between the app and whatever produces samples."""
-
-    @property
-    def info(self) -> RunInfo: ...
-
-    @property
-    def controllable(self) -> bool:
-        """True when pairs can be added, removed and restarted."""
-        ...
-
-    @property
-    def monitor_cpu(self) -> int | None:
-        """The CPU the monitor's threads are pinned to, None when they share."""
-        ...
-
-    def pair_tids(self) -> set[int]:
-        """Threads of this process that are pair ends (not the monitor)."""
-        ...
-
-    def pair_count(self) -> int:
-        """Pairs started now (the samples lag by up to one interval)."""
-        ...
-
-    def start(self, on_sample: SampleCallback) -> None:
-        """Begin delivering samples; on_sample is called from any thread."""
-        ...
-
-    def detach(self) -> None:
-        """Stop delivering samples (the app is going away); keeps the pairs."""
-        ...
-
-    def stop(self) -> None:
-        """Stop delivering samples and remove everything; idempotent."""
-        ...
-
-    def add_pair(self) -> str: ...
-
-    def remove_pair(self) -> str: ...
-
-    def reconfigure(self, **changes: str) -> str:
-        """Restart the pairs with a new workload, placement or mode, same count."""
-        ...
-
-    def set_detail(self, on: bool) -> None:
-        """Read where the time goes (extra /proc reads) only while it is shown."""
-        ...
+__all__ = ["FixedSource", "LiveSource", "RunInfo", "SampleCallback", "SampleSource"]
 
 
 def _box_text() -> tuple[str, str]:
@@ -101,7 +36,7 @@ def _box_text() -> tuple[str, str]:
     return box.kernel_release, box.cpu_model
 
 
-class LiveSource:
+class LiveSource(SampleSource):
     """The real engine and its sampler, with the monitor kept off the pairs' CPUs."""
 
     def __init__(
@@ -162,6 +97,10 @@ class LiveSource:
     def monitor_note(self) -> str:
         """Why the monitor runs at normal priority, or ""."""
         return self._priority.note
+
+    @property
+    def histogram_missing(self) -> str:
+        return "not timed"
 
     def pair_count(self) -> int:
         return len(self.engine.pairs)
@@ -249,7 +188,7 @@ class LiveSource:
                     self._start_sampler()
             return f"restarted {count} pair(s): {new.describe()}"
 
-    def latency_histogram(self, pair: int) -> dict[str, list[tuple[float, int]]] | None:
+    def latency_histogram(self, pair: int) -> Histograms | None:
         """The last interval's histograms of one pair, read live; None when not timed."""
         sampler = self._sampler
         last = sampler.latency_last() if sampler is not None else {}
@@ -313,7 +252,7 @@ class LiveSource:
         pin_monitor(target, self.pair_tids())
 
 
-class FixedSource:
+class FixedSource(SampleSource):
     """Prepared samples, delivered all at once on start: deterministic pictures.
 
     Used by the snapshot tests and the demo; it cannot add or remove pairs.
