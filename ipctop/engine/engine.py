@@ -7,7 +7,6 @@ import os
 import signal
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -17,6 +16,7 @@ from . import objects
 from .config import EngineConfig
 from .contention import ContentionWatch, session_line
 from .counters import ENDED, CounterBlock, SlotWriter
+from .event_log import EventLog
 from .forker import Forker
 from .latency import TIMED
 from .objects import _native
@@ -98,7 +98,7 @@ class Engine:
             raise UsageError("--rt needs the native engine (Python ends cannot run SCHED_FIFO)")
         self.counters = CounterBlock()
         self.pairs: list[Pair] = []
-        self.events: deque[str] = deque(maxlen=200)
+        self.events = EventLog()  # warnings; consumers read what is new with since()
         self._forker: Forker | None = None
         self.reaper: ReaperClient | None = None
         self._lock = threading.RLock()

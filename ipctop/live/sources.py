@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
@@ -68,6 +69,12 @@ class LiveSource(SampleSource):
         self._stopped = False
         self._detail = False
         self._deliver_to: Callable[[Sample], None] | None = None
+        # Engine warnings travel in the samples: what the log held up to
+        # _warned is delivered; a replaced engine's last words wait in _pending.
+        self._warn_lock = threading.Lock()
+        self._warned = 0
+        self._pending: list[str] = []
+        self._told: set[str] = set()  # texts delivered, for unsaid_warnings
 
     # -- what the app reads ----------------------------------------------------
     @property
@@ -178,6 +185,10 @@ class LiveSource(SampleSource):
                 self._sampler.stop()
                 self._sampler = None
             old.stop()
+            with self._warn_lock:
+                said, _ = old.events.since(self._warned)
+                self._pending.extend(said)
+                self._warned = 0
             self.engine = new
             self.generation += 1
             try:
@@ -219,13 +230,44 @@ class LiveSource(SampleSource):
 
         def deliver(sample: Sample) -> None:
             if callback is not None and self._on_sample is callback:
-                callback(sample, generation)
+                callback(self._with_warnings(sample), generation)
 
         self._repin()
         sampler.monitor_cpu = self._monitor_cpu
         self._deliver_to = deliver
         sampler.start(deliver)
         self._sampler = sampler
+
+    def _with_warnings(self, sample: Sample) -> Sample:
+        """The sample with every engine warning no sample carried yet (a reaper
+        that is missing, an end that did not stop): the TUI shows a sample's
+        events once, and records keep them. poll()'s are in it already."""
+        with self._warn_lock:
+            said, self._warned = self.engine.events.since(self._warned)
+            said, self._pending = self._pending + said, []
+        carried = Counter(sample.events)
+        extra = []
+        for w in said:
+            if carried[w]:
+                carried[w] -= 1
+            else:
+                extra.append(w)
+        if not extra:
+            return sample
+        with self._warn_lock:
+            self._told.update(extra)
+        return replace(sample, events=(*extra, *sample.events))
+
+    def unsaid_warnings(self) -> list[str]:
+        """Engine warnings no delivered sample carried (those of the final stop),
+        each once: for the caller to print once the screen is gone. A stopping
+        engine repeats its reaper's warnings from the start; those were said."""
+        with self._warn_lock:
+            said, self._warned = self.engine.events.since(self._warned)
+            said, self._pending = self._pending + said, []
+            new = [w for w in dict.fromkeys(said) if w not in self._told]
+            self._told.update(new)
+        return new
 
     def _pair_cpus(self) -> set[int] | None:
         cpus: set[int] = set()

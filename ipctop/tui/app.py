@@ -222,8 +222,9 @@ class IpctopApp(
         self.session.feed(msg.sample)
         if self.metrics is not None:
             self.metrics(msg.sample, self.info, self.session)
+        # Each warning rides in one sample (the source adds the engine's), so once each.
         for event in msg.sample.events:
-            self.notify(event, severity="error", timeout=8)
+            self.notify(event, severity="error", timeout=8, markup=False)  # "[Errno 43]" is text
         self._schedule_redraw()
 
     def _schedule_redraw(self) -> None:

@@ -57,6 +57,8 @@ def run_app(
                 print(f"ipctop: {app.record_message}", file=sys.stderr)
             with signals_deferred():
                 source.stop()
+            for warning in source.unsaid_warnings():  # the stop's own, after the screen
+                print(f"ipctop: {warning}", file=sys.stderr)
     if app.signalled is not None:
         raise Interrupted(app.signalled)
     crashed = app.crash_line()
