@@ -42,7 +42,7 @@ def test_every_binding_is_a_declared_key_with_a_help_line(cls: type) -> None:
         assert specs[key].what, f"{key}: nothing for the help screen"
 
 
-def test_fake_fixed_run_help_and_palette_list_every_key() -> None:
+def test_fake_fixed_run_help_and_palette_give_every_key_its_declared_line() -> None:
     async def go() -> None:
         app = IpctopApp(fixed_source(), own_cpu=lambda _t: 1.0)
         async with app.run_test(size=(100, 60)) as pilot:
@@ -51,9 +51,12 @@ def test_fake_fixed_run_help_and_palette_list_every_key() -> None:
             await pilot.press("question_mark")
             await pilot.pause(0.1)
             assert isinstance(app.screen, HelpScreen)
-            shown = dict(app.screen.keys)
+            keys = app.screen.sections[0]  # the app's own keys come first
+            lines = {row.what for row in keys.rows}
+            # One row per action: q shares its row with Textual's ctrl+q, whose text leads.
+            textuals = {b.action for _, b in App._merge_bindings()}
             for spec in keys_of(IpctopApp):
-                assert shown.get(spec.shown_as) == spec.what
+                assert spec.what in lines or spec.action in textuals, spec
                 assert f"{spec.what} ({spec.shown_as})" in commands
 
     asyncio.run(go())

@@ -35,6 +35,7 @@ from .keys import MONITOR_KEYS, bindings, keys_of
 from .profile_actions import ProfileActions
 from .record_actions import RecordActions
 from .screens.help import HelpScreen
+from .screens.key_list import key_sections
 from .signal_exit import SignalExit
 from .sweep_actions import SweepActions
 from .view_actions import ViewActions
@@ -238,6 +239,14 @@ class IpctopApp(
         else:
             self.call_later(self._redraw)
 
+    def _typing_a_path(self) -> bool:
+        # Under the dimmed modal every redraw re-composited the whole screen, about
+        # 0.1 s of CPU up to 4 times a second: half a CPU taken from the pairs while
+        # a path is typed. The figures underneath wait until it is answered.
+        from .screens.path_input import PathInputScreen
+
+        return isinstance(self.screen, PathInputScreen)
+
     def redraw_now(self) -> None:
         """Draw the current session now, throttle or not (tests, screenshots)."""
         self._redraw(read_cpu=True)
@@ -246,6 +255,8 @@ class IpctopApp(
         self._redraw_pending = False
         if not self.is_running or self.run_header is None:
             return  # not mounted yet, or shutting down: the widgets are going
+        if self._typing_a_path():
+            return  # _dirty stays: the next sample after the answer draws
         self._last_redraw = time.monotonic()
         self._dirty = False
         # Never over a short window: /proc counts CPU in 10 ms ticks, so one tick
@@ -313,7 +324,8 @@ class IpctopApp(
 
     # -- keys the app answers itself (the rest: the *_actions mixins) ----------------
     def action_help(self) -> None:
-        self.push_screen(HelpScreen([(k.shown_as, k.what) for k in keys_of(type(self))]))
+        # Each binding carries its help line as its tooltip (tui/keys.py).
+        self.push_screen(HelpScreen(key_sections(self)))
 
     async def action_quit(self) -> None:
         self.exit(0)

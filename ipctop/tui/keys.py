@@ -1,7 +1,8 @@
 """Every key of the monitor, declared once.
 
-BINDINGS (and so the footer), the help screen and the command palette all
-follow from one tuple of KeySpec. A subclass (the demo) declares its own
+BINDINGS (and so the footer, and the help screen, which reads each
+binding's tooltip: screens/key_list.py) and the command palette all follow
+from one tuple of KeySpec. A subclass (the demo) declares its own
 keys the same way; `keys_of` merges them, the subclass's first.
 """
 
@@ -34,6 +35,7 @@ class KeySpec:
             show=self.footer,
             key_display=self.display,
             priority=self.priority,
+            tooltip=self.what,  # the help screen's text (screens/key_list.py reads it)
         )
 
 
@@ -108,32 +110,36 @@ MONITOR_KEYS: tuple[KeySpec, ...] = (
         "l",
         "toggle_latency",
         "latency",
-        "latency panel: percentiles per pair, last interval (up/down: pair)",
+        "latency panel: round-trip and one-way percentiles per pair",
         footer=False,
     ),
     KeySpec(
         "h",
         "latency_histogram",
         "histogram",
-        "latency histogram of the selected pair",
+        "latency histogram of the pair selected in the latency panel",
         footer=False,
     ),
     KeySpec(
         "P",
         "toggle_curve_metric",
         "p99 curve",
-        "scaling curve: total ops/s / round-trip p99 by pairs",
+        "scaling chart: total ops/s / round-trip p99 by pairs",
         footer=False,
         display="P",
     ),
     KeySpec(
-        "x", "show_matrix", "matrix", "open a matrix record (ipctop matrix --json)", footer=False
+        "x",
+        "show_matrix",
+        "matrix",
+        "open a latency matrix record (ipctop matrix --json)",
+        footer=False,
     ),
     KeySpec(
         "ctrl+c",
         "interrupt",
         "quit",
-        "quit; a record being made is marked interrupted",
+        "quit like q; a record being made is marked interrupted",
         footer=False,
         priority=True,
     ),

@@ -1,4 +1,4 @@
-"""The help screen: every key, and how to read each panel."""
+"""The help screen: every key (generated from the bindings, key_list.py), and each panel."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from .answer_once import AnswerOnceScreen
+from .key_list import KeySection
 
 PANELS = [
     (
@@ -54,18 +55,21 @@ class HelpScreen(AnswerOnceScreen[None]):
     }
     """
 
-    def __init__(self, keys: list[tuple[str, str]]) -> None:
+    def __init__(self, sections: list[KeySection]) -> None:
         super().__init__()
-        self.keys = keys
+        self.sections = sections
 
     def compose(self) -> ComposeResult:
         text = Text()
         text.append("ipctop: add cores and watch scalability degrade\n\n", "bold")
-        text.append("Keys\n", "bold underline")
-        for key, what in self.keys:
-            text.append(f"  {key:>7}  ", "bold")
-            text.append(f"{what}\n")
-        text.append("\nPanels\n", "bold underline")
+        for section in self.sections:
+            text.append(f"{section.heading}\n", "bold underline")
+            width = max((len(r.keys) for r in section.rows), default=0)
+            for row in section.rows:
+                text.append(f"  {row.keys:>{max(7, width)}}  ", "bold")
+                text.append(f"{row.what}\n")
+            text.append("\n")
+        text.append("Panels\n", "bold underline")
         for name, what in PANELS:
             text.append(f"  {name}: ", "bold")
             text.append(f"{what}\n")
