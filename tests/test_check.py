@@ -7,14 +7,12 @@ import json
 import pytest
 from conftest import run_cli, two_cpus
 
+from ipctop.analysis.readings import CheckReadings, RunReading, ThreadReading
 from ipctop.analysis.scaling import ScalingPoint
 from ipctop.analysis.verdicts import (
     FAIL,
     OK,
     WARN,
-    CheckReadings,
-    RunReading,
-    ThreadReading,
     Verdict,
     exit_code,
     fmt_rate,

@@ -19,6 +19,7 @@ from ipctop.analysis.check_curve import (
 )
 from ipctop.analysis.stats import TooFewWindows
 from ipctop.analysis.verdicts import FAIL, OK, WARN, judge_check
+from ipctop.box import read_box
 from ipctop.output.record import Record, Step
 from ipctop.output.record_io import read_record, write_record
 
@@ -89,11 +90,6 @@ def test_baseline_catches_a_uniformly_slow_box() -> None:
 
 
 @two_cpus
-@pytest.mark.xfail(
-    strict=False,
-    reason="known defect (issue 12 open): check --quick --json --baseline printed no JSON "
-    "on stdout after the last merges",
-)
 def test_live_quick_check_records_its_noise_floor_and_reads_it_as_baseline(
     tmp_path: Path,
 ) -> None:
@@ -106,9 +102,26 @@ def test_live_quick_check_records_its_noise_floor_and_reads_it_as_baseline(
     assert all(len(s.windows) >= 8 for s in rec.steps)
     assert rec.noise is None or rec.noise.n >= 8
     again = run_cli("check", "--quick", "--json", "--baseline", str(out), timeout=300)
+    assert "Traceback" not in again.stderr, again.stderr
     d = json.loads(again.stdout)
     lines = [v["reason"] for v in d["verdicts"] if v["subject"].endswith("baseline")]
     assert len(lines) == 2 and all("against good.json" in x for x in lines)
+
+
+def test_baseline_of_another_setting_is_refused_before_measuring(tmp_path: Path) -> None:
+    rec = Record(
+        kind="sweep",
+        box=read_box().to_dict(),
+        config={"workload": "sysv-msg", "placement": "cross", "mode": "threads",
+                "engine": "native", "cpus": [0], "seconds": None, "warmup": None,
+                "interval": None, "repeat": None},
+        steps=[Step(1, 100.0, windows=[100.0, 101.0])],
+    )  # fmt: skip
+    path = write_record(tmp_path / "cross.json", rec)
+    r = run_cli("check", "--quick", "--json", "--baseline", str(path), timeout=60)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert r.stdout == ""
+    assert r.stderr.strip().splitlines()[-1].endswith("is not a same-core threads record")
 
 
 def test_baseline_of_another_cpu_model_is_refused(tmp_path: Path) -> None:

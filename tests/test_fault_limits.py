@@ -60,16 +60,16 @@ def test_low_nproc_is_exit_3_naming_rlimit_nproc(mode: str) -> None:
 
 NEVER_STARTS = """
 import os, sys, time
-from ipctop.engine import engine
+from ipctop.engine import launch
 def never_starts(self, pair, end, role):
     pid = os.fork()
     if pid:
         return pid
-    engine._die_with_parent()
+    launch.die_with_parent()
     time.sleep(60)  # never publishes "running"
     os._exit(0)
-engine.Engine._fork_python = never_starts
-engine.Engine._await_start.__defaults__ = (1.0,)
+launch.Launcher.fork_python = never_starts
+launch.await_start.__defaults__ = (1.0,)
 from ipctop.cli import main
 sys.exit(main(["run", "--mode", "processes", "--engine", "python", "--pairs", "2",
                "--cpus", "0", "--seconds", "5"]))

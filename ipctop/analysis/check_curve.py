@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ipctop.analysis.readings import RunReading
 from ipctop.analysis.stats import TooFewWindows, difference, fmt_diff, paired_difference
-from ipctop.analysis.verdicts import FAIL, OK, WARN, RunReading, Verdict, fmt_rate
+from ipctop.analysis.verdicts import FAIL, OK, WARN, Verdict, fmt_rate
 
 # Up to this many CPUs every pair count is measured; above it 1, 2, 4, ... N
 # and always N-1 and N, so a peak followed by a drop cannot fall between two.

@@ -24,6 +24,7 @@ import time
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 
+from ..analysis import ab_latency
 from ..analysis.stats import (
     WINDOW_S,
     Difference,
@@ -36,6 +37,7 @@ from ..box import read_box
 from ..engine.engine import Engine, EngineConfig, resolve_engine
 from ..errors import IpctopError, UsageError
 from ..live.measure import RunResult, measure_engine
+from ..output.ab_latency_text import format_ab_latency
 from ..output.ab_record import ab_record
 from ..output.record_io import write_record
 from ..signals import deferred
@@ -43,11 +45,9 @@ from .common import (
     add_workload_options,
     count,
     cpu_text,
-    engine_config,
     non_negative_float,
     positive_float,
-    resolve_cpus,
-    workload_names,
+    run_config,
 )
 from .progress import PlannedProgress
 
@@ -119,8 +119,7 @@ def option_set(args: argparse.Namespace, flag: str, text: str) -> tuple[EngineCo
     except ValueError as exc:
         raise UsageError(f"{flag} {text!r}: {exc}") from None
     ns = sub.parse_args(tokens, namespace=argparse.Namespace(**vars(args)))
-    (workload,) = workload_names(ns.workload)[:1]
-    config = engine_config(ns, workload, resolve_cpus(ns.cpus))
+    config = run_config(ns)
     Engine(config).counters.close()  # validates workload x placement x engine now
     return config, ns.pairs
 
@@ -133,6 +132,7 @@ class Side:
     options: str
     cmd: str | None
     windows: list[float]
+    latency_note: str = ""
 
 
 def run_hook(flag: str, cmd: str | None) -> None:
@@ -162,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(_header(sides, kind, args, live), flush=True)
     try:
-        blocks, results, elapsed = _interleave(sides, args, live)
+        blocks, lat_blocks, results, elapsed = _interleave(sides, args, live)
     finally:
         _restore(args.restore_cmd)
     a, b = sides["A"], sides["B"]
@@ -176,8 +176,10 @@ def run(args: argparse.Namespace) -> int:
     print(_result_line(d, len(blocks), elapsed, args))
     for s in (a, b):
         print(f"  {s.name}: {_summary_text(s.windows, unit(args))}")
+    print(_latency_text(lat_blocks, sides))
     if args.json:
         rec = ab_record(read_box().to_dict(), sides, blocks, results, d, args, kind, elapsed)
+        rec.ab["latency"] = _latency_record(lat_blocks, sides)
         path = write_record(args.json, rec)
         print(f"record written to {path}", file=sys.stderr)
     return 0
@@ -185,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _interleave(
     sides: dict[str, Side], args: argparse.Namespace, live: bool
-) -> tuple[list, list[tuple[str, RunResult]], float]:
+) -> tuple[list, list[dict], list[tuple[str, RunResult]], float]:
     """Slots in ABBA order until the interval is narrow enough or time is up.
 
     Each side's engine is opened once (objects, reaper); a slot adds its pairs,
@@ -193,6 +195,7 @@ def _interleave(
     engine takes up to a second. With hooks and one setting, one engine runs
     throughout and the hooks flip the knob between slots."""
     blocks: list[tuple[list[float], list[float]]] = []
+    lat_blocks: list[dict] = []  # analysis.ab_latency.Block: each slot's percentiles
     results: list[tuple[str, RunResult]] = []
     t0 = time.monotonic()
     # The plan is the time allowed; a run that reaches its precision ends early.
@@ -207,6 +210,7 @@ def _interleave(
         while True:
             block_start = time.monotonic()
             got: dict[str, list[float]] = {"A": [], "B": []}
+            lat = {"A": ab_latency.empty_side(), "B": ab_latency.empty_side()}
             for name in ORDER:
                 side = sides[name]
                 run_hook(f"--{name.lower()}-cmd", side.cmd)
@@ -216,7 +220,11 @@ def _interleave(
                 results.append((name, r))
                 got[name].extend(r.windows)
                 side.windows.extend(r.windows)
+                side.latency_note = r.latency_note
+                for key, value in ab_latency.slot_figures(r.latency_all).items():
+                    lat[name][key].append(value)
             blocks.append((got["A"], got["B"]))
+            lat_blocks.append(lat)
             now = time.monotonic()
             d = paired_difference(blocks) if len(blocks) >= 2 else None
             if not args.quiet:
@@ -225,7 +233,7 @@ def _interleave(
                 break
             if now - t0 + (now - block_start) > args.max_seconds:
                 break
-    return blocks, results, time.monotonic() - t0
+    return blocks, lat_blocks, results, time.monotonic() - t0
 
 
 def _slot(side: Side, args: argparse.Namespace, engine: Engine, live: bool) -> RunResult:
@@ -306,6 +314,24 @@ def _result_line(d: Difference, n: int, elapsed: float, args: argparse.Namespace
         f"B/A: {fmt_diff(d)} · {d.verdict} · {d.test}, {n} blocks "
         f"({n * len(ORDER)} slots), {elapsed:.0f} s ({why}; ±{d.half_width_pct:.1f} %)"
     )
+
+
+def _latency_text(lat_blocks: list[dict], sides: dict[str, Side]) -> str:
+    table = format_ab_latency(lat_blocks)
+    a, b = sides["A"].latency_note, sides["B"].latency_note
+    notes = a if a == b else f"A: {a} · B: {b}"
+    if table is None:
+        return f"latency n/a ({notes})"
+    return f"{table}\n  {notes}"
+
+
+def _latency_record(lat_blocks: list[dict], sides: dict[str, Side]) -> dict:
+    diffs = ab_latency.differences(lat_blocks)
+    return {
+        "notes": {s.name: s.latency_note for s in sides.values()},
+        "blocks": lat_blocks,  # per block and side, each slot's percentile in ns
+        "result": {k: {**d.to_dict(), "verdict": ab_latency.verdict(d)} for k, d in diffs.items()},
+    }
 
 
 def _summary_text(windows: list[float], unit: str) -> str:

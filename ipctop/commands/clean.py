@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..engine.reaper import (
     _alive,
+    current_keys,
     live_objects,
     release_tag,
     remove_checked,
@@ -121,11 +122,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"kept    {kind} id {ident} key {key:#010x}: in use by ipctop pid {pid}")
     removed = 0
     tags = set()
+    current = current_keys()  # one reading for all: a life-cycle run leaves thousands
     for kind, ident, key, _ in orphans:
         if args.dry_run:
             print(f"would remove {kind} id {ident} key {key:#010x}")
             continue
-        if remove_checked(kind, ident, key):
+        if remove_checked(kind, ident, key, current):
             removed += 1
             tags.add(tag_of(key))
             print(f"removed {kind} id {ident} key {key:#010x}")

@@ -218,10 +218,28 @@ def _ab(record: Record, args: argparse.Namespace) -> int:
     print(f"B/A: {fmt_diff(d)} · {d.verdict} · {d.test}, {len(blocks)} blocks")
     for line in noise_lines([record]):
         print(line)
+    table = ab_latency_table(record)
+    if table:
+        print(table)
     if args.fail_below is not None and d.below(args.fail_below):
         print(f"B is more than {args.fail_below:g} % below A over the whole interval")
         return EXIT_FAILED
     return EXIT_OK
+
+
+def ab_latency_table(record: Record) -> str | None:
+    """The latency table of an ab record (None for one made before ab timed rounds)."""
+    from ..analysis.ab_latency import blocks_from_dicts
+    from ..output.ab_latency_text import format_ab_latency
+
+    raw = (record.ab or {}).get("latency")
+    if not isinstance(raw, dict):
+        return None
+    try:
+        blocks = blocks_from_dicts(raw.get("blocks"))
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"{record.name}: {exc}") from None
+    return format_ab_latency(blocks)
 
 
 def noise_lines(records: list[Record]) -> list[str]:

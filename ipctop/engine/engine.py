@@ -2,29 +2,28 @@
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
-from ..errors import PairStartError, UsageError
+from ..errors import UsageError
 from ..signals import deferred
 from . import objects
 from .config import EngineConfig
 from .contention import ContentionWatch, session_line
-from .counters import ENDED, CounterBlock, SlotWriter
+from .counters import ENDED, CounterBlock
 from .forker import Forker
 from .latency import TIMED
+from .launch import End, Launcher, Pair, await_start
 from .objects import _native
 from .placement import MODES, check_placement, oversubscribed
 from .realtime import check_rt
 from .reaper import ReaperClient
 from .start_progress import stderr_progress
-from .workloads import WORKLOADS, PairResources, Workload, make_workload
+from .workloads import WORKLOADS, Workload, make_workload
 from .workloads.limits import check_tasks, task_error
 
 ENGINES = ("auto", "native", "python")
@@ -42,31 +41,6 @@ def resolve_engine(requested: str = "auto") -> str:
     if requested == "native" and _native is None:
         raise UsageError("the native engine was not built on this install; use --engine python")
     return requested
-
-
-@dataclass
-class End:
-    pair: int
-    role: str
-    slot: int
-    bound_cpu: int | None
-    pid: int  # the process holding it: ours in threads mode, the child's in processes mode
-    thread: threading.Thread | None = None
-    child: bool = False
-    tid: int = 0
-
-
-@dataclass
-class Pair:
-    index: int
-    ends: tuple[End, ...]  # A and B, or the threads of a unit ("T0", "T1", ...)
-    res: PairResources
-    state: str = "running"  # or "failed: why"
-    started: float = field(default_factory=time.monotonic)
-
-    @property
-    def active(self) -> bool:
-        return self.state == "running"
 
 
 class Engine:
@@ -99,7 +73,9 @@ class Engine:
         self.counters = CounterBlock()
         self.pairs: list[Pair] = []
         self.events: deque[str] = deque(maxlen=200)
-        self._forker: Forker | None = None
+        self._launcher = Launcher(
+            config, self.kind, self.workload, self.counters, self.events, self.timing
+        )
         self.reaper: ReaperClient | None = None
         self._lock = threading.RLock()
         self._opened = False
@@ -119,7 +95,7 @@ class Engine:
                     self.reaper = ReaperClient(session_line(os.getpid(), self.cpus))
                     self.events.extend(self.reaper.warnings)
                     if self.config.mode == "processes":
-                        self._forker = Forker()
+                        self._launcher.forker = Forker()
                     with objects.tracking(self.reaper):
                         self.workload.open(self.kind)
             if pairs:
@@ -136,8 +112,8 @@ class Engine:
                 self.pairs.clear()
                 self.workload.close()
             finally:
-                if self._forker is not None:
-                    self._forker.close()
+                if self._launcher.forker is not None:
+                    self._launcher.forker.close()
                 if self.reaper is not None:
                     self.reaper.close()
                     self.events.extend(self.reaper.warnings)
@@ -156,7 +132,7 @@ class Engine:
         with self._lock:
             pair = self._launch_pair(cpu)
             try:
-                self._await_start(pair)
+                await_start(self.counters, pair)
             except BaseException:
                 self._drop([pair])
                 raise
@@ -183,7 +159,7 @@ class Engine:
                     if progress is not None and len(batch) % PROGRESS_EVERY == 0:
                         progress(len(batch), 0, n)
                 for k, pair in enumerate(batch, start=1):
-                    self._await_start(pair)
+                    await_start(self.counters, pair)
                     if progress is not None and (k % PROGRESS_EVERY == 0 or k == n):
                         progress(n, k, n)
             except BaseException:
@@ -210,7 +186,7 @@ class Engine:
                 pair = Pair(index, tuple(ends), res)
                 for r, end in enumerate(ends):
                     try:
-                        self._launch(pair, end, r)
+                        self._launcher.launch(pair, end, r)
                     except (OSError, RuntimeError) as exc:
                         raise task_error(exc, f"pair {index} {end.role}") from None
             except BaseException:
@@ -303,115 +279,6 @@ class Engine:
         return new
 
     # -- internals -------------------------------------------------------------
-    def _launch(self, pair: Pair, end: End, role: int) -> None:
-        args = pair.res.args[role]
-        timed = self._timed_args(pair, role)
-        if self.config.mode == "processes":
-            assert self._forker is not None
-            if self.kind == "native":
-                pid = self._forker.call(
-                    _native.fork_end,
-                    self.counters.buf,
-                    end.slot,
-                    self.workload.name,
-                    role,
-                    -1 if end.bound_cpu is None else end.bound_cpu,
-                    args,
-                    pair.res.shm,
-                    *timed,
-                )
-            else:
-                pid = self._forker.call(self._fork_python, pair, end, role)
-            end.pid, end.tid, end.child = pid, pid, True
-            return
-        target = self._run_native if self.kind == "native" else self._run_python
-        end.thread = threading.Thread(
-            target=target,
-            args=(pair, end, role),
-            name=f"ipctop-pair{pair.index}{end.role}",
-            daemon=True,
-        )
-        end.thread.start()
-
-    def _run_native(self, pair: Pair, end: End, role: int) -> None:
-        try:
-            _native.run_end(
-                self.counters.buf,
-                end.slot,
-                self.workload.name,
-                role,
-                -1 if end.bound_cpu is None else end.bound_cpu,
-                pair.res.args[role],
-                pair.res.shm,
-                *self._timed_args(pair, role),
-            )
-        except Exception as exc:  # reported by poll(): the slot never reached "running"
-            self.events.append(f"pair {pair.index} {end.role}: {exc}")
-
-    def _timed_args(self, pair: Pair, role: int) -> tuple:
-        """The latency block, the peer's slot, 1-in-K, the SCHED_FIFO priority and
-        the think time (trailing defaults left out)."""
-        rt = self.config.rt or 0
-        think = (self.config.think_ns,) if self.config.think_ns else ()
-        if not self.timing or len(pair.ends) != 2:
-            return (None, -1, 1, rt, *think) if rt or think else ()
-        peer = pair.ends[1 - role].slot
-        return (self.counters.latency.buf, peer, self.config.latency_every, rt, *think)
-
-    def _run_python(self, pair: Pair, end: End, role: int) -> None:
-        writer = SlotWriter(self.counters, end.slot, self.config.think_ns)
-        err = 0
-        try:
-            _normal_priority()
-            if end.bound_cpu is not None:
-                os.sched_setaffinity(0, {end.bound_cpu})  # before "running" is published
-            writer.start(threading.get_native_id())
-            err = self.workload.python_loop(pair.res, role, writer)
-        except OSError as exc:
-            err = exc.errno or 5
-        finally:
-            writer.finish(err)
-
-    def _fork_python(self, pair: Pair, end: End, role: int) -> int:
-        pid = os.fork()
-        if pid:
-            return pid
-        code = 1
-        try:
-            _die_with_parent()
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-            signal.signal(signal.SIGHUP, signal.SIG_IGN)
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            writer = SlotWriter(self.counters, end.slot, self.config.think_ns)
-            _normal_priority()
-            if end.bound_cpu is not None:
-                os.sched_setaffinity(0, {end.bound_cpu})
-            writer.start(os.getpid())
-            err = self.workload.python_loop(pair.res, role, writer)
-            writer.finish(err)
-            code = 0 if err == 0 else 1
-        finally:
-            os._exit(code)
-
-    def _await_start(self, pair: Pair, timeout: float = 20.0) -> None:
-        # Generous: on a loaded box a new child may wait seconds for its first slice.
-        deadline = time.monotonic() + timeout
-        for end in pair.ends:
-            while True:
-                r = self.counters.read(end.slot)
-                if r.tid and r.state != "starting":
-                    end.tid = r.tid
-                    break
-                if r.state in ("failed", "removed externally") or time.monotonic() > deadline:
-                    if r.last_errno:
-                        why = os.strerror(r.last_errno)
-                    else:
-                        why = f"did not start within {timeout:g} s (is the box overloaded?)"
-                    raise PairStartError(
-                        f"pair {pair.index} {end.role}: {why}; what it had made was removed"
-                    )
-                time.sleep(0.001)
-
     def _death(self, pair: Pair) -> str | None:
         for end in pair.ends:
             # Runs per end per sample: the whole slot is read only for an end that ended.
@@ -488,29 +355,7 @@ class Engine:
         self.events.append(f"pair {end.pair} {end.role}: killed after {JOIN_TIMEOUT:.0f} s")
 
 
-def _normal_priority() -> None:
-    """An end runs at nice 0 even when made by a monitor thread that raised its priority."""
-    if os.getpriority(os.PRIO_PROCESS, 0) < 0:  # this thread only, on Linux
-        os.setpriority(os.PRIO_PROCESS, 0, 0)
-
-
-def _errno_text(err: int) -> str:
-    import errno
-
-    return f"{errno.errorcode.get(err, err)}: {os.strerror(err)}"
-
-
 def _status_text(status: int) -> str:
     if os.WIFSIGNALED(status):
         return f"killed by {signal.Signals(os.WTERMSIG(status)).name}"
     return f"exit status {os.waitstatus_to_exitcode(status)}"
-
-
-_LIBC = ctypes.CDLL(None, use_errno=True)  # loaded before any fork: the child imports nothing
-
-
-def _die_with_parent() -> None:
-    parent = os.getppid()
-    _LIBC.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    if os.getppid() != parent:
-        os._exit(127)

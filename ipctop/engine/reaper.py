@@ -10,9 +10,9 @@ still carries the registered key (ids are recycled).
 
 The engine also owns a *tag*: 12 bits of every key it makes, claimed with an
 O_EXCL session file naming its pid. The life-cycle workload's queues (made
-IPC_PRIVATE inside its native loop, tens of thousands a second) are never
-announced one by one: the loop lists their ids in a file ("+ ids PATH") that
-the reaper reads at EOF.
+inside its native loop, tens of thousands a second) are never announced one
+by one: each unit claims a tag of its own per 4096 queues ("+ tag 3f1"),
+which the reaper sweeps at EOF like the engine's.
 """
 
 from __future__ import annotations
@@ -76,6 +76,23 @@ def release_tag(tag: int) -> None:
     (session_dir() / f"{tag:03x}").unlink(missing_ok=True)
 
 
+def claim_tags(n: int) -> list[int]:
+    """n tags for this process, all or none."""
+    tags: list[int] = []
+    try:
+        for _ in range(n):
+            tags.append(claim_tag(os.getpid()))
+    except BaseException:
+        release_tags(tags)
+        raise
+    return tags
+
+
+def release_tags(tags: list[int]) -> None:
+    for t in tags:
+        release_tag(t)
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -111,11 +128,18 @@ def key_of(kind: str, ident: int) -> int | None:
     return None
 
 
-def remove_checked(kind: str, ident: int, key: int) -> bool:
-    """IPC_RMID only if `ident` still carries `key`; gone already counts as done."""
+def remove_checked(
+    kind: str, ident: int, key: int, current: dict[tuple[str, int], int] | None = None
+) -> bool:
+    """IPC_RMID only if `ident` still carries `key`; gone already counts as done.
+
+    `current` is one reading of the keys ({(kind, id): key}) for removing many:
+    a reading per object is n^2 lines for a life-cycle run's 32768 queues.
+    """
     import sysv_ipc
 
-    if key_of(kind, ident) != key:
+    now = key_of(kind, ident) if current is None else current.get((kind, ident))
+    if now != key:
         return False
     remove = {
         "msg": sysv_ipc.remove_message_queue,
@@ -130,29 +154,6 @@ def remove_checked(kind: str, ident: int, key: int) -> bool:
 
 
 IDS_OFFSET = 4096  # where a life-cycle area's int32 ids start (loops_sysv_multi.c)
-
-
-def remove_listed(path: str, uid: int | None = None) -> int:
-    """Remove the IPC_PRIVATE queues of ours whose ids a life-cycle area lists."""
-    import struct
-
-    import sysv_ipc
-
-    try:
-        data = Path(path).read_bytes()[IDS_OFFSET:]
-    except OSError:
-        return 0
-    uid = os.getuid() if uid is None else uid
-    private = {i for k, i, key, owner in live_objects() if k == "msg" and key == 0 and owner == uid}
-    n = 0
-    for (ident,) in struct.iter_unpack("<i", data[: len(data) // 4 * 4]):
-        if ident >= 0 and ident in private:
-            try:
-                sysv_ipc.remove_message_queue(ident)
-                n += 1
-            except sysv_ipc.ExistentialError:
-                continue
-    return n
 
 
 def unlink_mq(name: str) -> bool:
@@ -207,6 +208,24 @@ class ReaperClient:
             self.warnings.append(f"reaper gone ({exc}): a killed ipctop may leave objects")
             self.proc = None
 
+    def claim_tags(self, n: int) -> list[int]:
+        """n more tags for keys this engine makes in bulk (the life-cycle queues).
+
+        Their session files name our pid but no CPUs (so they are no other
+        session to contend with); the reaper sweeps them at EOF.
+        """
+        tags = claim_tags(n)
+        for t in tags:
+            self.announce(f"+ tag {t:03x}", flush=False)
+        self.announce("# tags", flush=True)  # one wake-up for all
+        return tags
+
+    def release_tags(self, tags: list[int]) -> None:
+        """Give back claim_tags' tags once nothing carries them."""
+        for t in tags:
+            self.announce(f"- tag {t:03x}", flush=False)
+        release_tags(tags)
+
     def close(self) -> None:
         """EOF tells the reaper we are done; it sweeps our tag once and exits."""
         if self.proc is not None:
@@ -224,13 +243,19 @@ class ReaperClient:
         release_tag(self.tag)
 
 
-def sweep_tag(tag: int, uid: int) -> int:
-    """Remove every object of ours carrying `tag`; returns how many."""
-    n = 0
-    for kind, ident, key, owner in live_objects():
-        if owner == uid and tag_of(key) == tag and remove_checked(kind, ident, key):
-            n += 1
-    return n
+def current_keys() -> dict[tuple[str, int], int]:
+    """{(kind, id): key} of every SysV object visible here, from one reading."""
+    return {(kind, ident): key for kind, ident, key, _ in live_objects()}
+
+
+def sweep_tag(tag: int | set[int], uid: int) -> int:
+    """Remove every object of ours carrying `tag` (or one of a set); returns how many."""
+    tags = {tag} if isinstance(tag, int) else tag
+    found = [
+        (k, i, key) for k, i, key, owner in live_objects() if owner == uid and tag_of(key) in tags
+    ]
+    current = {(k, i): key for k, i, key in found}
+    return sum(1 for k, i, key in found if remove_checked(k, i, key, current))
 
 
 def main(argv: list[str]) -> int:
@@ -248,18 +273,18 @@ def main(argv: list[str]) -> int:
         elif op == "-":
             registered.pop((kind, name), None)
     # EOF: the engine stopped or died. Remove what it still held.
+    tags = {tag}
     for (kind, name), key in registered.items():
         if kind == "mq":
             unlink_mq(name)
-        elif kind == "ids":
-            remove_listed(name)
-            Path(name).unlink(missing_ok=True)
+        elif kind == "tag":
+            tags.add(int(name, 16))
         else:
             remove_checked(kind, int(name), key)
-    sweep_tag(tag, os.getuid())
-    owner = session_owner(tag)
-    if owner == parent:
-        release_tag(tag)
+    sweep_tag(tags, os.getuid())
+    for t in tags:
+        if session_owner(t) == parent:
+            release_tag(t)
     return 0
 
 

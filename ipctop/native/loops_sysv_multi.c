@@ -63,17 +63,20 @@ enum { OP_MSGGET, OP_MSGSND, OP_IPC_STAT, OP_MSG_STAT, OP_IPC_RMID, NPHASES };
 #define IDX_MASK_DEFAULT 0x7fff      /* IPCMNI 32768 */
 #define IDX_MASK_EXTENDED 0xffffff   /* ipcmni_extend */
 
-/* The shared area of a msgbench unit (Python reads it; layout in sysv_multi.py):
- * the repeats done, a ring of each repeat's phase times, then one id per queue
- * (-1 when none), so the reaper can remove them if ipctop is killed. */
+/* The shared area of a msgbench unit (Python reads it; layout in msgbench.py):
+ * the repeats done, a ring of each repeat's phase times, the key bases Python
+ * claimed for the unit (one session tag per 4096 queues), then one id per
+ * queue (-1 when none). */
 #define MB_RING 64
+#define MB_KEYS_OFFSET 3072
+#define MB_KEYS_PER_BASE 4096
 #define MB_IDS_OFFSET 4096
 struct mb_area {
     volatile uint64_t repeats;              /* completed repeats, stored last */
     uint64_t pad[7];
     volatile uint64_t ns[MB_RING][NPHASES]; /* repeat r's phase times at r % MB_RING */
 };
-_Static_assert(sizeof(struct mb_area) <= MB_IDS_OFFSET, "ring must fit before the ids");
+_Static_assert(sizeof(struct mb_area) <= MB_KEYS_OFFSET, "ring must fit before the keys");
 
 static int fail(struct end_slot *s, int op, int err)
 {
@@ -140,12 +143,31 @@ static int remove_all(volatile int32_t *ids, long n, struct end_slot *s, uint64_
         phase_ns[op] = now_ns() - t0;                                          \
     } while (0)
 
-/* arg: queues M, prefilled queues P. msgbench's phases over M queues made with
- * IPC_PRIVATE: msgget of all, msgsnd to each, IPC_STAT of each, MSG_STAT of
- * each, IPC_RMID of each; repeated until stopped. P idle queues made first
- * fill the id space the phases allocate in and look up. A round is one
- * queue's IPC_RMID (one queue through all five calls). No queue outlives the
- * loop: each id is listed in the area from msgget to IPC_RMID. */
+/* Queue i's key: ipctop's prefix and one of the unit's session tags. A
+ * SIGKILL that lands while msgget runs kills the thread after the queue
+ * exists and before its id is stored anywhere; an IPC_PRIVATE queue (key 0)
+ * made then could be told from nobody else's and outlived the run. A keyed
+ * one carries the session's tag, so the reaper's sweep and `ipctop clean`
+ * find it by key.
+ *
+ * The phase stays msgbench's: every call still makes a new queue (IPC_CREAT |
+ * IPC_EXCL, never an existing one) under the same rwsem and the same idr
+ * allocation the seeds timed. What a key adds is one hash lookup that misses
+ * and one insert (an rhashtable since 4.15; IPC_RMID removes the entry),
+ * whose cost does not grow with the id space, so the prefilled run still
+ * shows what a fuller idr costs. */
+static inline key_t mb_key(const volatile uint32_t *base, long i)
+{
+    return (key_t)(base[i / MB_KEYS_PER_BASE] | (uint32_t)(i % MB_KEYS_PER_BASE));
+}
+
+/* arg: queues M, prefilled queues P. msgbench's phases over M queues: msgget
+ * of all, msgsnd to each, IPC_STAT of each, MSG_STAT of each, IPC_RMID of
+ * each; repeated until stopped. P idle queues made first fill the id space
+ * the phases allocate in and look up. A round is one queue's IPC_RMID (one
+ * queue through all five calls). No queue outlives the loop: each id is
+ * listed in the area from msgget to IPC_RMID, and each key carries a tag the
+ * reaper sweeps. */
 static int lifecycle(struct end_ctx *c)
 {
     struct end_slot *s = c->slot;
@@ -159,16 +181,20 @@ static int lifecycle(struct end_ctx *c)
         return EINVAL;
     struct mb_area *area = (struct mb_area *)c->shm;
     volatile int32_t *ids = (volatile int32_t *)(c->shm + MB_IDS_OFFSET), *idle = ids + m;
+    const volatile uint32_t *nbases = (const volatile uint32_t *)(c->shm + MB_KEYS_OFFSET);
+    const volatile uint32_t *base = nbases + 1;
+    if ((long)*nbases * MB_KEYS_PER_BASE < m + p)
+        return EINVAL; /* Python claims a tag per 4096 queues before the loop starts */
     for (long i = 0; i < m + p; i++)
         ids[i] = -1;
     for (long i = 0; i < p; i++) {
-        if ((idle[i] = msgget(IPC_PRIVATE, IPC_CREAT | 0600)) < 0) {
+        if ((idle[i] = msgget(mb_key(base, m + i), IPC_CREAT | IPC_EXCL | 0600)) < 0) {
             err = fail(s, OP_MSGGET, errno);
             goto out;
         }
     }
     while (!stop_requested(s)) {
-        PHASE(OP_MSGGET, ids[i] = msgget(IPC_PRIVATE, IPC_CREAT | 0600));
+        PHASE(OP_MSGGET, ids[i] = msgget(mb_key(base, i), IPC_CREAT | IPC_EXCL | 0600));
         PHASE(OP_MSGSND, msgsnd(ids[i], &msg, sizeof(msg.text), IPC_NOWAIT));
         PHASE(OP_IPC_STAT, msgctl(ids[i], IPC_STAT, &ds));
         PHASE(OP_MSG_STAT, (errno = msg_stat(ids[i], &mask, &ds)) ? -1 : 0);

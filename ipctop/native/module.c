@@ -95,28 +95,6 @@ static int run_loop(loop_fn loop, struct end_ctx *ctx, int cpu, int rt)
     return err;
 }
 
-/* Spin iterations per ns, measured once: the fastest of several short trials,
- * so a trial that was preempted (a loaded box) does not count. */
-uint64_t ipctop_think_loops(uint64_t think_ns)
-{
-    static double per_ns;
-    if (per_ns == 0.0) {
-        const uint64_t n = 20000;
-        uint64_t best = UINT64_MAX;
-        for (int t = 0; t < 15; t++) {
-            struct end_ctx c = {.think_loops = n};
-            uint64_t t0 = lat_now();
-            think(&c);
-            uint64_t dt = lat_now() - t0;
-            if (dt && dt < best)
-                best = dt;
-        }
-        per_ns = (double)n / (double)(best == UINT64_MAX ? n : best);
-    }
-    uint64_t loops = (uint64_t)((double)think_ns * per_ns + 0.5);
-    return loops ? loops : 1;
-}
-
 struct prepared {
     loop_fn loop;
     struct end_ctx ctx;
@@ -174,6 +152,8 @@ static int prepare(PyObject *a, struct prepared *p)
                           &args, &shm, &lat, &peer, &every, &p->rt, &think_ns))
         return -1;
     p->ctx.think_loops = think_ns ? ipctop_think_loops(think_ns) : 0;
+    p->ctx.think_ns = think_ns;
+    p->ctx.think_skip = 1; /* the first think is timed */
     if (slot < 0 || (slot + 1) * IPCTOP_SLOT_SIZE > p->counters.len) {
         PyBuffer_Release(&p->counters);
         PyErr_SetString(PyExc_IndexError, "slot outside the counter block");

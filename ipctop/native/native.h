@@ -88,6 +88,9 @@ struct end_ctx {
     uint64_t lat_woke;              /* the clock read at this round's wake-up, or 0 */
     uint32_t lat_every, lat_left;
     uint64_t think_loops;           /* --think-ns as calibrated spin iterations */
+    uint64_t think_ns;              /* what was asked: the target of think_timed */
+    uint32_t think_skip, think_seen;
+    uint32_t think_dt[8];           /* the current batch's timed thinks, ns (THINK_BATCH) */
 };
 
 /* A loop returns 0 when it stopped on request, or the errno that ended it. */
@@ -212,14 +215,54 @@ static inline void lat_woken(struct end_ctx *c)
 }
 
 /* --think-ns: a server's work per message, between the receive and the send
- * of every ping-pong loop. It is a fixed amount of CPU work (spin iterations
- * calibrated once per process, see think_loops_for), not a wall-clock wait: a
- * preempted end resumes its work where it left off, as real work would, so a
- * loaded box does not shorten it. 0 costs one branch. */
-static inline void think(const struct end_ctx *c)
+ * of every ping-pong loop. It is a fixed amount of CPU work (spin iterations),
+ * not a wall-clock wait: a preempted end resumes its work where it left off,
+ * as real work would, so a loaded box does not shorten it. 0 costs one branch.
+ *
+ * One calibration at start is not enough: it ran on a vCPU that had been idle
+ * and came out ~30 % short once the ends had the CPU at full speed, and on a
+ * shared host a spin's speed moves by 2x with what runs beside the vCPU. So
+ * one think in THINK_EVERY is timed, and every THINK_BATCH timed ones rescale
+ * the count to their median (think.c). Short thinks are timed with the vDSO
+ * clock (20 ns; the median ignores the rare preempted one); from
+ * THINK_CPU_CLOCK_NS on, a think is long enough to be preempted often and is
+ * timed on the thread's CPU clock (a syscall, ~0.7 us in a VM, small beside it). */
+#define THINK_EVERY 8
+#define THINK_BATCH 8
+#define THINK_CPU_CLOCK_NS 20000u
+
+static inline uint64_t thread_cpu_now(void)
 {
-    for (uint64_t i = c->think_loops; i; i--)
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static inline uint64_t think_clock(const struct end_ctx *c)
+{
+    return c->think_ns >= THINK_CPU_CLOCK_NS ? thread_cpu_now() : lat_now();
+}
+
+static inline void think_spin(uint64_t loops)
+{
+    for (uint64_t i = loops; i; i--)
         __asm__ __volatile__("" ::: "memory");
+}
+
+void ipctop_think_timed(struct end_ctx *c, uint64_t dt); /* think.c */
+
+static inline void think(struct end_ctx *c)
+{
+    if (!c->think_loops)
+        return;
+    if (--c->think_skip) {
+        think_spin(c->think_loops);
+        return;
+    }
+    c->think_skip = THINK_EVERY;
+    uint64_t t0 = think_clock(c);
+    think_spin(c->think_loops);
+    ipctop_think_timed(c, think_clock(c) - t0);
 }
 
 uint64_t ipctop_think_loops(uint64_t think_ns);

@@ -309,6 +309,14 @@ class IpctopApp(CrashReport, RecordActions, ProfileActions, App[int]):
         else:
             self.call_later(self._redraw)
 
+    def _typing_a_path(self) -> bool:
+        # Under the dimmed modal every redraw re-composited the whole screen, about
+        # 0.1 s of CPU up to 4 times a second: half a CPU taken from the pairs while
+        # a path is typed. The figures underneath wait until it is answered.
+        from .screens.path_input import PathInputScreen
+
+        return isinstance(self.screen, PathInputScreen)
+
     def redraw_now(self) -> None:
         """Draw the current session now, throttle or not (tests, screenshots)."""
         self._redraw(read_cpu=True)
@@ -317,6 +325,8 @@ class IpctopApp(CrashReport, RecordActions, ProfileActions, App[int]):
         self._redraw_pending = False
         if not self.is_running or self.run_header is None:
             return  # not mounted yet, or shutting down: the widgets are going
+        if self._typing_a_path():
+            return  # _dirty stays: the next sample after the answer draws
         self._last_redraw = time.monotonic()
         self._dirty = False
         # Never over a short window: /proc counts CPU in 10 ms ticks, so one tick

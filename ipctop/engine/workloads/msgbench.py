@@ -4,10 +4,11 @@ msgbench made 32768 queues and timed each call as a phase over all of them:
 msgget of every queue, then msgsnd to each, IPC_STAT of each, MSG_STAT of
 each, IPC_RMID of each, repeated, with the average, stddev, min and max of each
 phase. A unit is one thread doing exactly that in the native loop over its
-own M queues (IPC_PRIVATE, as the seeds made theirs); `--prefill P` first
-makes P idle queues per thread, so the phases allocate and look up in a
-fuller id space. The loop lists every live id in a file-backed area, which the
-reaper reads if ipctop is killed.
+own M queues; `--prefill P` first makes P idle queues per thread, so the
+phases allocate and look up in a fuller id space. Each unit claims a session
+tag per 4096 queues and keys its queues with them (ipctop's prefix, the tag,
+the queue's index), so a killed ipctop's queues are found by key by its reaper
+and by `ipctop clean` (loops_sysv_multi.c says why the phase stays msgbench's).
 """
 
 from __future__ import annotations
@@ -20,8 +21,17 @@ import tempfile
 from contextlib import suppress
 from typing import Any
 
-from ...errors import ResourceError
-from ..reaper import IDS_OFFSET, session_dir
+from ...errors import ResourceError, UsageError
+from ..opstats import spread
+from ..reaper import (
+    IDS_OFFSET,
+    KEY_PREFIX,
+    TAG_SHIFT,
+    claim_tags,
+    release_tags,
+    session_dir,
+    sweep_tag,
+)
 from .base import PairResources, Workload
 from .limits import PROC, read_int, sysv_sets_in_use
 from .shared import tracker
@@ -32,6 +42,9 @@ SEED_QUEUES = 32768  # msgbench's, with msgmni raised to match
 RING = 64  # repeats the area keeps (MB_RING in loops_sysv_multi.c)
 _RING_AT = 64  # offset of the ring: after the repeats word and its padding
 _ENTRY = struct.Struct(f"<{len(LIFECYCLE_OPS)}Q")
+KEYS_OFFSET = 3072  # the unit's key bases: a count, then one per tag (MB_KEYS_OFFSET)
+KEYS_PER_TAG = 1 << TAG_SHIFT
+MAX_QUEUES_PER_UNIT = (IDS_OFFSET - KEYS_OFFSET - 4) // 4 * KEYS_PER_TAG
 
 
 def phase_table(stats: dict[str, dict]) -> list[list[str]]:
@@ -44,7 +57,7 @@ def phase_table(stats: dict[str, dict]) -> list[list[str]]:
 
 
 class _Area:
-    """A unit's shared area in a file the reaper can read after a SIGKILL."""
+    """A unit's shared area and the session tags its queues' keys carry."""
 
     def __init__(self, queues: int) -> None:
         size = IDS_OFFSET + 4 * queues
@@ -58,8 +71,16 @@ class _Area:
             raise
         os.close(fd)
         self.tracker = tracker()
-        if self.tracker is not None:
-            self.tracker.announce(f"+ ids {self.path}")
+        n = -(-queues // KEYS_PER_TAG)
+        try:
+            # Claimed (and told to the reaper) before the loop makes a queue with them.
+            self.tags = self.tracker.claim_tags(n) if self.tracker else claim_tags(n)
+        except BaseException:
+            self.map.close()
+            os.unlink(self.path)
+            raise
+        struct.pack_into(f"<I{n}I", self.map, KEYS_OFFSET, n,
+                         *(KEY_PREFIX | (t << TAG_SHIFT) for t in self.tags))  # fmt: skip
 
     def repeats(self) -> int:
         return struct.unpack_from("<Q", self.map, 0)[0]
@@ -68,12 +89,19 @@ class _Area:
         return _ENTRY.unpack_from(self.map, _RING_AT + (repeat % RING) * _ENTRY.size)
 
     def close(self) -> None:
+        """After the loop stopped: whatever still carries the tags goes, then the tags."""
         with suppress(BufferError, ValueError):  # an end that did not stop still maps it
             self.map.close()
         with suppress(FileNotFoundError):
             os.unlink(self.path)
+        if not self.tags:
+            return
+        tags, self.tags = self.tags, []
+        sweep_tag(set(tags), os.getuid())  # a loop that failed its IPC_RMID left some
         if self.tracker is not None:
-            self.tracker.announce(f"- ids {self.path}")
+            self.tracker.release_tags(tags)
+        else:
+            release_tags(tags)
 
 
 class SysvLifecycle(Workload):
@@ -96,6 +124,11 @@ class SysvLifecycle(Workload):
         self.free = None if msgmni is None else msgmni - used
         self.cap_note = ""
         n = len(self.cpus)
+        if (requested or SEED_QUEUES) + self.prefill > MAX_QUEUES_PER_UNIT:
+            raise UsageError(
+                f"--queues plus --prefill is at most {MAX_QUEUES_PER_UNIT:,} per thread "
+                "(the session tags a unit's keys can carry)"
+            )
         if requested is not None:
             self.queues = requested
             if self.free is not None and requested + self.prefill > self.free:
@@ -177,15 +210,8 @@ class SysvLifecycle(Workload):
                     per_thread[k].append(statistics.fmean(got))
         if not any(rates):
             return None
-        out = {}
-        for name, rs, means in zip(LIFECYCLE_OPS, rates, per_thread):
-            if rs:
-                out[name] = {
-                    "per_s": sum(means),
-                    "avg": statistics.fmean(rs),
-                    "stddev": statistics.stdev(rs) if len(rs) > 1 else 0.0,
-                    "min": min(rs),
-                    "max": max(rs),
-                    "n": len(rs),
-                }
-        return out
+        return {
+            name: {**spread(rs, sum(means)), "n": len(rs)}
+            for name, rs, means in zip(LIFECYCLE_OPS, rates, per_thread)
+            if rs
+        }

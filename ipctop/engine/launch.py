@@ -1,0 +1,190 @@
+"""How one end of a pair comes to run: a thread or a forked child, native or Python.
+
+The engine (engine.py) decides when pairs start and stop; this module is what
+an end is and how it is launched, up to the moment it publishes "running" in
+its counter slot.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import threading
+import time
+from collections.abc import MutableSequence
+from dataclasses import dataclass, field
+
+from ..errors import PairStartError
+from .config import EngineConfig
+from .counters import CounterBlock, SlotWriter
+from .forker import Forker
+from .objects import _native
+from .workloads import PairResources, Workload
+
+
+@dataclass
+class End:
+    pair: int
+    role: str
+    slot: int
+    bound_cpu: int | None
+    pid: int  # the process holding it: ours in threads mode, the child's in processes mode
+    thread: threading.Thread | None = None
+    child: bool = False
+    tid: int = 0
+
+
+@dataclass
+class Pair:
+    index: int
+    ends: tuple[End, ...]  # A and B, or the threads of a unit ("T0", "T1", ...)
+    res: PairResources
+    state: str = "running"  # or "failed: why"
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def active(self) -> bool:
+        return self.state == "running"
+
+
+@dataclass
+class Launcher:
+    """Launches ends for one engine; the forker is set once processes mode opened."""
+
+    config: EngineConfig
+    kind: str  # "native" or "python"
+    workload: Workload
+    counters: CounterBlock
+    events: MutableSequence[str]
+    timing: bool  # the ends time their rounds (see Engine.timing)
+    forker: Forker | None = None
+
+    def launch(self, pair: Pair, end: End, role: int) -> None:
+        """Start one end; it runs (or fails) on its own from here."""
+        args = pair.res.args[role]
+        timed = self.timed_args(pair, role)
+        if self.config.mode == "processes":
+            assert self.forker is not None
+            if self.kind == "native":
+                pid = self.forker.call(
+                    _native.fork_end,
+                    self.counters.buf,
+                    end.slot,
+                    self.workload.name,
+                    role,
+                    -1 if end.bound_cpu is None else end.bound_cpu,
+                    args,
+                    pair.res.shm,
+                    *timed,
+                )
+            else:
+                pid = self.forker.call(self.fork_python, pair, end, role)
+            end.pid, end.tid, end.child = pid, pid, True
+            return
+        target = self.run_native if self.kind == "native" else self.run_python
+        end.thread = threading.Thread(
+            target=target,
+            args=(pair, end, role),
+            name=f"ipctop-pair{pair.index}{end.role}",
+            daemon=True,
+        )
+        end.thread.start()
+
+    def timed_args(self, pair: Pair, role: int) -> tuple:
+        """The latency block, the peer's slot, 1-in-K, the SCHED_FIFO priority and
+        the think time (trailing defaults left out)."""
+        rt = self.config.rt or 0
+        think = (self.config.think_ns,) if self.config.think_ns else ()
+        if not self.timing or len(pair.ends) != 2:
+            return (None, -1, 1, rt, *think) if rt or think else ()
+        peer = pair.ends[1 - role].slot
+        return (self.counters.latency.buf, peer, self.config.latency_every, rt, *think)
+
+    def run_native(self, pair: Pair, end: End, role: int) -> None:
+        try:
+            _native.run_end(
+                self.counters.buf,
+                end.slot,
+                self.workload.name,
+                role,
+                -1 if end.bound_cpu is None else end.bound_cpu,
+                pair.res.args[role],
+                pair.res.shm,
+                *self.timed_args(pair, role),
+            )
+        except Exception as exc:  # reported by poll(): the slot never reached "running"
+            self.events.append(f"pair {pair.index} {end.role}: {exc}")
+
+    def run_python(self, pair: Pair, end: End, role: int) -> None:
+        writer = SlotWriter(self.counters, end.slot, self.config.think_ns)
+        err = 0
+        try:
+            _normal_priority()
+            if end.bound_cpu is not None:
+                os.sched_setaffinity(0, {end.bound_cpu})  # before "running" is published
+            writer.start(threading.get_native_id())
+            err = self.workload.python_loop(pair.res, role, writer)
+        except OSError as exc:
+            err = exc.errno or 5
+        finally:
+            writer.finish(err)
+
+    def fork_python(self, pair: Pair, end: End, role: int) -> int:
+        pid = os.fork()
+        if pid:
+            return pid
+        code = 1
+        try:
+            die_with_parent()
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGHUP, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            writer = SlotWriter(self.counters, end.slot, self.config.think_ns)
+            _normal_priority()
+            if end.bound_cpu is not None:
+                os.sched_setaffinity(0, {end.bound_cpu})
+            writer.start(os.getpid())
+            err = self.workload.python_loop(pair.res, role, writer)
+            writer.finish(err)
+            code = 0 if err == 0 else 1
+        finally:
+            os._exit(code)
+
+
+def await_start(counters: CounterBlock, pair: Pair, timeout: float = 20.0) -> None:
+    """Wait until every end of the pair published its tid, or raise PairStartError."""
+    # Generous: on a loaded box a new child may wait seconds for its first slice.
+    deadline = time.monotonic() + timeout
+    for end in pair.ends:
+        while True:
+            r = counters.read(end.slot)
+            if r.tid and r.state != "starting":
+                end.tid = r.tid
+                break
+            if r.state in ("failed", "removed externally") or time.monotonic() > deadline:
+                if r.last_errno:
+                    why = os.strerror(r.last_errno)
+                else:
+                    why = f"did not start within {timeout:g} s (is the box overloaded?)"
+                raise PairStartError(
+                    f"pair {pair.index} {end.role}: {why}; what it had made was removed"
+                )
+            time.sleep(0.001)
+
+
+def _normal_priority() -> None:
+    """An end runs at nice 0 even when made by a monitor thread that raised its priority."""
+    if os.getpriority(os.PRIO_PROCESS, 0) < 0:  # this thread only, on Linux
+        os.setpriority(os.PRIO_PROCESS, 0, 0)
+
+
+_LIBC = ctypes.CDLL(None, use_errno=True)  # loaded before any fork: the child imports nothing
+
+
+def die_with_parent() -> None:
+    """In a forked end: die when the engine's process does (or already did)."""
+    parent = os.getppid()
+    _LIBC.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:
+        os._exit(127)
