@@ -40,7 +40,8 @@ from ..live.session import Session
 from ..live.sources import LiveSource, SampleSource
 from ..live.sweep import AutoSweep
 from ..signals import HANDLED, Interrupted
-from . import profile_actions
+from . import ab_actions, profile_actions
+from .ab_actions import AbActions
 from .contrast_floor import AA, ContrastFloor
 from .crash_report import CrashReport
 from .profile_actions import ProfileActions
@@ -50,6 +51,7 @@ from .screens.help import HelpScreen
 from .screens.key_list import key_sections
 from .screens.present import AAA as PRESENT_CONTRAST
 from .screens.present import PresentScreen
+from .widgets.ab_panel import AbPanel
 from .widgets.baseline_bar import BaselineBar
 from .widgets.cpus_panel import CpusPanel
 from .widgets.detail_panel import DetailPanel
@@ -83,7 +85,7 @@ class SampleArrived(Message):
         self.generation = generation
 
 
-class IpctopApp(CrashReport, RecordActions, ProfileActions, App[int]):
+class IpctopApp(CrashReport, RecordActions, ProfileActions, AbActions, App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "ipctop"
     # The first of each: below the smallest layout (widgets/too_small.py says so).
@@ -123,6 +125,7 @@ class IpctopApp(CrashReport, RecordActions, ProfileActions, App[int]):
         Binding("R", "toggle_record", "record", key_display="R"),
         Binding("b", "baseline", "baseline"),
         *profile_actions.BINDINGS,
+        *ab_actions.BINDINGS,
         Binding("F", "present", "present", key_display="F"),
         Binding("l", "toggle_latency", "latency", show=False),
         Binding("h", "latency_histogram", "histogram", show=False),
@@ -149,6 +152,7 @@ class IpctopApp(CrashReport, RecordActions, ProfileActions, App[int]):
         ("R", "toggle_record", "record the session to a JSON file / stop and save it"),
         ("b", "baseline", "overlay a record's scaling curve and Diff % / hide it"),
         *profile_actions.KEYS,
+        *ab_actions.KEYS,
         ("F", "present", "presentation: large figures and the curve, high contrast"),
         ("l", "toggle_latency", "latency panel: round-trip and one-way percentiles per pair"),
         ("h", "latency_histogram", "latency histogram of the pair selected in the latency panel"),
@@ -215,6 +219,7 @@ class IpctopApp(CrashReport, RecordActions, ProfileActions, App[int]):
     def compose(self) -> ComposeResult:
         yield RunHeader(id="header")
         yield BaselineBar(id="baseline-bar")
+        yield AbPanel(id="ab-panel")
         # Threads take the rows they need (capped); the chart takes the rest.
         with Horizontal(id="top"):
             yield ThreadsPanel(id="threads", classes="panel")
@@ -270,6 +275,7 @@ class IpctopApp(CrashReport, RecordActions, ProfileActions, App[int]):
     async def on_unmount(self) -> None:
         gc.unfreeze()  # what the app held may be collected again
         await asyncio.to_thread(self._profile_unmount)  # perf stops before the pairs
+        await asyncio.to_thread(self._ab_unmount)  # so does an A/B, A put back
         self._records_finish(interrupted=self.signalled is not None)
         self._restore_signals()
         # Stopping joins threads and children: off the event loop.
@@ -398,6 +404,9 @@ class IpctopApp(CrashReport, RecordActions, ProfileActions, App[int]):
     def _control(self, what: str, fn: Callable[..., str], *args: Any, **kwargs: Any) -> None:
         if not self.source.controllable:
             self._say(f"{self.info.source} source: cannot {what}", "warning")
+            return
+        if self.ab_running:  # it would change A or B under the A/B
+            self._say(f"an A/B is running: cannot {what} (escape stops it)", "warning")
             return
         self._busy += 1
 
