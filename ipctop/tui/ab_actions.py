@@ -22,12 +22,12 @@ from .screens.ab_input import AbInputScreen
 from .widgets.ab_panel import AbPanel
 
 BINDINGS = [
-    Binding("a", "ab", "A/B"),
+    Binding("a", "ab", "A/B", show=False),  # the footer is full; ? and the palette list it
     Binding("escape", "stop_ab", "stop A/B", show=False),
 ]
 KEYS = [
-    ("a", "ab", "A/B: the current setting against one changed option, ABBA on the live pairs"),
-    ("escape", "stop_ab", "stop the A/B (A comes back) / hide its result"),
+    ("a", "ab", "A/B: this setting against one changed option, interleaved"),
+    ("escape", "stop_ab", "stop the A/B and put A back / hide its result"),
 ]
 # What a slot measures and when the A/B stops; `ipctop ab` has the same rule
 # with shorter slots (a restart of the live pairs needs the longer settle).
