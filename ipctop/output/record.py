@@ -111,6 +111,7 @@ class Step:
     windows: list[Rate] = field(default_factory=list)  # every run's window rates, in order
     profile: dict[str, Any] | None = None  # optional: engine.profile.Profile.to_dict
     latency: dict[str, Any] | None = None  # optional: see output/latency_record.py
+    stalls: dict[str, Any] | None = None  # optional: engine.stalls.StallReport.to_dict
 
     def __post_init__(self) -> None:
         self.repeats = [float(x) for x in self.repeats] or [float(self.total_ops_per_s)]
@@ -121,7 +122,7 @@ class Step:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        for key in ("profile", "latency"):
+        for key in ("profile", "latency", "stalls"):
             if d[key] is None:
                 del d[key]  # optional: absent, not null, when not measured
         return d
@@ -327,7 +328,12 @@ def json_schema() -> dict[str, Any]:
     schema["required"] = [k for k in schema.get("required", []) if k not in ("ab", "noise")]
     step = schema.get("$defs", {}).get("Step")
     if step and "required" in step:  # a step's latency and profile: only when measured
-        step["required"] = [k for k in step["required"] if k not in ("latency", "profile")]
+        step["required"] = [
+            k for k in step["required"] if k not in ("latency", "profile", "stalls")
+        ]
+    sample = schema.get("$defs", {}).get("Sample")
+    if sample and "required" in sample:  # a sample's stall marks: only when stalled
+        sample["required"] = [k for k in sample["required"] if k not in ("stalled", "gap")]
     schema["$id"] = f"https://ipctop.invalid/schema/{SCHEMA.replace('/', '-')}.json"
     schema["description"] = (
         "A sweep or live session recorded by ipctop. Version 1 records lack "
