@@ -131,6 +131,7 @@ class LiveAB:
         self.source = source
         self.b = dict(change)
         self.a = {k: getattr(source.engine.config, k) for k in change}
+        self.pairs = source.pair_count()
         self.window, self.settle = window, settle
         self.precision_pct, self.max_seconds = precision_pct, max_seconds
         self.on_progress = on_progress
@@ -150,12 +151,19 @@ class LiveAB:
             why = f"error: {exc}"
         finally:
             try:
-                self.source.reconfigure(**self.a)  # A back on every way out
+                self._restore()
             except (IpctopError, OSError, RuntimeError) as exc:
                 why = f"{why}; A could not be restored: {exc}"
         last = self._progress(t0, "", done=True, why=why)
         self._tell(last)
         return last
+
+    def _restore(self) -> None:
+        """A back on every way out, with its pairs: a restart that failed part
+        way (a pair that did not start) leaves fewer than it found."""
+        self.source.reconfigure(**self.a)
+        while self.source.pair_count() < self.pairs:
+            self.source.add_pair()
 
     def _interleave(self, t0: float) -> str:
         slots = 0
