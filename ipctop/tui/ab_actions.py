@@ -1,6 +1,6 @@
 """The monitor's A/B (key a): the current setting against one changed option.
 
-Key a asks for B's options, then live/ab_live.py runs ABBA slots on the live
+Key a asks for B's options (keys.py declares a and escape), then live/ab_live.py runs ABBA slots on the live
 pairs in a worker thread; its progress reaches the UI as messages and the
 AbPanel shows the running B/A, its interval and verdict. Escape stops it;
 however it ends, the A setting is put back. While it runs, the keys that
@@ -12,7 +12,6 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from textual.binding import Binding
 from textual.message import Message
 
 from ..analysis.stats import REGRESSION, fmt_diff
@@ -21,14 +20,6 @@ from ..live.ab_live import AbProgress, LiveAB, describe, parse_change
 from .screens.ab_input import AbInputScreen
 from .widgets.ab_panel import AbPanel
 
-BINDINGS = [
-    Binding("a", "ab", "A/B", show=False),  # the footer is full; ? and the palette list it
-    Binding("escape", "stop_ab", "stop A/B", show=False),
-]
-KEYS = [
-    ("a", "ab", "A/B: this setting against one changed option, interleaved"),
-    ("escape", "stop_ab", "stop the A/B and put A back / hide its result"),
-]
 # What a slot measures and when the A/B stops; `ipctop ab` has the same rule
 # with shorter slots (a restart of the live pairs needs the longer settle).
 TIMING = {"window": 1.0, "settle": 0.5, "precision_pct": 1.0, "max_seconds": 60.0}
