@@ -38,6 +38,7 @@ from ..engine.costs import merge
 from ..engine.engine import Engine, EngineConfig, resolve_engine
 from ..engine.profile.span import SpanProfiler
 from ..errors import IpctopError, UsageError
+from ..live.ab_live import ORDER, enough  # the TUI's A/B (key a) shares them
 from ..live.measure import RunResult, measure_engine
 from ..output.ab_latency_text import format_ab_latency
 from ..output.ab_record import ab_record
@@ -49,16 +50,11 @@ from .common import (
     add_workload_options,
     count,
     cpu_text,
-    engine_config,
     non_negative_float,
     positive_float,
-    resolve_cpus,
-    workload_names,
+    run_config,
 )
 from .progress import PlannedProgress
-
-ORDER = "ABBA"
-MIN_BLOCKS = 3  # an interval from 2 blocks has 1 degree of freedom: far too wide to stop on
 
 
 class HookFailed(IpctopError):
@@ -126,8 +122,7 @@ def option_set(args: argparse.Namespace, flag: str, text: str) -> tuple[EngineCo
     except ValueError as exc:
         raise UsageError(f"{flag} {text!r}: {exc}") from None
     ns = sub.parse_args(tokens, namespace=argparse.Namespace(**vars(args)))
-    (workload,) = workload_names(ns.workload)[:1]
-    config = engine_config(ns, workload, resolve_cpus(ns.cpus))
+    config = run_config(ns)
     Engine(config).counters.close()  # validates workload x placement x engine now
     return config, ns.pairs
 
@@ -253,7 +248,7 @@ def _interleave(
             d = paired_difference(blocks) if len(blocks) >= 2 else None
             if not args.quiet:
                 print(_block_line(len(blocks), got, d, now - t0, unit(args)), flush=True)
-            if d is not None and len(blocks) >= MIN_BLOCKS and d.half_width_pct < args.precision:
+            if enough(d, len(blocks), args.precision):
                 break
             if now - t0 + (now - block_start) > args.max_seconds:
                 break

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from contextlib import nullcontext
 from pathlib import Path
@@ -17,6 +18,7 @@ from ..engine.opstats import format_op_stats
 from ..engine.profile.span import SpanProfiler
 from ..engine.profile.window import Profile
 from ..engine.workloads.msgbench import phase_table
+from ..live.engine_warnings import EngineWarnings
 from ..live.measure import RunResult, measure_engine
 from ..live.priority import raise_monitor
 from ..output import latency_text, tables
@@ -30,26 +32,23 @@ from ..output.record_io import write_record
 from ..signals import Interrupted
 from .common import (
     MAX_PAIRS,
-    add_metrics_option,
-    add_profile_option,
-    add_workload_options,
+    add_measuring_options,
     attach,
     count,
     cpu_text,
     each,
-    engine_config,
     metrics_endpoint,
     non_negative_float,
     positive_float,
     publisher,
-    resolve_cpus,
-    workload_names,
+    run_configs,
+    start_profiler,
 )
 from .progress import PlannedProgress
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    add_workload_options(p, many=True)
+    add_measuring_options(p, many=True)
     p.add_argument("--seconds", type=positive_float, default=5.0, help="measured per step (5)")
     p.add_argument("--warmup", type=non_negative_float, default=1.0, help="before each step (1)")
     p.add_argument("--repeat", type=count(1, 100), default=3, help="runs per step (3)")
@@ -61,15 +60,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", metavar="FILE", help="write the record (one per workload)")
     p.add_argument("--csv", metavar="FILE", help="write one row per step and thread")
     p.add_argument("--quiet", "-q", action="store_true", help="only the summary")
-    add_metrics_option(p)
-    add_profile_option(p)
 
 
 def run(args: argparse.Namespace) -> int:
-    names = workload_names(args.workload)
-    cpus = resolve_cpus(args.cpus)
+    configs = {c.workload: c for c in run_configs(args)}
+    names = list(configs)
+    cpus = list(configs[names[0]].cpus)
     kind = resolve_engine(args.engine)
-    configs = {n: engine_config(args, n, cpus) for n in names}
     # Before any pair starts: a result that cannot be saved is found out now.
     for name in names:
         if args.json:
@@ -85,9 +82,7 @@ def run(args: argparse.Namespace) -> int:
     # in seconds instead of tens of seconds, and reads the counters on time.
     priority = raise_monitor()
     note = f" · {priority.note}" if priority.note else ""
-    profiler = SpanProfiler(cpus) if getattr(args, "profile", False) else None
-    for line in profiler.lines if profiler else ():
-        print(f"ipctop: {line}", file=sys.stderr, flush=True)
+    profiler = start_profiler(args, cpus)
     print(
         f"ipctop sweep · {', '.join(names)} · {args.placement} · {args.mode} · engine {kind} · "
         f"CPUs {cpu_text(cpus)} · 1..{top} pairs · {args.seconds:g} s x {args.repeat}{note}"
@@ -100,12 +95,15 @@ def run(args: argparse.Namespace) -> int:
     status = 0
     unit = args.seconds + args.warmup
     plan = top * len(names) * args.repeat * unit
+    said = EngineWarnings()
     try:
         with metrics_endpoint(args) as metrics, PlannedProgress("sweep", plan) as bar:
             feeds = {n: publisher(metrics, configs[n], kind) for n in names}
             for n in range(1, top + 1):
                 for name in names:
-                    step = _step(configs[name], n, args, bar, feeds[name], profiler)
+                    rec = records[name]
+                    warned = functools.partial(_warned, said, rec)
+                    step = _step(configs[name], n, args, bar, feeds[name], profiler, warned)
                     records[name].steps.append(step)
                     records[name].points.append(
                         ScalingPoint.from_repeats(
@@ -128,6 +126,11 @@ def run(args: argparse.Namespace) -> int:
     # Contention is a warning in the record, not a failure of the sweep.
     failed = any(not e.startswith(CONTENTION) for r in records.values() for e in r.events)
     return 1 if failed or not saved else 0
+
+
+def _warned(said: EngineWarnings, rec: Record, lines) -> None:
+    """Say a run's warnings once per sweep; keep them, once each, in its record."""
+    rec.warnings = list(dict.fromkeys([*(rec.warnings or []), *said.take(lines)])) or None
 
 
 def _new_record(box: dict, config, kind: str, args: argparse.Namespace) -> Record:
@@ -166,14 +169,20 @@ def _configured(config):
     return w
 
 
-def _measure(config, n: int, args: argparse.Namespace, on_sample, profiler: SpanProfiler | None):
+def _measure(
+    config, n: int, args: argparse.Namespace, on_sample, profiler: SpanProfiler | None, warned
+) -> RunResult:
     with Engine(config) as engine:
         engine.start(n)
         attach(on_sample, engine)  # --metrics: its latency histograms
         with profiler.span(engine) if profiler is not None else nullcontext():
-            return measure_engine(
-                engine, args.seconds, args.warmup, interval=WINDOW_S, on_sample=on_sample
+            # A step records and prints where the time goes: the costs need the detail reads.
+            result = measure_engine(
+                engine, args.seconds, args.warmup, WINDOW_S, on_sample, detail=True
             )
+    # Read once the engine has stopped: an end that did not stop in time says so then.
+    warned([*engine.events, *result.events])
+    return result
 
 
 def _step(
@@ -183,11 +192,13 @@ def _step(
     bar: PlannedProgress,
     feed=None,
     profiler: SpanProfiler | None = None,
+    warned=lambda lines: None,
 ) -> Step:
+    """One pair count, measured --repeat times; warned(lines) gets each run's warnings."""
     runs: list[RunResult] = []
     for i in range(args.repeat):
         bar.begin(args.seconds + args.warmup, f"{config.workload} · {n} pair(s) · run {i + 1}")
-        runs.append(_measure(config, n, args, each(bar.tick, feed), profiler))
+        runs.append(_measure(config, n, args, each(bar.tick, feed), profiler, warned))
         bar.done()
     totals = [r.total_ops_per_s for r in runs]
     # Every run's windows, pooled: the step's figure is their median, with an interval.
@@ -210,12 +221,28 @@ def _step(
         # The windows of every repeat: more windows, a tighter interval per share.
         profile=profiler.take().to_dict() if profiler is not None else None,
         latency=step_latency(runs, middle),
+        stalls=_stalls(runs),
     )
     return step
 
 
+def _stalls(runs: list[RunResult]) -> dict | None:
+    """The stalls of the step's runs, summed; None when none stalled."""
+    said = [r.stalls.to_dict() for r in runs if r.stalls is not None]
+    if not said:
+        return None
+    out = dict(said[0])
+    for d in said[1:]:
+        for key in ("left_out_s", "windows_left_out", "gaps"):
+            out[key] += d[key]
+        for key in ("stalled_pairs", "stalled_at_end"):
+            out[key] = sorted(set(out[key]) | set(d[key]))
+    return out
+
+
 def _print_step(name: str, step: Step, ncpus: int) -> None:
     over = " · oversubscribed: more pairs than CPUs" if step.oversubscribed else ""
+    # The step's events were said on stderr as they came (EngineWarnings).
     print(f"\n{name} · {step.pairs} pair(s){over}")
     print(tables.format_matrix(step.threads))
     if step.ops and all("n" in s for s in step.ops.values()):
@@ -232,8 +259,6 @@ def _print_step(name: str, step: Step, ncpus: int) -> None:
     if step.latency:
         print(f"{step.latency['note']} (the median run):")
         print(latency_text.table(PairLatency.from_dict(d) for d in step.latency["pairs"]))
-    for e in step.events:
-        print(f"! {e}")
 
 
 def _finish(records: dict[str, Record], names: list[str], args, status: int) -> bool:

@@ -6,7 +6,6 @@ import os
 import signal
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 
 from ..errors import UsageError
@@ -15,6 +14,7 @@ from . import objects
 from .config import EngineConfig
 from .contention import ContentionWatch, session_line
 from .counters import ENDED, CounterBlock
+from .event_log import EventLog
 from .forker import Forker
 from .latency import TIMED
 from .launch import End, Launcher, Pair, await_start
@@ -72,7 +72,7 @@ class Engine:
             raise UsageError("--rt needs the native engine (Python ends cannot run SCHED_FIFO)")
         self.counters = CounterBlock()
         self.pairs: list[Pair] = []
-        self.events: deque[str] = deque(maxlen=200)
+        self.events = EventLog()  # warnings; consumers read what is new with since()
         self._launcher = Launcher(
             config, self.kind, self.workload, self.counters, self.events, self.timing
         )
@@ -143,8 +143,9 @@ class Engine:
     ) -> list[Pair]:
         """Start n pairs in bulk: launch every end first, then wait for them all.
 
-        One pair at a time waited for each new thread's first time slice, which
-        on a loaded box meant seconds per pair. progress(launched, running, n)
+        Waiting for each new end's first time slice before launching the next
+        costs a slice per pair, seconds each on a loaded box (BENCHMARKS.md,
+        "Bulk start"). progress(launched, running, n)
         is called as they come up. If any pair cannot start, every pair of the
         batch is stopped and removed before the error is raised.
         """

@@ -81,12 +81,24 @@ class Sample:
     latency: tuple[PairLatency, ...] = ()  # per pair, when the ends time their rounds
     costs: Costs | None = None  # where the time went (None: detail off)
     side: str | None = None  # "A" or "B": which setting ran, in an `ipctop ab` run
+    # Optional (written only when set; engine/stalls.py): pairs with no round for
+    # STALL_S at this reading, and a reading STALL_S later than its period.
+    stalled: tuple[int, ...] = ()
+    gap: bool = False
+
+    @property
+    def rate_sample(self) -> bool:
+        """False for a stalled window: it is left out of every rate."""
+        return not self.stalled and not self.gap
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         # Their own writers round what the instruments cannot resolve.
         d["latency"] = [p.to_dict() for p in self.latency]
         d["costs"] = self.costs.to_dict() if self.costs is not None else None
+        for key in ("stalled", "gap"):
+            if not d[key]:
+                del d[key]
         return d
 
     @classmethod
@@ -108,6 +120,8 @@ class Sample:
             latency=tuple(PairLatency.from_dict(p) for p in d.get("latency") or ()),
             costs=Costs.from_dict(costs) if costs else None,
             side=d.get("side"),
+            stalled=tuple(int(p) for p in d.get("stalled") or ()),
+            gap=bool(d.get("gap", False)),
         )
 
 

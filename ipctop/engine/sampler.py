@@ -27,6 +27,7 @@ from .counters import SlotReading
 from .engine import Engine
 from .latency import Tracker
 from .sample import CpuSample, IpiSample, Sample, ThreadSample
+from .stalls import StallWatch
 
 ASK_LEAD = 0.05  # seconds between asking the ends and reading their answers
 
@@ -74,6 +75,7 @@ class Sampler:
         self._costs: CostTracker | None = None
         self._ask = 0  # the last stats request posted to the ends
         self._latency = Tracker(engine.counters.latency) if engine.timing else None
+        self._stalls = StallWatch(interval)
 
     @property
     def detail(self) -> bool:
@@ -105,6 +107,10 @@ class Sampler:
         op_rates: list[list[float]] = []
         seen: dict[tuple[int, str, int], _Seen] = {}
         pairs = {p.index: p for p in self.engine.pairs}
+        progress: dict[int, int] = {}  # running pairs: rounds and calls, for stalls
+        gap = self._stalls.gap(dt)
+        if gap:
+            events.append(gap)
         for end in ends:
             r = counters.read(end.slot)
             key = (end.pair, end.role, end.tid)
@@ -130,6 +136,8 @@ class Sampler:
                     f"in the shared queue (got pair id {r.bad_value}); not counted"
                 )
             seen[key] = now_seen
+            if state == "running":
+                progress[end.pair] = progress.get(end.pair, 0) + r.rounds + sum(r.ops)
             if now_seen.cpu is not None and end.bound_cpu is not None:
                 if now_seen.cpu != end.bound_cpu:
                     drift = self._drift(end, now_seen.cpu, key)
@@ -151,6 +159,8 @@ class Sampler:
                 )
             )
         self._seen = seen
+        stalled, said = self._stalls.update(now, progress)
+        events.extend(said)
         costs = None
         ops = None
         if names and self.engine.workload.phase_mark(self.engine.pairs):
@@ -177,6 +187,8 @@ class Sampler:
             ops=ops,
             latency=self._latency.readings(self.engine.pairs) if self._latency else (),
             costs=costs,
+            stalled=stalled,
+            gap=gap is not None,
         )
         self.history.append(sample)
         # Asked now, answered at the ends' next round: the next reading has
@@ -258,7 +270,10 @@ class Sampler:
             allowed = None
         why = ""
         if allowed is not None and allowed != {end.bound_cpu}:
-            why = f"; its affinity is now {sorted(allowed)} (CPU {end.bound_cpu} offline?)"
+            why = (
+                f"; its affinity is now {sorted(allowed)} (moved with taskset, or CPU "
+                f"{end.bound_cpu} went offline)"
+            )
         return f"pair {end.pair} {end.role} is bound to CPU {end.bound_cpu} but ran on CPU {ran_on}{why}"
 
     def _cpus(self) -> tuple[CpuSample, ...]:

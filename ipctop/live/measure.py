@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ..engine import procfs
 from ..engine.config import EngineConfig
@@ -19,6 +20,7 @@ from ..engine.latency import PairLatency, Tracker
 from ..engine.opstats import op_stats
 from ..engine.sample import Sample
 from ..engine.sampler import Sampler
+from ..engine.stalls import STALL, StallReport, stalled_windows
 
 
 @dataclass(frozen=True)
@@ -50,19 +52,14 @@ class RunResult:
     # The total rate in each sampler interval of the window: the samples an
     # interval is built from (analysis.stats; one interval is one window).
     windows: tuple[float, ...] = ()
+    stalls: StallReport | None = None  # None when nothing stalled
 
 
-def measure(
-    config: EngineConfig,
-    pairs: int,
-    seconds: float,
-    warmup: float = 1.0,
-    interval: float = 0.5,
-    on_sample: Callable[[Sample], None] | None = None,
-) -> RunResult:
+def measure(config: EngineConfig, pairs: int, seconds: float, **options: Any) -> RunResult:
+    """Start the pairs, measure them (measure_engine's keyword options), stop them."""
     with Engine(config) as engine:
         engine.start(pairs)
-        return measure_engine(engine, seconds, warmup, interval, on_sample)
+        return measure_engine(engine, seconds, **options)
 
 
 def measure_engine(
@@ -71,14 +68,18 @@ def measure_engine(
     warmup: float = 1.0,
     interval: float = 0.5,
     on_sample: Callable[[Sample], None] | None = None,
-    detail: bool = True,
+    detail: bool = False,
 ) -> RunResult:
-    """detail=False skips where the time goes (costs None): at 512 threads it is
-    several /proc files per thread per sample, more than a short interval allows."""
+    """Rounds, rates and the timeline over `seconds` after `warmup`.
+
+    Where the time goes (costs) is read only with detail=True: it is several
+    /proc files per thread per sample (at 512 threads more than a short
+    interval allows), and only the callers that print or record costs want it.
+    """
     sampler = Sampler(engine, interval=min(interval, max(seconds, 0.05)))
     sampler.detail = detail
     _tick(sampler, warmup, None)
-    sampler.sample()  # primes every per-interval difference at the window's start
+    prime = sampler.sample()  # primes every per-interval difference at the window's start
     tracker = Tracker(engine.counters.latency) if engine.timing else None
     if tracker is not None:
         tracker.read(engine.pairs)
@@ -100,10 +101,19 @@ def measure_engine(
     ops = _ops(engine, mark, names, op_rates)
     threads = []
     pair_state = {p.index: p.state for p in engine.pairs}
+    stalls = stalled_windows(timeline, _rounds_by_pair(prime))
+    if not stalls.any:
+        stalls = None
+    else:
+        events.append(_stall_note(stalls, elapsed))
+    left_out = _left_out(timeline, stalls, prime) if stalls else {}
     for end, a, b in zip(ends, r0, r1):
         task = procfs.read_task(end.pid, end.tid, sampler.proc)
         slot = engine.counters.read(end.slot)
         state = pair_state.get(end.pair, "running")
+        # A stalled window is not a rate sample: its rounds and its time are left out.
+        gone_rounds, gone_s = left_out.get((end.pair, end.role, end.tid), (0, 0.0))
+        span = elapsed - gone_s
         threads.append(
             ThreadResult(
                 pair=end.pair,
@@ -111,15 +121,18 @@ def measure_engine(
                 cpu=task.last_cpu if task else None,
                 bound_cpu=end.bound_cpu,
                 rounds=b - a,
-                ops_per_s=(b - a) / elapsed,
+                ops_per_s=max(b - a - gone_rounds, 0) / span if span > 0 else 0.0,
                 errors=slot.errors,
                 state=state if state != "running" else slot.state,
             )
         )
+    total = sum(t.ops_per_s for t in threads)
+    if stalls is not None:
+        total = _unstalled_total(timeline, stalls, prime)
     return RunResult(
         pairs=engine.active_pairs,
         seconds=elapsed,
-        total_ops_per_s=sum(t.ops_per_s for t in threads),
+        total_ops_per_s=total,
         threads=tuple(threads),
         oversubscribed=engine.oversubscribed,
         events=tuple(dict.fromkeys(events)),
@@ -129,14 +142,76 @@ def measure_engine(
         latency=lat,
         latency_all=tracker.all_pairs() if lat else None,
         latency_note=engine.latency_note,
-        windows=window_rates(timeline, sampler.interval),
+        windows=window_rates(timeline, sampler.interval, stalls),
+        stalls=stalls,
     )
 
 
-def window_rates(timeline: list[Sample], interval: float) -> tuple[float, ...]:
+def window_rates(
+    timeline: list[Sample], interval: float, stalls: StallReport | None = None
+) -> tuple[float, ...]:
     """Each sample's total rate, leaving out a late short sliver at the end
-    (its rate is noisier than the rest and would get the same weight)."""
-    return tuple(s.total_ops_per_s for s in timeline if s.dt >= interval / 2)
+    (its rate is noisier than the rest and would get the same weight) and
+    every stalled window (not a rate sample)."""
+    out = stalls.windows if stalls is not None else (False,) * len(timeline)
+    return tuple(
+        s.total_ops_per_s for s, gone in zip(timeline, out) if s.dt >= interval / 2 and not gone
+    )
+
+
+def _rounds_by_pair(s: Sample) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for t in s.threads:
+        out[t.pair] = out.get(t.pair, 0) + t.rounds
+    return out
+
+
+def _deltas(timeline: list[Sample], prime: Sample) -> list[dict[tuple, int]]:
+    """Per sample: each end's rounds in that interval."""
+    last = {(t.pair, t.role, t.tid): t.rounds for t in prime.threads}
+    out = []
+    for s in timeline:
+        now = {(t.pair, t.role, t.tid): t.rounds for t in s.threads}
+        out.append({k: v - last.get(k, v) for k, v in now.items()})
+        last.update(now)
+    return out
+
+
+def _left_out(timeline: list[Sample], stalls: StallReport, prime: Sample) -> dict:
+    """end -> (rounds, seconds) of the windows its own pair stalled in, or a gap."""
+    out: dict[tuple, tuple[int, float]] = {}
+    for i, (s, deltas) in enumerate(zip(timeline, _deltas(timeline, prime))):
+        for key, d in deltas.items():
+            mine = stalls.pair_windows.get(key[0], ())
+            if s.gap or (i < len(mine) and mine[i]):
+                r, t = out.get(key, (0, 0.0))
+                out[key] = (r + d, t + s.dt)
+    return out
+
+
+def _unstalled_total(timeline: list[Sample], stalls: StallReport, prime: Sample) -> float:
+    """All ends' rounds over the windows without any stall, per second of them."""
+    rounds, seconds = 0, 0.0
+    for s, deltas, gone in zip(timeline, _deltas(timeline, prime), stalls.windows):
+        if not gone:
+            rounds += sum(deltas.values())
+            seconds += s.dt
+    return rounds / seconds if seconds > 0 else 0.0
+
+
+def _stall_note(stalls: StallReport, elapsed: float) -> str:
+    what = []
+    if stalls.gaps:
+        what.append(f"{stalls.gaps} late reading(s)")
+    if stalls.stalled_pairs:
+        what.append("pair(s) " + ", ".join(map(str, stalls.stalled_pairs)) + " without rounds")
+    end = ""
+    if stalls.stalled_at_end:
+        end = "; still stalled at the end: pair(s) " + ", ".join(map(str, stalls.stalled_at_end))
+    return (
+        f"{STALL} {stalls.left_out_s:.1f} s of {elapsed:.1f} s left out of the rates "
+        f"({sum(stalls.windows)} window(s): {', '.join(what)}){end}"
+    )
 
 
 def _ops(engine: Engine, mark: dict, names, op_rates) -> dict | None:

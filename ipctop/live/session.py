@@ -118,6 +118,8 @@ class Session:
         return [(n, statistics.median(xs)) for n, xs in sorted(self.p99_by_pairs.items()) if xs]
 
     def _settle(self, sample: Sample) -> None:
+        if not sample.rate_sample:
+            return  # a stalled window (engine/stalls.py) is not a rate sample
         self.settler.feed_sample(sample)
         if sample.pairs != self._visit:
             self._visit, self._recorded = sample.pairs, False

@@ -111,6 +111,7 @@ class Step:
     windows: list[Rate] = field(default_factory=list)  # every run's window rates, in order
     profile: dict[str, Any] | None = None  # optional: engine.profile.Profile.to_dict
     latency: dict[str, Any] | None = None  # optional: see output/latency_record.py
+    stalls: dict[str, Any] | None = None  # optional: engine.stalls.StallReport.to_dict
 
     def __post_init__(self) -> None:
         self.repeats = [float(x) for x in self.repeats] or [float(self.total_ops_per_s)]
@@ -121,7 +122,7 @@ class Step:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        for key in ("profile", "latency"):
+        for key in ("profile", "latency", "stalls"):
             if d[key] is None:
                 del d[key]  # optional: absent, not null, when not measured
         return d
@@ -227,9 +228,14 @@ class Record(BaseModel):
     timeline: list[Sample] = Field(default_factory=list)
     events: list[str] = Field(default_factory=list)
     # Optional (written only when set): an `ipctop ab` run's two sides and result,
-    # and the box's A/A noise floor measured by `ipctop check`.
+    # the box's A/A noise floor measured by `ipctop check`, the engines' warnings.
     ab: dict[str, Any] | None = None
     noise: NoiseFloor | None = None
+    warnings: list[str] | None = Field(
+        default=None,
+        description="what the engines warned about during the run (no reaper, contention, "
+        "a failed pair, an end that did not stop in time), once each; absent when none",
+    )
     # Where it was read from; used for labels, never written.
     source: str | None = Field(default=None, exclude=True)
 
@@ -271,6 +277,7 @@ class Record(BaseModel):
             "events": list(self.events),
             **({"ab": self.ab} if self.ab is not None else {}),
             **({"noise": self.noise.model_dump(mode="json")} if self.noise is not None else {}),
+            **({"warnings": list(self.warnings)} if self.warnings else {}),
         }
 
     @classmethod
@@ -323,11 +330,17 @@ def validate_record_dict(d: Any) -> list[str]:
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of the files ipctop writes (what the models serialize to)."""
     schema = Record.model_json_schema(mode="serialization")
-    # Written only when set (an ab run, a check's A/A floor): not required of every file.
-    schema["required"] = [k for k in schema.get("required", []) if k not in ("ab", "noise")]
+    # Written only when set (an ab run, a check's A/A floor, warnings): not required of every file.
+    optional = ("ab", "noise", "warnings")
+    schema["required"] = [k for k in schema.get("required", []) if k not in optional]
     step = schema.get("$defs", {}).get("Step")
     if step and "required" in step:  # a step's latency and profile: only when measured
-        step["required"] = [k for k in step["required"] if k not in ("latency", "profile")]
+        step["required"] = [
+            k for k in step["required"] if k not in ("latency", "profile", "stalls")
+        ]
+    sample = schema.get("$defs", {}).get("Sample")
+    if sample and "required" in sample:  # a sample's stall marks: only when stalled
+        sample["required"] = [k for k in sample["required"] if k not in ("stalled", "gap")]
     schema["$id"] = f"https://ipctop.invalid/schema/{SCHEMA.replace('/', '-')}.json"
     schema["description"] = (
         "A sweep or live session recorded by ipctop. Version 1 records lack "
