@@ -36,6 +36,7 @@ from ..analysis.stats import (
 from ..box import read_box
 from ..engine.engine import Engine, EngineConfig, resolve_engine
 from ..errors import IpctopError, UsageError
+from ..live.engine_warnings import EngineWarnings
 from ..live.measure import RunResult, measure_engine
 from ..output.ab_latency_text import format_ab_latency
 from ..output.ab_record import ab_record
@@ -161,8 +162,9 @@ def run(args: argparse.Namespace) -> int:
     kind = resolve_engine(sides["A"].config.engine)
     if not args.quiet:
         print(_header(sides, kind, args, live), flush=True)
+    said = EngineWarnings()
     try:
-        blocks, lat_blocks, results, elapsed = _interleave(sides, args, live)
+        blocks, lat_blocks, results, elapsed = _interleave(sides, args, live, said)
     finally:
         _restore(args.restore_cmd)
     a, b = sides["A"], sides["B"]
@@ -180,13 +182,14 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         rec = ab_record(read_box().to_dict(), sides, blocks, results, d, args, kind, elapsed)
         rec.ab["latency"] = _latency_record(lat_blocks, sides)
+        rec.warnings = said.lines or None
         path = write_record(args.json, rec)
         print(f"record written to {path}", file=sys.stderr)
     return 0
 
 
 def _interleave(
-    sides: dict[str, Side], args: argparse.Namespace, live: bool
+    sides: dict[str, Side], args: argparse.Namespace, live: bool, said: EngineWarnings
 ) -> tuple[list, list[dict], list[tuple[str, RunResult]], float]:
     """Slots in ABBA order until the interval is narrow enough or time is up.
 
@@ -233,6 +236,9 @@ def _interleave(
                 break
             if now - t0 + (now - block_start) > args.max_seconds:
                 break
+    # Read once the engines have stopped: an end that did not stop in time says so then.
+    said.take([e for engine in dict.fromkeys(engines.values()) for e in engine.events])
+    said.take([e for _, r in results for e in r.events])
     return blocks, lat_blocks, results, time.monotonic() - t0
 
 
