@@ -33,6 +33,7 @@ from ..signals import Interrupted
 from .common import (
     MAX_PAIRS,
     add_measuring_options,
+    attach,
     count,
     cpu_text,
     each,
@@ -173,6 +174,7 @@ def _measure(
 ) -> RunResult:
     with Engine(config) as engine:
         engine.start(n)
+        attach(on_sample, engine)  # --metrics: its latency histograms
         with profiler.span(engine) if profiler is not None else nullcontext():
             # A step records and prints where the time goes: the costs need the detail reads.
             result = measure_engine(
