@@ -36,6 +36,7 @@ from ..analysis.stats import (
 from ..box import read_box
 from ..engine.engine import Engine, EngineConfig, resolve_engine
 from ..errors import IpctopError, UsageError
+from ..live.ab_live import ORDER, enough  # the TUI's A/B (key a) shares them
 from ..live.measure import RunResult, measure_engine
 from ..output.ab_latency_text import format_ab_latency
 from ..output.ab_record import ab_record
@@ -50,9 +51,6 @@ from .common import (
     run_config,
 )
 from .progress import PlannedProgress
-
-ORDER = "ABBA"
-MIN_BLOCKS = 3  # an interval from 2 blocks has 1 degree of freedom: far too wide to stop on
 
 
 class HookFailed(IpctopError):
@@ -229,7 +227,7 @@ def _interleave(
             d = paired_difference(blocks) if len(blocks) >= 2 else None
             if not args.quiet:
                 print(_block_line(len(blocks), got, d, now - t0, unit(args)), flush=True)
-            if d is not None and len(blocks) >= MIN_BLOCKS and d.half_width_pct < args.precision:
+            if enough(d, len(blocks), args.precision):
                 break
             if now - t0 + (now - block_start) > args.max_seconds:
                 break

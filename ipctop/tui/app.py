@@ -28,6 +28,7 @@ from ..live.mechanisms import comparable
 from ..live.monitor import MonitorCpuMeter
 from ..live.session import Session
 from ..live.sources import SampleSource
+from .ab_actions import AbActions
 from .contrast_floor import ContrastFloor
 from .control_actions import ControlActions
 from .crash_report import CrashReport
@@ -40,6 +41,7 @@ from .screens.key_list import key_sections
 from .signal_exit import SignalExit
 from .sweep_actions import SweepActions
 from .view_actions import ViewActions
+from .widgets.ab_panel import AbPanel
 from .widgets.baseline_bar import BaselineBar
 from .widgets.cpus_panel import CpusPanel
 from .widgets.detail_panel import DetailPanel
@@ -69,6 +71,7 @@ class IpctopApp(
     SignalExit,
     RecordActions,
     ProfileActions,
+    AbActions,
     ControlActions,
     SweepActions,
     ViewActions,
@@ -141,6 +144,7 @@ class IpctopApp(
     def compose(self) -> ComposeResult:
         yield RunHeader(id="header")
         yield BaselineBar(id="baseline-bar")
+        yield AbPanel(id="ab-panel")
         # Threads take the rows they need (capped); the chart takes the rest.
         with Horizontal(id="top"):
             yield ThreadsPanel(id="threads", classes="panel")
@@ -195,6 +199,7 @@ class IpctopApp(
     async def on_unmount(self) -> None:
         gc.unfreeze()  # what the app held may be collected again
         await asyncio.to_thread(self._profile_unmount)  # perf stops before the pairs
+        await asyncio.to_thread(self._ab_unmount)  # so does an A/B, A put back
         self._records_finish(interrupted=self.signalled is not None)
         self._restore_signals()
         # Stopping joins threads and children: off the event loop.

@@ -110,6 +110,21 @@ MONITOR_KEYS: tuple[KeySpec, ...] = (
         footer=False,
     ),
     KeySpec(
+        "a",
+        "ab",
+        "A/B",
+        "A/B: this setting against one changed option, interleaved",
+        footer=False,  # the footer is full; ? and the palette list it
+    ),
+    KeySpec(
+        "escape",
+        "stop_ab",
+        "stop A/B",
+        "stop the A/B and put A back / hide its result",
+        footer=False,
+        display="esc",
+    ),
+    KeySpec(
         "F",
         "present",
         "present",
