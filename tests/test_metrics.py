@@ -85,6 +85,7 @@ def test_run_serves_every_end_and_cpu_while_two_real_pairs_run() -> None:
             url, lambda m: len(m.get("ipctop_end_ops_per_second", ())) == 4, "four ends"
         )
         time.sleep(0.6)
+
         # Every end counting in one 0.2 s interval: on a loaded box an end can miss one.
         def counting(m: dict[str, list]) -> bool:
             ends = m.get("ipctop_end_ops_per_second", ())
