@@ -157,3 +157,32 @@ def test_ipctop_itself_stopped_is_a_sample_gap(mode: str) -> None:
     assert "left out of the rates" in err, err
     late = [ln for ln in out.splitlines() if ln.startswith("t=") and "late=" in ln]
     assert late, out
+
+
+@native
+def test_a_sweep_says_so_and_its_record_carries_the_stall(tmp_path) -> None:
+    out_json = tmp_path / "r.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ipctop", "sweep", "--mode", "processes", "--cpus", "0",
+         "--max-pairs", "1", "--seconds", "6", "--warmup", "0.2", "--json", str(out_json)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+    )  # fmt: skip
+    try:
+        assert wait_for(lambda: len(_ends_of(proc)) == 2, 60), "the ends did not start"
+        victim = _ends_of(proc)[0]
+        time.sleep(0.5)
+        victim.suspend()
+        time.sleep(3.5)  # the stop itself, past the 2 s threshold
+        victim.resume()
+        out, err = _finish(proc, [])
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert "! stall: pair 0 made no round for" in out, out
+    step = json.loads(out_json.read_text())["steps"][0]
+    stalls = step["stalls"]
+    assert stalls["stalled_pairs"] == [0] and stalls["windows_left_out"] >= 1, stalls
+    assert stalls["left_out_s"] > 0 and stalls["threshold_s"] == 2.0
+    assert any(e.startswith("stall:") for e in step["events"])
