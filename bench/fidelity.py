@@ -71,7 +71,7 @@ def run_reference(exe: Path, workload: str, pairs: int, cpus: list[int], args) -
 
 def run_ipctop(engine: str, workload: str, pairs: int, cpus: list[int], args) -> float:
     config = EngineConfig(workload, placement_for(workload, args), args.mode, tuple(cpus), engine)
-    return measure(config, pairs, args.seconds, args.warmup).total_ops_per_s
+    return measure(config, pairs, args.seconds, warmup=args.warmup).total_ops_per_s
 
 
 def main() -> int:

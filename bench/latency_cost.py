@@ -38,7 +38,7 @@ DEFAULT = "sysv-msg,sysv-sem,sysv-msg-shared"
 
 def window(workload: str, pairs: int, cpus: list[int], on: bool, args) -> RunResult:
     config = EngineConfig(workload, "same", args.mode, tuple(cpus), "native", latency=on)
-    return measure(config, pairs, args.seconds, args.warmup)
+    return measure(config, pairs, args.seconds, warmup=args.warmup)
 
 
 def rounds(engine: Engine) -> int:

@@ -12,6 +12,12 @@ both kinds alike, each a separate `ipctop ab` with its default settings. It
 prints every run (verdict, B/A and interval, blocks, seconds) and the counts:
 false regressions among the A/A runs (goal: at most 1 of 20, a 5 % false-alarm
 rate) and detected regressions among the A/B runs (goal: at least 18 of 20).
+
+Everything after `--` goes to every `ipctop ab` as it is, --max-seconds
+included: each run stops at its precision or at --max-seconds (ab's default
+30 s), so 2 x --runs x --max-seconds bounds the whole, 20 min for the default
+20 runs; `-- --metric cpu --max-seconds 15` halves it (at the price of wider
+intervals on a loaded box). The bound is printed at the start.
 """
 
 from __future__ import annotations
@@ -65,19 +71,42 @@ def ab(a: str, b: str, extra: list[str]) -> dict:
     return {**res, "blocks": len(rec["ab"]["blocks"]), "seconds": took}
 
 
+def max_seconds(extra: list[str]) -> float:
+    """The --max-seconds passed through to ab (its default when none is)."""
+    value = "30"
+    for i, arg in enumerate(extra):
+        if arg == "--max-seconds" and i + 1 < len(extra):
+            value = extra[i + 1]
+        elif arg.startswith("--max-seconds="):
+            value = arg.split("=", 1)[1]
+    try:
+        return float(value)
+    except ValueError:
+        raise SystemExit(
+            f"stat_power: --max-seconds {value!r} is not a number of seconds"
+        ) from None
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--cost", type=float, default=5.0, help="the planted slowdown, in %%")
-    ap.add_argument("extra", nargs="*", help="options passed to every ipctop ab")
+    ap.add_argument(
+        "extra", nargs="*", help="after --: options passed to every ipctop ab (--max-seconds S)"
+    )
     args = ap.parse_args()
+    cap = max_seconds(args.extra)  # before anything runs: a typo costs no minutes
     rate = cpu_rate()
-    # A round's CPU cost is 1 / rate; the think time adds to it (measured: about
-    # 1.1 x T per round at sysv-msg), so T = cost x (1 / rate) / 1.1.
-    think = round(args.cost / 100 / rate / 1.1 * 1e9)
+    # A round's CPU cost is 1 / rate; the think time adds to it: about 1.3 x T
+    # per round at sysv-msg for T near 250 ns (a spin this short costs ~70 ns
+    # beyond itself; measured from the ends' run time once --think-ns corrected
+    # its spin count while running), so T = cost x (1 / rate) / 1.3.
+    think = round(args.cost / 100 / rate / 1.3 * 1e9)
     print(f"# box: {os.cpu_count()} CPUs, allowed {len(os.sched_getaffinity(0))}, "
           f"load average {os.getloadavg()[0]:.1f} at start")  # fmt: skip
     print(f"# {rate:,.0f} rounds per CPU-second -> --think-ns {think} for about {args.cost:g} %")
+    print(f"# each run stops at its precision or --max-seconds {cap:g}: at most "
+          f"{2 * args.runs * cap / 60:.0f} min for {2 * args.runs} runs")  # fmt: skip
     print(
         f"# every run: ipctop ab -q --a '--think-ns 0' --b '--think-ns 0 or {think}' "
         f"{' '.join(args.extra)}"

@@ -36,6 +36,4 @@ class RecordError(IpctopError):
 
 
 class PairStartError(IpctopError):
-    """A pair's ends did not start; everything made for it was removed."""
-
-    exit_code = EXIT_FAILED
+    """A pair's ends did not start; everything made for it was removed (exit 1)."""

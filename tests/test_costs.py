@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from ipctop.engine.config import EngineConfig
-from ipctop.engine.costs import CostTracker, na
+from ipctop.engine.costs import Costs, CostTracker, CpuCost, ThreadCost, merge, na
 from ipctop.engine.engine import Engine
 from ipctop.engine.sample import IpiSample, ThreadSample
 from ipctop.engine.sampler import Sampler
+from ipctop.live.measure import measure_engine
 
 FIX = Path(__file__).parent / "fixtures"
 PID, TID = 4785, 4786
@@ -112,3 +113,25 @@ def test_live_costs_of_a_real_pair() -> None:
     assert c.rtt_us and c.rtt_us[0][1] > 0
     assert c.system_share_pct is not None and 0 <= c.system_share_pct <= 100
     assert all(t.migrations == 0 for t in c.threads)  # pinned, so it must stay put
+
+
+def test_measure_engine_reads_costs_only_when_a_caller_asks() -> None:
+    # check and run (without --jsonl) throw costs away: the default is the cheap path.
+    with Engine(EngineConfig("sysv-sem", "same", "threads", (0,))) as e:
+        e.start(1)
+        cheap = measure_engine(e, 0.4, 0.0, 0.2)
+        detailed = measure_engine(e, 0.4, 0.0, 0.2, detail=True)
+    assert cheap.total_ops_per_s > 0 and detailed.total_ops_per_s > 0
+    assert cheap.costs is None and all(s.costs is None for s in cheap.timeline)
+    assert detailed.costs is not None and len(detailed.costs.threads) == 2
+
+
+def test_merge_means_each_figure_sums_migrations_and_keeps_none_as_none() -> None:
+    a1 = ThreadCost(0, "A", 1.0, 0.5, 0.5, None, 2, 1.0, None)
+    a2 = ThreadCost(0, "A", 3.0, 1.5, 1.5, None, 3, None, None)
+    b = ThreadCost(0, "B", 2.0, 1.0, 1.0, 4.0, 0, 0.0, 0.0)
+    m = merge([Costs(threads=(a1, b), cpus=(CpuCost(0, 1.0, None, 10, 5, 1),)),
+               Costs(threads=(a2,), cpus=(CpuCost(0, 3.0, None, 20, 5, 1),))])  # fmt: skip
+    assert m is not None
+    assert m.threads == (ThreadCost(0, "A", 2.0, 1.0, 1.0, None, 5, 1.0, None), b)
+    assert m.cpus == (CpuCost(0, 2.0, None, 15.0, 5.0, 1.0),)

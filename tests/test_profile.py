@@ -31,7 +31,7 @@ def _profiled(workload: str, placement: str = "same", seconds: float = 3.0) -> t
     with SpanProfiler(CPUS) as profiler, Engine(config) as engine:
         engine.start(1)
         with profiler.span(engine):
-            result = measure_engine(engine, seconds, 0.5)
+            result = measure_engine(engine, seconds, 0.5, detail=True)
         return profiler.take(), result
 
 

@@ -45,11 +45,9 @@ from .common import (
     add_workload_options,
     count,
     cpu_text,
-    engine_config,
     non_negative_float,
     positive_float,
-    resolve_cpus,
-    workload_names,
+    run_config,
 )
 from .progress import PlannedProgress
 
@@ -121,8 +119,7 @@ def option_set(args: argparse.Namespace, flag: str, text: str) -> tuple[EngineCo
     except ValueError as exc:
         raise UsageError(f"{flag} {text!r}: {exc}") from None
     ns = sub.parse_args(tokens, namespace=argparse.Namespace(**vars(args)))
-    (workload,) = workload_names(ns.workload)[:1]
-    config = engine_config(ns, workload, resolve_cpus(ns.cpus))
+    config = run_config(ns)
     Engine(config).counters.close()  # validates workload x placement x engine now
     return config, ns.pairs
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from contextlib import nullcontext
 from typing import Any
 
@@ -26,12 +25,18 @@ from ..analysis.stats import TooFewWindows, summarize
 from ..analysis.verdicts import FAIL, Verdict, exit_code, judge_check, overall
 from ..box import describe, read_box
 from ..engine.engine import ENGINES, resolve_engine
-from ..engine.profile.span import SpanProfiler
 from ..errors import UsageError
 from ..output.record import Record, Step
 from ..output.record_io import read_record, write_record
 from .check_runs import TIMING, CheckRunner, Printer, measure_all, planned_runs
-from .common import add_metrics_option, add_profile_option, cpu_text, metrics_endpoint, resolve_cpus
+from .common import (
+    add_metrics_option,
+    add_profile_option,
+    cpu_text,
+    metrics_endpoint,
+    resolve_cpus,
+    start_profiler,
+)
 from .progress import PlannedProgress
 
 SCHEMA = "ipctop.check/1"
@@ -69,9 +74,7 @@ def run(args: argparse.Namespace) -> int:
         say(line)
     say("")
 
-    profiler = SpanProfiler(cpus) if getattr(args, "profile", False) else None
-    for line in profiler.lines if profiler else ():
-        print(f"ipctop: {line}", file=sys.stderr, flush=True)
+    profiler = start_profiler(args, cpus)
     with (
         metrics_endpoint(args) as metrics,
         PlannedProgress("check", planned_runs(len(cpus)) * timing.seconds) as bar,

@@ -13,6 +13,7 @@ from ..cpus import choose_cpus, format_cpu_list, read_topology
 from ..engine.config import EngineConfig
 from ..engine.engine import ENGINES
 from ..engine.placement import MODES, PLACEMENTS
+from ..engine.profile.span import SpanProfiler
 from ..engine.workloads import WORKLOADS
 
 # The most pairs a command accepts: bench/bulk_start.py measures 1,024 starting in
@@ -74,48 +75,7 @@ def add_workload_options(p: argparse.ArgumentParser, many: bool = False) -> None
     p.add_argument(
         "--engine", choices=ENGINES, default="auto", help="native (C) or python (fallback)"
     )
-    p.add_argument(
-        "--threads",
-        type=count(1, 65536),
-        help="sysv-sem-multi: threads in all, split evenly over the CPUs (default 4 per CPU)",
-    )
-    p.add_argument(
-        "--sems",
-        type=count(1, 65535),
-        default=128,
-        help="sysv-sem-multi: semaphores in the one shared array (default 128)",
-    )
-    p.add_argument(
-        "--think-ns",
-        type=count(0, 10**9),
-        default=0,
-        metavar="N",
-        help="each end busy-waits N ns between receive and send: a server's work per "
-        "message (default 0)",
-    )
-    p.add_argument(
-        "--queues",
-        type=count(1, 1 << 24),
-        metavar="M",
-        help="sysv-lifecycle: queues per thread (default msgbench's 32768, capped by "
-        "kernel.msgmni over the CPUs)",
-    )
-    p.add_argument(
-        "--prefill",
-        type=count(0, 1 << 24),
-        default=0,
-        metavar="P",
-        help="sysv-lifecycle: idle queues each thread makes first, so the phases run in a "
-        "fuller id space (default 0)",
-    )
-    p.add_argument(
-        "--size",
-        type=count(1, 1 << 24),
-        metavar="BYTES",
-        help="payload per message: sysv-msg, sysv-msg-shared, posix-mq, pipe, socket "
-        "(default: the seed's, 8 for sysv-msg and posix-mq, 16 for sysv-msg-shared, 1 for "
-        "pipe and socket)",
-    )
+    _add_counts(p, _WORKLOAD_COUNTS)
     add_latency_options(p)
 
 
@@ -126,19 +86,55 @@ def add_latency_options(p: argparse.ArgumentParser) -> None:
         action="store_false",
         help="do not time rounds in the native ends (they do by default)",
     )
-    p.add_argument(
-        "--latency-every",
-        type=count(1, 1_000_000),
-        default=1,
-        metavar="K",
-        help="time one round in K (default 1: every round)",
-    )
-    p.add_argument(
-        "--rt",
-        type=count(1, 99),
-        metavar="PRIO",
-        help="run the ends SCHED_FIFO at this priority (needs CAP_SYS_NICE or ulimit -r)",
-    )
+    _add_counts(p, _LATENCY_COUNTS)
+
+
+# Whole-number options: (flag, lowest, highest, default, metavar, help).
+_WORKLOAD_COUNTS = (
+    ("--threads", 1, 65536, None, None,
+     "sysv-sem-multi: threads in all, split evenly over the CPUs (default 4 per CPU)"),
+    ("--sems", 1, 65535, 128, None,
+     "sysv-sem-multi: semaphores in the one shared array (default 128)"),
+    ("--think-ns", 0, 10**9, 0, "N",
+     "each end busy-waits N ns between receive and send: a server's work per message "
+     "(default 0)"),
+    ("--queues", 1, 1 << 24, None, "M",
+     "sysv-lifecycle: queues per thread (default msgbench's 32768, capped by kernel.msgmni "
+     "over the CPUs)"),
+    ("--prefill", 0, 1 << 24, 0, "P",
+     "sysv-lifecycle: idle queues each thread makes first, so the phases run in a fuller id "
+     "space (default 0)"),
+    ("--size", 1, 1 << 24, None, "BYTES",
+     "payload per message: sysv-msg, sysv-msg-shared, posix-mq, pipe, socket (default: the "
+     "seed's, 8 for sysv-msg and posix-mq, 16 for sysv-msg-shared, 1 for pipe and socket)"),
+)  # fmt: skip
+_LATENCY_COUNTS = (
+    ("--latency-every", 1, 1_000_000, 1, "K", "time one round in K (default 1: every round)"),
+    ("--rt", 1, 99, None, "PRIO",
+     "run the ends SCHED_FIFO at this priority (needs CAP_SYS_NICE or ulimit -r)"),
+)  # fmt: skip
+
+
+def _add_counts(p: argparse.ArgumentParser, options: tuple) -> None:
+    for flag, low, high, default, metavar, text in options:
+        p.add_argument(flag, type=count(low, high), default=default, metavar=metavar, help=text)
+
+
+def add_measuring_options(p: argparse.ArgumentParser, many: bool = False) -> None:
+    """What every command that measures pairs takes: the workload, --metrics, --profile."""
+    add_workload_options(p, many)
+    add_metrics_option(p)
+    add_profile_option(p)
+
+
+def start_profiler(args: argparse.Namespace, cpus: list[int]) -> SpanProfiler | None:
+    """The --profile profiler (None without it); why perf cannot run goes to stderr."""
+    if not getattr(args, "profile", False):
+        return None
+    profiler = SpanProfiler(cpus)
+    for line in profiler.lines:
+        print(f"ipctop: {line}", file=sys.stderr, flush=True)
+    return profiler
 
 
 def resolve_cpus(spec: str | None) -> list[int]:
@@ -174,6 +170,18 @@ def engine_config(args: argparse.Namespace, workload: str, cpus: list[int]) -> E
         queues=getattr(args, "queues", None),
         prefill=getattr(args, "prefill", 0),
     )
+
+
+def run_configs(args: argparse.Namespace) -> list[EngineConfig]:
+    """One run per workload the options name (comma-separated), on the chosen CPUs."""
+    names = workload_names(args.workload)
+    cpus = resolve_cpus(args.cpus)
+    return [engine_config(args, name, cpus) for name in names]
+
+
+def run_config(args: argparse.Namespace) -> EngineConfig:
+    """The run of a command that takes one workload: the first one named."""
+    return run_configs(args)[0]
 
 
 def cpu_text(cpus: list[int]) -> str:

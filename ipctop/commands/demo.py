@@ -14,11 +14,10 @@ import functools
 
 from .common import (
     add_workload_options,
-    engine_config,
     positive_float,
-    resolve_cpus,
-    workload_names,
+    run_config,
 )
+from .screen_options import add_screen_options, screen_settings
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -31,37 +30,28 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="at least S seconds per step, and until its reading settles (8)",
     )
     p.add_argument("--interval", type=positive_float, default=0.5, help="sample interval (0.5)")
-    p.add_argument("--theme", default=None, help="Textual theme, e.g. textual-light")
-    p.add_argument(
-        "--baseline",
-        metavar="FILE",
-        help="compare against this record instead of the same-core curve the demo measures",
+    add_screen_options(
+        p,
+        present=False,  # the story ends in presentation view by itself
+        screenshots=None,
+        baseline="compare against this record instead of the same-core curve the demo measures",
     )
 
 
 def run(args: argparse.Namespace) -> int:
-    from textual.theme import BUILTIN_THEMES
-
     from ..errors import UsageError
-    from ..live.baseline import load_baseline
     from ..live.sources import LiveSource
     from ..tui.app import run_app
     from ..tui.demo_app import DemoApp
 
-    if args.theme is not None and args.theme not in BUILTIN_THEMES:
-        raise UsageError(
-            f"--theme: unknown theme {args.theme!r}; choose from {', '.join(BUILTIN_THEMES)}"
-        )
+    theme, baseline = screen_settings(args)
     if args.placement != "same":
         raise UsageError("demo: the story starts on one CPU per pair; leave --placement out")
-    baseline = load_baseline(args.baseline) if args.baseline else None
-    (workload,) = workload_names(args.workload)[:1]
-    cpus = resolve_cpus(args.cpus)
-    source = LiveSource(engine_config(args, workload, cpus), args.interval)
+    source = LiveSource(run_config(args), args.interval)
     return run_app(
         source,
         1,
-        theme=args.theme,
+        theme=theme,
         baseline=baseline,
         make_app=functools.partial(DemoApp, pace=args.pace),
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 
 from .common import positive_float
+from .screen_options import add_screen_options, screen_settings
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -20,40 +21,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="X",
         help="play X times as fast as recorded (1)",
     )
-    p.add_argument("--baseline", metavar="FILE", help="overlay this record's scaling curve")
-    p.add_argument(
-        "--present",
-        action="store_true",
-        help="start in presentation mode: large figures, the curve, high contrast (key F)",
-    )
-    p.add_argument("--theme", default=None, help="Textual theme, e.g. textual-light")
-    p.add_argument(
-        "--screenshot-dir",
-        default=".",
-        metavar="DIR",
-        help="where key S saves SVG screenshots (the current directory)",
-    )
+    add_screen_options(p)
 
 
 def run(args: argparse.Namespace) -> int:
-    from textual.theme import BUILTIN_THEMES
-
-    from ..errors import UsageError
-    from ..live.baseline import load_baseline
     from ..live.replay_source import ReplaySource
     from ..output.record_io import read_record
     from ..signals import Interrupted
     from ..tui.app import IpctopApp
 
-    if args.theme is not None and args.theme not in BUILTIN_THEMES:
-        raise UsageError(
-            f"--theme: unknown theme {args.theme!r}; choose from {', '.join(BUILTIN_THEMES)}"
-        )
+    theme, baseline = screen_settings(args)
     source = ReplaySource(read_record(args.record), speed=args.speed)
-    baseline = load_baseline(args.baseline) if args.baseline else None
     app = IpctopApp(
         source,
-        theme=args.theme,
+        theme=theme,
         screenshot_dir=args.screenshot_dir,
         baseline=baseline,
         present=args.present,

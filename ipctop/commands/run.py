@@ -9,7 +9,6 @@ from contextlib import nullcontext
 
 from ..analysis.stats import summarize
 from ..engine.engine import Engine
-from ..engine.profile.span import SpanProfiler
 from ..engine.profile.window import Profile
 from ..engine.sample import Sample
 from ..engine.stalls import STALL_S
@@ -18,49 +17,40 @@ from ..live.priority import raise_monitor
 from ..output import latency_text
 from .common import (
     MAX_PAIRS,
-    add_metrics_option,
-    add_profile_option,
-    add_workload_options,
+    add_measuring_options,
     count,
     cpu_text,
     each,
-    engine_config,
     metrics_endpoint,
     positive_float,
     publisher,
-    resolve_cpus,
-    workload_names,
+    run_config,
+    start_profiler,
 )
 from .progress import start_pairs
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    add_workload_options(p)
+    add_measuring_options(p)
     p.add_argument(
         "--pairs", type=count(1, MAX_PAIRS), default=1, help=f"default 1, at most {MAX_PAIRS}"
     )
     p.add_argument("--seconds", type=positive_float, default=10.0, help="default 10")
     p.add_argument("--interval", type=positive_float, default=0.5, help="default 0.5")
     p.add_argument("--jsonl", action="store_true", help="one JSON sample per line")
-    add_metrics_option(p)
-    add_profile_option(p)
 
 
 def run(args: argparse.Namespace) -> int:
-    (workload,) = workload_names(args.workload)[:1]
-    cpus = resolve_cpus(args.cpus)
-    config = engine_config(args, workload, cpus)
+    config = run_config(args)
     with metrics_endpoint(args) as metrics:
-        return _run(args, config, cpus, metrics)
+        return _run(args, config, list(config.cpus), metrics)
 
 
 def _run(args: argparse.Namespace, config, cpus: list[int], metrics) -> int:
     # Raised before any thread exists, so the sampler inherits it and prints
     # on time when the pairs oversubscribe the CPUs; the ends drop back to 0.
     priority = raise_monitor()
-    profiler = SpanProfiler(cpus) if args.profile else None
-    for line in profiler.lines if profiler else ():
-        print(f"ipctop: {line}", file=sys.stderr, flush=True)
+    profiler = start_profiler(args, cpus)
     # With --jsonl stdout carries only JSON, so a pipe into jq never chokes.
     notes = sys.stderr if args.jsonl else sys.stdout
     # The profiler (when asked for) stops perf when the block ends, on every path.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 from ..analysis.scaling import ScalingPoint, scalability_pct
@@ -17,7 +18,7 @@ from ..engine.profile.span import SpanProfiler
 from ..engine.profile.window import Profile
 from ..engine.stalls import STALL
 from ..engine.workloads.msgbench import phase_table
-from ..live.measure import RunResult, measure, measure_engine
+from ..live.measure import RunResult, measure_engine
 from ..live.priority import raise_monitor
 from ..output import latency_text, tables
 from ..output.costs_table import format_costs
@@ -30,25 +31,22 @@ from ..output.record_io import write_record
 from ..signals import Interrupted
 from .common import (
     MAX_PAIRS,
-    add_metrics_option,
-    add_profile_option,
-    add_workload_options,
+    add_measuring_options,
     count,
     cpu_text,
     each,
-    engine_config,
     metrics_endpoint,
     non_negative_float,
     positive_float,
     publisher,
-    resolve_cpus,
-    workload_names,
+    run_configs,
+    start_profiler,
 )
 from .progress import PlannedProgress
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    add_workload_options(p, many=True)
+    add_measuring_options(p, many=True)
     p.add_argument("--seconds", type=positive_float, default=5.0, help="measured per step (5)")
     p.add_argument("--warmup", type=non_negative_float, default=1.0, help="before each step (1)")
     p.add_argument("--repeat", type=count(1, 100), default=3, help="runs per step (3)")
@@ -60,15 +58,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", metavar="FILE", help="write the record (one per workload)")
     p.add_argument("--csv", metavar="FILE", help="write one row per step and thread")
     p.add_argument("--quiet", "-q", action="store_true", help="only the summary")
-    add_metrics_option(p)
-    add_profile_option(p)
 
 
 def run(args: argparse.Namespace) -> int:
-    names = workload_names(args.workload)
-    cpus = resolve_cpus(args.cpus)
+    configs = {c.workload: c for c in run_configs(args)}
+    names = list(configs)
+    cpus = list(configs[names[0]].cpus)
     kind = resolve_engine(args.engine)
-    configs = {n: engine_config(args, n, cpus) for n in names}
     # Before any pair starts: a result that cannot be saved is found out now.
     for name in names:
         if args.json:
@@ -84,9 +80,7 @@ def run(args: argparse.Namespace) -> int:
     # in seconds instead of tens of seconds, and reads the counters on time.
     priority = raise_monitor()
     note = f" · {priority.note}" if priority.note else ""
-    profiler = SpanProfiler(cpus) if getattr(args, "profile", False) else None
-    for line in profiler.lines if profiler else ():
-        print(f"ipctop: {line}", file=sys.stderr, flush=True)
+    profiler = start_profiler(args, cpus)
     print(
         f"ipctop sweep · {', '.join(names)} · {args.placement} · {args.mode} · engine {kind} · "
         f"CPUs {cpu_text(cpus)} · 1..{top} pairs · {args.seconds:g} s x {args.repeat}{note}"
@@ -169,13 +163,12 @@ def _configured(config):
 
 
 def _measure(config, n: int, args: argparse.Namespace, on_sample, profiler: SpanProfiler | None):
-    if profiler is None:
-        return measure(config, n, args.seconds, args.warmup, interval=WINDOW_S, on_sample=on_sample)
     with Engine(config) as engine:
         engine.start(n)
-        with profiler.span(engine):
+        with profiler.span(engine) if profiler is not None else nullcontext():
+            # A step records and prints where the time goes: the costs need the detail reads.
             return measure_engine(
-                engine, args.seconds, args.warmup, interval=WINDOW_S, on_sample=on_sample
+                engine, args.seconds, args.warmup, WINDOW_S, on_sample, detail=True
             )
 
 

@@ -9,12 +9,11 @@ from .common import (
     add_metrics_option,
     add_workload_options,
     count,
-    engine_config,
     metrics_endpoint,
     positive_float,
-    resolve_cpus,
-    workload_names,
+    run_config,
 )
+from .screen_options import add_screen_options, screen_settings
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -39,52 +38,24 @@ def add_monitor_arguments(p: argparse.ArgumentParser) -> None:
         metavar="K",
         help="auto-sweep (key s) adds a pair every K seconds (5)",
     )
-    p.add_argument(
-        "--present",
-        action="store_true",
-        help="start in presentation mode: large figures, the curve, high contrast (key F)",
-    )
-    p.add_argument(
-        "--theme",
-        default=None,
-        help="Textual theme, e.g. textual-light for a projector (default textual-dark)",
-    )
-    p.add_argument(
-        "--screenshot-dir",
-        default=".",
-        metavar="DIR",
-        help="where key S saves SVG screenshots and key R records (the current directory)",
-    )
+    add_screen_options(p, screenshots="SVG screenshots and key R records")
     p.add_argument("--record", metavar="FILE", help="record the session from the start (key R)")
-    p.add_argument("--baseline", metavar="FILE", help="overlay this record's scaling curve (key b)")
 
 
 def run(args: argparse.Namespace) -> int:
     """Check every option before any pair starts (a bad one is one line and exit 2)."""
-    from textual.theme import BUILTIN_THEMES
-
-    from ..errors import UsageError
-    from ..live.baseline import load_baseline
     from ..live.metrics_feed import MetricsFeed
     from ..live.sources import LiveSource
-    from ..output.output_paths import check_output_dir, check_output_file
+    from ..output.output_paths import check_output_file
     from ..tui.app import run_app
 
-    theme = getattr(args, "theme", None)
-    if theme is not None and theme not in BUILTIN_THEMES:
-        raise UsageError(
-            f"--theme: unknown theme {theme!r}; choose from {', '.join(BUILTIN_THEMES)}"
-        )
+    theme, baseline = screen_settings(args)
     record = getattr(args, "record", None)
     if record:
         check_output_file(record, "--record")
-    check_output_dir(getattr(args, "screenshot_dir", "."), "--screenshot-dir")
-    baseline_file = getattr(args, "baseline", None)
-    baseline = load_baseline(baseline_file) if baseline_file else None
-    (workload,) = workload_names(args.workload)[:1]
-    cpus = resolve_cpus(args.cpus)
+    config = run_config(args)
     with metrics_endpoint(args) as metrics:  # before any pair: a port in use starts nothing
-        source = LiveSource(engine_config(args, workload, cpus), args.interval)
+        source = LiveSource(config, args.interval)
         source.engine.show_progress = True  # printed before the screen takes the terminal
         return run_app(
             source,

@@ -8,7 +8,7 @@ why, so a consumer prints "n/a (why)" and never a zero that looks real.
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from . import procfs
@@ -288,35 +288,22 @@ def merge(readings: list[Costs]) -> Costs | None:
         vals = [v for v in values if v is not None]
         return sum(vals) if vals else None
 
-    threads = []
-    keys = dict.fromkeys((t.pair, t.role) for c in readings for t in c.threads)
-    for pair, role in keys:
-        rows = [t for c in readings for t in c.threads if (t.pair, t.role) == (pair, role)]
-        threads.append(
-            ThreadCost(
-                pair, role,
-                mean(r.cpu_us_per_round for r in rows),
-                mean(r.user_us_per_round for r in rows),
-                mean(r.sys_us_per_round for r in rows),
-                mean(r.run_delay_us_per_round for r in rows),
-                total(r.migrations for r in rows),
-                mean(r.vcsw_per_round for r in rows),
-                mean(r.ivcsw_per_round for r in rows),
-            )
-        )  # fmt: skip
-    cpus = []
-    for cpu in dict.fromkeys(c.cpu for r in readings for c in r.cpus):
-        rows = [c for r in readings for c in r.cpus if c.cpu == cpu]
-        cpus.append(
-            CpuCost(
-                cpu,
-                mean(r.resched_per_round for r in rows),
-                mean(r.callfunc_per_round for r in rows),
-                mean(r.sched_per_s for r in rows),
-                mean(r.wakeups_per_s for r in rows),
-                mean(r.remote_wakeups_per_s for r in rows),
-            )
-        )  # fmt: skip
+    def merged(rows: list, keys: int, summed: tuple[str, ...] = ()) -> Any:
+        """The rows of one thread (or CPU) as one: its key fields kept, each
+        count summed over the intervals, every other figure their mean."""
+        names = [f.name for f in fields(rows[0])]
+        head = [getattr(rows[0], n) for n in names[:keys]]
+        rest = [(total if n in summed else mean)(getattr(r, n) for r in rows) for n in names[keys:]]
+        return type(rows[0])(*head, *rest)
+
+    by_thread: dict[tuple[int, str], list[ThreadCost]] = {}
+    for t in (t for c in readings for t in c.threads):
+        by_thread.setdefault((t.pair, t.role), []).append(t)
+    by_cpu: dict[int, list[CpuCost]] = {}
+    for u in (u for c in readings for u in c.cpus):
+        by_cpu.setdefault(u.cpu, []).append(u)
+    threads = [merged(rows, 2, summed=("migrations",)) for rows in by_thread.values()]
+    cpus = [merged(rows, 1) for rows in by_cpu.values()]
     rtt = {}
     for pair in dict.fromkeys(p for c in readings for p, _ in c.rtt_us):
         rtt[pair] = mean(u for c in readings for p, u in c.rtt_us if p == pair)

@@ -12,7 +12,7 @@ import errno
 import os
 import secrets
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -161,19 +161,13 @@ def create_queue(python: bool = False, max_size: int | None = None) -> SysvObjec
     if python or _native is None:
         import sysv_ipc
 
-        def make(key: int) -> tuple[int, Any]:
-            try:
-                q = sysv_ipc.MessageQueue(
-                    key, sysv_ipc.IPC_CREX, mode=MODE, max_message_size=max(max_size or 0, 2048)
-                )
-            except sysv_ipc.ExistentialError as exc:
-                raise FileExistsError(str(exc)) from exc
-            except sysv_ipc.Error as exc:
-                raise _as_oserror(exc) from exc
-            return q.id, q
-
-        key, ident, handle = _create("msg", make)
-        return SysvObject("msg", ident, key, handle)
+        size = max(max_size or 0, 2048)
+        return _create_by_sysv_ipc(
+            "msg",
+            lambda key: sysv_ipc.MessageQueue(
+                key, sysv_ipc.IPC_CREX, mode=MODE, max_message_size=size
+            ),
+        )
     key, ident = _create("msg", lambda k: (_native.msg_create(k, MODE),))
     return SysvObject("msg", ident, key)
 
@@ -190,17 +184,27 @@ def create_single_sem(value: int) -> SysvObject:
     """A set of one semaphore through sysv_ipc (the Python engine)."""
     import sysv_ipc
 
+    return _create_by_sysv_ipc(
+        "sem",
+        lambda key: sysv_ipc.Semaphore(key, sysv_ipc.IPC_CREX, mode=MODE, initial_value=value),
+    )
+
+
+def _create_by_sysv_ipc(kind: str, build: Callable[[int], Any]) -> SysvObject:
+    """_create through sysv_ipc, whose errors become the OSErrors _create reads."""
+    import sysv_ipc
+
     def make(key: int) -> tuple[int, Any]:
         try:
-            s = sysv_ipc.Semaphore(key, sysv_ipc.IPC_CREX, mode=MODE, initial_value=value)
+            handle = build(key)
         except sysv_ipc.ExistentialError as exc:
             raise FileExistsError(str(exc)) from exc
         except sysv_ipc.Error as exc:
             raise _as_oserror(exc) from exc
-        return s.id, s
+        return handle.id, handle
 
-    key, ident, handle = _create("sem", make)
-    return SysvObject("sem", ident, key, handle)
+    key, ident, handle = _create(kind, make)
+    return SysvObject(kind, ident, key, handle)
 
 
 def _as_oserror(exc: Exception) -> OSError:

@@ -19,16 +19,20 @@ def op_stats(names: Sequence[str], per_thread: Sequence[Sequence[float]]) -> OpS
     out = {}
     for i, name in enumerate(names):
         rates = [t[i] for t in per_thread if i < len(t)]
-        if not rates:
-            continue
-        out[name] = {
-            "per_s": sum(rates),
-            "avg": statistics.fmean(rates),
-            "stddev": statistics.stdev(rates) if len(rates) > 1 else 0.0,
-            "min": min(rates),
-            "max": max(rates),
-        }
+        if rates:
+            out[name] = spread(rates, sum(rates))
     return out
+
+
+def spread(rates: Sequence[float], per_s: float) -> dict[str, float]:
+    """The total rate and how `rates` (at least one) spread: avg, stddev, min, max."""
+    return {
+        "per_s": per_s,
+        "avg": statistics.fmean(rates),
+        "stddev": statistics.stdev(rates) if len(rates) > 1 else 0.0,
+        "min": min(rates),
+        "max": max(rates),
+    }
 
 
 def format_op_stats(stats: OpStats) -> list[list[str]]:

@@ -57,14 +57,8 @@ class CpuTicks:
 
 def read_ctxt(proc: str = "/proc") -> int | None:
     """Context switches on all CPUs since boot (the ``ctxt`` line of /proc/stat)."""
-    data = _read(os.path.join(proc, "stat"))
-    if data is None:
-        return None
-    start = data.find(b"\nctxt ")
-    if start < 0:
-        return None
-    end = data.find(b"\n", start + 1)
-    return int(data[start + 6 : end if end > 0 else None])
+    line = _line(_read(os.path.join(proc, "stat")), b"ctxt ")
+    return None if line is None else int(line[5:])
 
 
 def read_cpu_ticks(proc: str = "/proc") -> dict[int, CpuTicks]:
@@ -223,14 +217,20 @@ def read_migrations(pid: int, tid: int, proc: str = "/proc") -> int | None:
     None when /proc/<pid>/task/<tid>/sched is absent (no CONFIG_SCHED_DEBUG) or
     the task is gone. For a pinned thread this should stay still.
     """
-    data = _read(os.path.join(_task_dir(proc, pid, tid), "sched"))
+    line = _line(_read(os.path.join(_task_dir(proc, pid, tid), "sched")), b"se.nr_migrations")
+    return None if line is None else int(line.rsplit(b":", 1)[1])
+
+
+def _line(data: bytes | None, head: bytes) -> bytes | None:
+    """The line that starts with `head`, looked for after the file's first line
+    (in both files read so a header or another record)."""
     if data is None:
         return None
-    start = data.find(b"\nse.nr_migrations")
+    start = data.find(b"\n" + head)
     if start < 0:
         return None
     end = data.find(b"\n", start + 1)
-    return int(data[start : end if end > 0 else None].rsplit(b":", 1)[1])
+    return data[start + 1 : end if end > 0 else None]
 
 
 # -- scheduler-wide counters --------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ..engine import procfs
 from ..engine.config import EngineConfig
@@ -54,17 +55,11 @@ class RunResult:
     stalls: StallReport | None = None  # None when nothing stalled
 
 
-def measure(
-    config: EngineConfig,
-    pairs: int,
-    seconds: float,
-    warmup: float = 1.0,
-    interval: float = 0.5,
-    on_sample: Callable[[Sample], None] | None = None,
-) -> RunResult:
+def measure(config: EngineConfig, pairs: int, seconds: float, **options: Any) -> RunResult:
+    """Start the pairs, measure them (measure_engine's keyword options), stop them."""
     with Engine(config) as engine:
         engine.start(pairs)
-        return measure_engine(engine, seconds, warmup, interval, on_sample)
+        return measure_engine(engine, seconds, **options)
 
 
 def measure_engine(
@@ -73,10 +68,14 @@ def measure_engine(
     warmup: float = 1.0,
     interval: float = 0.5,
     on_sample: Callable[[Sample], None] | None = None,
-    detail: bool = True,
+    detail: bool = False,
 ) -> RunResult:
-    """detail=False skips where the time goes (costs None): at 512 threads it is
-    several /proc files per thread per sample, more than a short interval allows."""
+    """Rounds, rates and the timeline over `seconds` after `warmup`.
+
+    Where the time goes (costs) is read only with detail=True: it is several
+    /proc files per thread per sample (at 512 threads more than a short
+    interval allows), and only the callers that print or record costs want it.
+    """
     sampler = Sampler(engine, interval=min(interval, max(seconds, 0.05)))
     sampler.detail = detail
     _tick(sampler, warmup, None)

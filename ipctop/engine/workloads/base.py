@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +21,47 @@ class PairResources:
     shm: Any = None  # a shared mapping handed to the native loop, if any
     py: tuple[Any, ...] = (None, None)  # per-end handles for the Python loops
     closers: list[Any] = field(default_factory=list)  # callables run at teardown
+
+
+Errors = type[Exception] | tuple[type[Exception], ...]
+
+
+def loop_errno(exc: Exception, removed: Errors) -> int:
+    """The errno a Python loop ends with when its IPC library raised `exc`.
+
+    The libraries say "the object is gone" with their own exception, not with
+    an errno: that is EIDRM, as a native loop would see it.
+    """
+    if isinstance(exc, removed):
+        return errno.EIDRM
+    return getattr(exc, "errno", None) or errno.EIO
+
+
+def semaphore_loop(
+    mine: Any, peer: Any, writer: SlotWriter, interrupted: Errors, failed: Errors, removed: Errors
+) -> int:
+    """A Python end of a semaphore pair: wait on mine, think, post the peer's.
+
+    The libraries differ only in their exceptions: a signal (`interrupted`,
+    waited on again), any failure (`failed`, the loop's errno) and a removed
+    object (`removed`, EIDRM).
+    """
+    n = 0
+    try:
+        while not writer.stopped():
+            try:
+                mine.acquire()
+            except interrupted:
+                continue
+            if writer.stopped():
+                break
+            writer.think()
+            peer.release()
+            n += 1
+            writer.rounds(n)
+    except failed as exc:
+        return loop_errno(exc, removed)
+    return 0
 
 
 class Workload:

@@ -192,12 +192,19 @@ def check_msg_queues(needed: int, proc: Path = PROC, skip_tag: int | None = None
 
 def check_msgmnb(needed_bytes: int, proc: Path = PROC) -> None:
     """A queue must hold the bytes in flight, or msgsnd blocks for ever."""
-    msgmnb = read_sysctl(proc / "sys/kernel/msgmnb")
-    if msgmnb is not None and needed_bytes > msgmnb:
-        raise ResourceError(
-            f"a queue must hold {needed_bytes} bytes in flight but kernel.msgmnb is {msgmnb}; "
-            f"raise the sysctl kernel.msgmnb to at least {needed_bytes}"
-        )
+    _within(
+        read_sysctl(proc / "sys/kernel/msgmnb"),
+        needed_bytes,
+        f"a queue must hold {needed_bytes} bytes in flight but kernel.msgmnb is {{limit}}; "
+        f"raise the sysctl kernel.msgmnb to at least {needed_bytes}",
+    )
+
+
+def _within(limit: int | None, needed: int, message: str) -> None:
+    """Raise ResourceError(message with {limit} filled in) when a limit that could
+    be read is below what is needed; an unreadable one (None) lets the kernel say."""
+    if limit is not None and needed > limit:
+        raise ResourceError(message.format(limit=limit))
 
 
 def user_tasks(uid: int, proc: Path = PROC) -> int:
@@ -253,23 +260,23 @@ def task_error(exc: BaseException, what: str) -> BaseException:
 
 def check_msg_size(size: int, in_flight: int, proc: Path = PROC) -> None:
     """A SysV message of `size` bytes within kernel.msgmax, `in_flight` of them within msgmnb."""
-    msgmax = read_int(proc / "sys/kernel/msgmax")
-    if msgmax is not None and size > msgmax:
-        raise ResourceError(
-            f"--size {size} is more than kernel.msgmax ({msgmax}) allows in one SysV message; "
-            f"raise the sysctl kernel.msgmax to at least {size} or use a smaller --size"
-        )
+    _within(
+        read_int(proc / "sys/kernel/msgmax"),
+        size,
+        f"--size {size} is more than kernel.msgmax ({{limit}}) allows in one SysV message; "
+        f"raise the sysctl kernel.msgmax to at least {size} or use a smaller --size",
+    )
     check_msgmnb(size * in_flight, proc)
 
 
 def check_mq_size(size: int, proc: Path = PROC) -> None:
     """A POSIX message of `size` bytes within fs.mqueue.msgsize_max."""
-    limit = read_int(proc / "sys/fs/mqueue/msgsize_max")
-    if limit is not None and size > limit:
-        raise ResourceError(
-            f"--size {size} is more than fs.mqueue.msgsize_max ({limit}) allows; raise the "
-            f"sysctl fs.mqueue.msgsize_max to at least {size} or use a smaller --size"
-        )
+    _within(
+        read_int(proc / "sys/fs/mqueue/msgsize_max"),
+        size,
+        f"--size {size} is more than fs.mqueue.msgsize_max ({{limit}}) allows; raise the "
+        f"sysctl fs.mqueue.msgsize_max to at least {size} or use a smaller --size",
+    )
 
 
 PIPE_DEFAULT_BYTES = 65536  # a new pipe's buffer (16 pages)
@@ -279,12 +286,12 @@ def check_pipe_size(size: int, proc: Path = PROC) -> None:
     """A message and a one-byte stop kick must fit one pipe's buffer, or a write blocks."""
     if size + 1 <= PIPE_DEFAULT_BYTES:
         return
-    limit = read_int(proc / "sys/fs/pipe-max-size")
-    if limit is not None and size + 1 > limit:
-        raise ResourceError(
-            f"--size {size} needs a pipe buffer of {size + 1} bytes but fs.pipe-max-size is "
-            f"{limit}; raise the sysctl fs.pipe-max-size or use a smaller --size"
-        )
+    _within(
+        read_int(proc / "sys/fs/pipe-max-size"),
+        size + 1,
+        f"--size {size} needs a pipe buffer of {size + 1} bytes but fs.pipe-max-size is "
+        "{limit}; raise the sysctl fs.pipe-max-size or use a smaller --size",
+    )
 
 
 def check_socket_size(size: int, proc: Path = PROC) -> None:

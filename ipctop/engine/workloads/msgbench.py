@@ -22,6 +22,7 @@ from contextlib import suppress
 from typing import Any
 
 from ...errors import ResourceError, UsageError
+from ..opstats import spread
 from ..reaper import (
     IDS_OFFSET,
     KEY_PREFIX,
@@ -209,15 +210,8 @@ class SysvLifecycle(Workload):
                     per_thread[k].append(statistics.fmean(got))
         if not any(rates):
             return None
-        out = {}
-        for name, rs, means in zip(LIFECYCLE_OPS, rates, per_thread):
-            if rs:
-                out[name] = {
-                    "per_s": sum(means),
-                    "avg": statistics.fmean(rs),
-                    "stddev": statistics.stdev(rs) if len(rs) > 1 else 0.0,
-                    "min": min(rs),
-                    "max": max(rs),
-                    "n": len(rs),
-                }
-        return out
+        return {
+            name: {**spread(rs, sum(means)), "n": len(rs)}
+            for name, rs, means in zip(LIFECYCLE_OPS, rates, per_thread)
+            if rs
+        }

@@ -8,7 +8,6 @@ and sem_post, reached through a different mapping).
 
 from __future__ import annotations
 
-import errno
 import itertools
 import os
 from contextlib import suppress
@@ -16,7 +15,7 @@ from typing import Any
 
 from ..counters import SlotWriter
 from ..objects import _native
-from .base import PairResources, Workload
+from .base import PairResources, Workload, loop_errno, semaphore_loop
 from .limits import check_fds, check_mq_count, check_mq_size, check_mqueue, mq_error
 from .shared import area_pair, native_hook, tracker
 
@@ -36,12 +35,6 @@ _serial = itertools.count()
 def unique_name(tag: str) -> str:
     """/ipctop-<pid>-<n>-<tag>: ipctop's, this process's, never reused within it."""
     return f"/ipctop-{os.getpid()}-{next(_serial)}-{tag}"
-
-
-def _posix_errno(exc: Exception) -> int:
-    if posix_ipc is not None and isinstance(exc, posix_ipc.ExistentialError):
-        return errno.EIDRM
-    return getattr(exc, "errno", None) or errno.EIO
 
 
 class PosixSem(Workload):
@@ -85,22 +78,9 @@ class PosixSem(Workload):
 
     def python_loop(self, res: PairResources, role: int, writer: SlotWriter) -> int:
         mine, peer = res.py[role]
-        n = 0
-        try:
-            while not writer.stopped():
-                try:
-                    mine.acquire()
-                except posix_ipc.SignalError:
-                    continue
-                if writer.stopped():
-                    break
-                writer.think()
-                peer.release()
-                n += 1
-                writer.rounds(n)
-        except posix_ipc.Error as exc:
-            return _posix_errno(exc)
-        return 0
+        return semaphore_loop(
+            mine, peer, writer, posix_ipc.SignalError, posix_ipc.Error, posix_ipc.ExistentialError
+        )
 
 
 class _Queue:
@@ -222,5 +202,5 @@ class PosixMq(Workload):
                 n += 1
                 writer.rounds(n)
         except posix_ipc.Error as exc:
-            return _posix_errno(exc)
+            return loop_errno(exc, posix_ipc.ExistentialError)
         return 0

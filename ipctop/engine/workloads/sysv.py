@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import errno
 import struct
 
 from ..counters import SlotWriter
 from ..objects import _native, create_queue, create_sem_array, create_single_sem
-from .base import PairResources, Workload
+from .base import PairResources, Workload, loop_errno, semaphore_loop
 from .limits import check_msg_queues, check_msg_size, check_msgmnb, check_sem_array
 
 STOP_MARKER = -1
@@ -17,14 +16,6 @@ def ping(pair: int, size: int) -> bytes:
     """A payload of `size` bytes whose first (up to) 8 carry the pair id."""
     head = struct.pack("<q", pair)
     return head[:size] if size <= len(head) else head + bytes(size - len(head))
-
-
-def _sysv_errno(exc: Exception) -> int:
-    import sysv_ipc
-
-    if isinstance(exc, sysv_ipc.ExistentialError):
-        return errno.EIDRM
-    return getattr(exc, "errno", None) or errno.EIO
 
 
 class SysvMsg(Workload):
@@ -153,7 +144,7 @@ def _msg_loop(
             n += 1
             w.rounds(n)
     except sysv_ipc.Error as exc:
-        return _sysv_errno(exc)
+        return loop_errno(exc, sysv_ipc.ExistentialError)
     return 0
 
 
@@ -180,17 +171,6 @@ class SysvSem(Workload):
         import sysv_ipc
 
         mine, peer = (o.handle for o in res.py[role])
-        n = 0
-        try:
-            while not writer.stopped():
-                try:
-                    mine.acquire()
-                except InterruptedError:
-                    continue
-                writer.think()
-                peer.release()
-                n += 1
-                writer.rounds(n)
-        except sysv_ipc.Error as exc:
-            return _sysv_errno(exc)
-        return 0
+        return semaphore_loop(
+            mine, peer, writer, InterruptedError, sysv_ipc.Error, sysv_ipc.ExistentialError
+        )
