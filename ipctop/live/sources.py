@@ -171,6 +171,8 @@ class LiveSource(SampleSource):
 
     def reconfigure(self, **changes: str) -> str:
         with self._lock:
+            if self._stopped:  # a late caller (an A/B ending) must not start pairs again
+                raise UnsupportedError("the pairs were stopped: nothing to restart")
             self._unpin_me()
             old = self.engine
             new_config = replace(old.config, **changes)
