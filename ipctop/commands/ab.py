@@ -39,6 +39,7 @@ from ..engine.engine import Engine, EngineConfig, resolve_engine
 from ..engine.profile.span import SpanProfiler
 from ..errors import IpctopError, UsageError
 from ..live.ab_live import ORDER, enough  # the TUI's A/B (key a) shares them
+from ..live.engine_warnings import EngineWarnings
 from ..live.measure import RunResult, measure_engine
 from ..output.ab_latency_text import format_ab_latency
 from ..output.ab_record import ab_record
@@ -53,6 +54,7 @@ from .common import (
     non_negative_float,
     positive_float,
     run_config,
+    start_profiler,
 )
 from .progress import PlannedProgress
 
@@ -165,12 +167,11 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(_header(sides, kind, args, live), flush=True)
     cpus = sorted({c for s in sides.values() for c in s.config.cpus})
-    profiler = SpanProfiler(cpus) if args.profile else None
-    for line in profiler.lines if profiler else ():
-        print(f"ipctop: {line}", file=sys.stderr, flush=True)
+    profiler = start_profiler(args, cpus)
+    said = EngineWarnings()
     try:
         with profiler or nullcontext():  # perf stops on every path
-            blocks, lat_blocks, results, elapsed = _interleave(sides, args, live, profiler)
+            blocks, lat_blocks, results, elapsed = _interleave(sides, args, live, said, profiler)
             profiles = {n: profiler.take(n) for n in "AB"} if profiler else None
     finally:
         _restore(args.restore_cmd)
@@ -193,6 +194,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         rec = ab_record(read_box().to_dict(), sides, blocks, results, d, args, kind, elapsed)
         rec.ab["latency"] = _latency_record(lat_blocks, sides)
+        rec.warnings = said.lines or None
         if profiles is not None:
             rec.ab["profile"] = {n: p.to_dict() for n, p in profiles.items()}
             rec.ab["costs"] = costs
@@ -205,6 +207,7 @@ def _interleave(
     sides: dict[str, Side],
     args: argparse.Namespace,
     live: bool,
+    said: EngineWarnings,
     profiler: SpanProfiler | None = None,
 ) -> tuple[list, list[dict], list[tuple[str, RunResult]], float]:
     """Slots in ABBA order until the interval is narrow enough or time is up.
@@ -252,6 +255,9 @@ def _interleave(
                 break
             if now - t0 + (now - block_start) > args.max_seconds:
                 break
+    # Read once the engines have stopped: an end that did not stop in time says so then.
+    said.take([e for engine in dict.fromkeys(engines.values()) for e in engine.events])
+    said.take([e for _, r in results for e in r.events])
     return blocks, lat_blocks, results, time.monotonic() - t0
 
 

@@ -55,6 +55,13 @@ def count(low: int, high: int):
 
 
 def add_workload_options(p: argparse.ArgumentParser, many: bool = False) -> None:
+    from ..engine.stalls import STALL_S
+
+    p.epilog = (
+        f"Stalls: a pair with no round for {STALL_S:g} s, or a reading {STALL_S:g} s later "
+        "than its interval (ipctop itself stopped), is reported and its windows are left "
+        "out of the rates; `run` exits 1 when a pair is still stalled at the end."
+    )
     names = ", ".join(WORKLOADS)
     p.add_argument(
         "--workload",
