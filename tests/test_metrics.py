@@ -240,7 +240,9 @@ def test_the_monitor_publishes_its_samples_and_curve() -> None:
                     got = await asyncio.to_thread(scrape, ep.url)
                     hist = got.get("ipctop_round_trip_latency_seconds", ())
                     timed = any(x.name.endswith("_count") and x.value for x in hist)
-                    if got.get("ipctop_scaling_ops_per_second") and (timed or not native(got)):
+                    # A loaded box can starve the first interval: its provisional point is 0.
+                    point = any(x.value > 0 for x in got.get("ipctop_scaling_ops_per_second", ()))
+                    if point and (timed or not native(got)):
                         return got
                     assert time.monotonic() < deadline, "no scaling point from the monitor"
                     await pilot.pause(0.2)
