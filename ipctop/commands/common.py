@@ -16,8 +16,8 @@ from ..engine.placement import MODES, PLACEMENTS
 from ..engine.profile.span import SpanProfiler
 from ..engine.workloads import WORKLOADS
 
-# The most pairs a command accepts: bench/bulk_start.py measures 1,024 starting in
-# seconds on 2 CPUs; the counter block holds 4,096 ends.
+# The most pairs a command accepts: what bench/bulk_start.py starts within its
+# target (BENCHMARKS.md, "Bulk start"); the counter block holds 4,096 ends.
 MAX_PAIRS = 1024
 
 

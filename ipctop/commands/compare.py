@@ -137,8 +137,8 @@ def _load(path: str):
     from ..output.bounded_read import read_bounded_text
 
     try:
-        # Bounded, and never blocking on a FIFO: `compare a.json /dev/zero` once read
-        # until the OOM killer came.
+        # Bounded, and never blocking on a FIFO: `compare a.json /dev/zero` must not
+        # read until the OOM killer comes.
         d = json.loads(read_bounded_text(path))
     except (RecordError, ValueError, RecursionError):
         return read_record(path)

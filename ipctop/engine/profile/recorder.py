@@ -129,7 +129,7 @@ class PerfRecorder:
             # at start, and an alarm that fires while perf is still starting up (a
             # second or more on a loaded box) is dropped, and no file ever closes.
             "--switch-output=signal",
-            "--no-bpf-event",  # its side-band thread costs ~0.4 s at start here
+            "--no-bpf-event",  # its side-band thread (BPF symbols, unread here) slows the start
             "-q",
             "-o",
             os.path.join(self._dir, "perf.data"),
