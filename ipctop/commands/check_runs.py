@@ -24,7 +24,7 @@ from ..engine.sample import Sample
 from ..errors import ResourceError, UnsupportedError
 from ..live.engine_warnings import EngineWarnings
 from ..live.measure import RunResult, measure_engine
-from .common import each, publisher
+from .common import attach, each, publisher
 from .progress import PlannedProgress
 
 SCALING_WORKLOADS = ("sysv-msg", "sysv-sem")
@@ -190,6 +190,7 @@ class CheckRunner:
         seen: dict[tuple[int, str], set[int]] = {}
         with Engine(config) as engine:
             engine.start(pairs)
+            attach(on_sample, engine)  # --metrics: its latency histograms
             with self.profiler.span(engine) if self.profiler is not None else nullcontext():
                 for i in range(t.windows):
                     # Four sampler intervals per window: enough of them for an interval

@@ -66,7 +66,9 @@ def _run(args: argparse.Namespace, config, cpus: list[int], metrics) -> int:
             flush=True,
         )
         print(f"# {engine.latency_note}", file=notes, flush=True)
-        printer = each(_jsonl if args.jsonl else _line, publisher(metrics, config, engine.kind))
+        printer = each(
+            _jsonl if args.jsonl else _line, publisher(metrics, config, engine.kind, engine)
+        )
         # Where the time goes is read only when it is printed (in --jsonl samples).
         with profiler.span(engine) if profiler else nullcontext():
             result = measure_engine(

@@ -17,6 +17,7 @@ from ..engine.latency import PairLatency
 from ..engine.opstats import format_op_stats
 from ..engine.profile.span import SpanProfiler
 from ..engine.profile.window import Profile
+from ..engine.stalls import STALL
 from ..engine.workloads.msgbench import phase_table
 from ..live.engine_warnings import EngineWarnings
 from ..live.measure import RunResult, measure_engine
@@ -33,6 +34,7 @@ from ..signals import Interrupted
 from .common import (
     MAX_PAIRS,
     add_measuring_options,
+    attach,
     count,
     cpu_text,
     each,
@@ -122,9 +124,12 @@ def run(args: argparse.Namespace) -> int:
         if profiler is not None:
             profiler.close()  # perf stops on every path
         saved = _finish(records, names, args, status)
-    # Contention is a warning in the record, not a failure of the sweep.
-    failed = any(not e.startswith(CONTENTION) for r in records.values() for e in r.events)
-    return 1 if failed or not saved else 0
+    # Contention, and a stall the pair recovered from (left out of the rates), are
+    # warnings in the record, not failures of the sweep; a pair stalled for good is.
+    warnings = (CONTENTION, STALL)
+    failed = any(not e.startswith(warnings) for r in records.values() for e in r.events)
+    stuck = any(s.stalls and s.stalls["stalled_at_end"] for r in records.values() for s in r.steps)
+    return 1 if failed or stuck or not saved else 0
 
 
 def _warned(said: EngineWarnings, rec: Record, lines) -> None:
@@ -173,6 +178,7 @@ def _measure(
 ) -> RunResult:
     with Engine(config) as engine:
         engine.start(n)
+        attach(on_sample, engine)  # --metrics: its latency histograms
         with profiler.span(engine) if profiler is not None else nullcontext():
             # A step records and prints where the time goes: the costs need the detail reads.
             result = measure_engine(

@@ -32,7 +32,8 @@ from .ab_actions import AbActions
 from .contrast_floor import ContrastFloor
 from .control_actions import ControlActions
 from .crash_report import CrashReport
-from .keys import MONITOR_KEYS, bindings, keys_of
+from .keys import MONITOR_KEYS, bindings, key_commands
+from .own_cpu import OwnCpu
 from .profile_actions import ProfileActions
 from .record_actions import RecordActions
 from .screens.help import HelpScreen
@@ -54,8 +55,6 @@ from .widgets.threads_panel import ThreadsPanel
 from .widgets.too_small import MIN_SIZE, TooSmall
 
 REDRAW_HZ = 4
-OWN_CPU_EVERY = 1.0  # seconds between readings of the monitor's own CPU use
-OWN_CPU_MIN_WINDOW = 0.5  # seconds: the shortest window a reading may cover
 
 
 class SampleArrived(Message):
@@ -121,9 +120,7 @@ class IpctopApp(
         self.sweep_step = sweep_step
         self.screenshot_dir = screenshot_dir
         self._initial_theme = theme
-        self._own_cpu = own_cpu if own_cpu is not None else MonitorCpuMeter().read
-        self._own_cpu_value: float | None = None
-        self._own_cpu_at = 0.0
+        self._own_cpu = OwnCpu(own_cpu if own_cpu is not None else MonitorCpuMeter().read)
         self._generation = 0
         self._dirty = False
         self._redraw_pending = False
@@ -188,8 +185,7 @@ class IpctopApp(
         self.detail_panel = self.query_one(DetailPanel)
         self.latency_panel = self.query_one(LatencyPanel)
         self.theme_changed_signal.subscribe(self, lambda _theme: self._theme_changed())
-        self._own_cpu(self.source.pair_tids())  # prime: the first reading means nothing
-        self._own_cpu_at = time.monotonic()
+        self._own_cpu.prime(self.source.pair_tids(), time.monotonic())
         self._catch_signals()
         self._records_mounted()
         self.source.start(self._deliver)
@@ -264,13 +260,7 @@ class IpctopApp(
             return  # _dirty stays: the next sample after the answer draws
         self._last_redraw = time.monotonic()
         self._dirty = False
-        # Never over a short window: /proc counts CPU in 10 ms ticks, so one tick
-        # in the 18 ms after a throttled redraw read as 54 % (screenshots/scaling.svg).
-        since = self._last_redraw - self._own_cpu_at
-        first = self._own_cpu_value is None  # "measuring" until a first reading
-        if since >= OWN_CPU_EVERY or (read_cpu and (first or since >= OWN_CPU_MIN_WINDOW)):
-            self._own_cpu_value = self._own_cpu(self.source.pair_tids())
-            self._own_cpu_at = self._last_redraw
+        own_cpu = self._own_cpu.update(self.source.pair_tids(), self._last_redraw, read_cpu)
         notes = []
         if self._paused:
             notes.append("PAUSED (space)")
@@ -283,7 +273,7 @@ class IpctopApp(
         if self._present is not None:
             self._present.update_from(self.info, self.session, self.baseline)
         self.status_line.update_status(
-            self._own_cpu_value,
+            own_cpu,
             self.source.monitor_cpu,
             self.info.interval,
             self._message,
@@ -338,10 +328,7 @@ class IpctopApp(
     # -- command palette -------------------------------------------------------------
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        for k in keys_of(type(self)):
-            yield SystemCommand(
-                f"{k.what} ({k.shown_as})", f"key {k.shown_as}", getattr(self, f"action_{k.action}")
-            )
+        yield from key_commands(self)
 
 
 def _shown(widget: Widget) -> bool:

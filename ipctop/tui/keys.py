@@ -8,8 +8,10 @@ keys the same way; `keys_of` merges them, the subclass's first.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
+from textual.app import App, SystemCommand
 from textual.binding import Binding
 
 
@@ -50,6 +52,14 @@ def keys_of(cls: type) -> list[KeySpec]:
         for spec in vars(klass).get("KEYS", ()):
             seen.setdefault(spec.key, spec)
     return list(seen.values())
+
+
+def key_commands(app: App) -> Iterator[SystemCommand]:
+    """The command palette's entry for each key: its line, and the key to learn."""
+    for k in keys_of(type(app)):
+        yield SystemCommand(
+            f"{k.what} ({k.shown_as})", f"key {k.shown_as}", getattr(app, f"action_{k.action}")
+        )
 
 
 # Most used first: the footer cuts the tail on narrow terminals.
