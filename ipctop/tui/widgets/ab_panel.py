@@ -11,7 +11,7 @@ from ...analysis.stats import IMPROVEMENT, REGRESSION, fmt_diff
 from ...live.ab_live import ORDER, AbProgress
 from .text_block import TextBlock
 
-BAR = 20  # cells of the progress bar
+BAR = 12  # cells of the progress bar: line 1 fits 120 columns
 
 
 def progress_bar(fraction: float, cells: int = BAR) -> str:
@@ -42,12 +42,12 @@ class AbPanel(TextBlock):
         text.append(f"A: {a} · B: {b} · ")
         if p.done:
             text.append(f"{p.why} after {p.blocks} block(s), {p.elapsed:.0f} s", "bold")
-            text.append(" · escape hides this · A is back")
+            text.append(" · A is back · esc hides this")
         else:
             slot = p.slots_done % len(ORDER) + 1
-            text.append(f"block {p.blocks + 1}, slot {slot}/{len(ORDER)}: {p.slot} · ")
+            text.append(f"block {p.blocks + 1}, slot {slot}/{len(ORDER)} ({p.slot}) ")
             text.append(progress_bar(p.fraction))
-            text.append(f" {p.elapsed:.0f}/{p.planned:.0f} s · escape stops, A comes back")
+            text.append(f" {p.elapsed:.0f}/{p.planned:.0f} s · esc stops")
         text.append("\n")
         d = p.difference
         if d is None:
