@@ -1,9 +1,11 @@
 """Soak: add and remove pairs and switch workloads many times, then count leaks.
 
-    python -m ipctop.soak --cycles 1000
+    python -m ipctop.soak --cycles 1000 [--second-monitor 10 --serve-killed 10]
 
 Exits 1 if any SysV object, POSIX queue, file descriptor, thread or child
-process outlived the cycles. The test suite runs 50 cycles.
+process outlived the cycles, or a process case (soak_cases.py: a second
+monitor beside a first, `ipctop serve` SIGKILLed with a browser connected)
+went wrong. The test suite runs 50 cycles and a few of each case.
 """
 
 from __future__ import annotations
@@ -94,13 +96,27 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description="add/remove/switch soak with a leak census")
     p.add_argument("--cycles", type=int, default=1000)
     p.add_argument("--cpus", default=None)
+    p.add_argument("--second-monitor", type=int, default=0, metavar="N",
+                   help="N times: a second monitor starts beside a first and quits")  # fmt: skip
+    p.add_argument("--serve-killed", type=int, default=0, metavar="N",
+                   help="N times: SIGKILL of `ipctop serve` with a browser connected")  # fmt: skip
     args = p.parse_args(argv)
     cpus = choose_cpus(args.cpus, read_topology())
-    leaks = soak(args.cycles, cpus)
+    before = census()
+    leaks = soak(args.cycles, cpus) if args.cycles else []
+    problems = []
+    if args.second_monitor or args.serve_killed:
+        from .soak_cases import second_monitor, serve_killed
+
+        problems += second_monitor(args.second_monitor, cpus) if args.second_monitor else []
+        problems += serve_killed(args.serve_killed) if args.serve_killed else []
+        leaks = census().leaks_since(before)
+    for problem in problems:
+        print(f"FAILED {problem}")
     for leak in leaks:
         print(f"LEAK {leak}")
     print("no leaks" if not leaks else f"{len(leaks)} kind(s) of leak")
-    return 1 if leaks else 0
+    return 1 if leaks or problems else 0
 
 
 if __name__ == "__main__":

@@ -43,12 +43,36 @@ def test_a_moved_end_is_reported_in_the_next_sample(mode: str, engine: str) -> N
     was = next(t for t in before.threads if t.tid == victim.tid)
     now = next(t for t in after.threads if t.tid == victim.tid)
     assert was.last_cpu == 0
-    if now.rounds == was.rounds:
-        pytest.skip("the moved end made no round in the next interval (a loaded box)")
-    # The very next sample: where it runs, flagged, and said once with the cause.
-    assert now.last_cpu == 1 and now.off_cpu, (was, now)
-    said = [ev for ev in after.events if "bound to CPU 0 but ran on CPU 1" in ev]
-    assert said and "affinity is now [1]" in said[0], after.events
+    # The very next sample says it, with the cause, even when the end's own
+    # answer is an interval old (a loaded box): its affinity is read too.
+    said = [ev for ev in after.events if f"pair 0 {victim.role} is bound to CPU 0 but" in ev]
+    assert len(said) == 1 and "affinity is now [1]" in said[0], after.events
+    if "has not run elsewhere yet" not in said[0]:
+        assert "ran on CPU 1" in said[0] and now.last_cpu == 1 and now.off_cpu, (said, now)
+
+
+@two_cpus
+@native
+def test_a_moved_end_that_cannot_answer_is_still_reported_next() -> None:
+    # Stopped, the end answers nothing, so only its affinity can tell: the
+    # worst case of an answer an interval old.
+    with Engine(EngineConfig("sysv-sem", "same", "processes", (0, 1), "native")) as e:
+        e.start(1)
+        sampler = Sampler(e, interval=0.5)
+        assert wait_for(lambda: all(t.rounds > 0 for t in sampler.sample().threads))
+        victim = e.pairs[0].ends[1]
+        end = psutil.Process(victim.tid)
+        end.suspend()
+        try:
+            due = time.monotonic() + sampler.interval
+            sampler.sample_at(due)
+            os.sched_setaffinity(victim.tid, {1})
+            after = sampler.sample_at(due + sampler.interval)
+        finally:
+            end.resume()
+    assert after is not None
+    said = [ev for ev in after.events if "pair 0 B is bound to CPU 0 but" in ev]
+    assert len(said) == 1 and "affinity is now [1]" in said[0], after.events
 
 
 def _start_run(*args: str) -> subprocess.Popen:
@@ -157,3 +181,33 @@ def test_ipctop_itself_stopped_is_a_sample_gap(mode: str) -> None:
     assert "left out of the rates" in err, err
     late = [ln for ln in out.splitlines() if ln.startswith("t=") and "late=" in ln]
     assert late, out
+
+
+@native
+def test_a_sweep_says_so_and_its_record_carries_the_stall(tmp_path) -> None:
+    out_json = tmp_path / "r.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ipctop", "sweep", "--mode", "processes", "--cpus", "0",
+         "--max-pairs", "1", "--seconds", "6", "--warmup", "0.2", "--json", str(out_json)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+    )  # fmt: skip
+    try:
+        assert wait_for(lambda: len(_ends_of(proc)) == 2, 60), "the ends did not start"
+        victim = _ends_of(proc)[0]
+        time.sleep(0.5)
+        victim.suspend()
+        time.sleep(3.5)  # the stop itself, past the 2 s threshold
+        victim.resume()
+        out, err = _finish(proc, [])
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert "! stall: pair 0 made no round for" in out, out
+    step = json.loads(out_json.read_text())["steps"][0]
+    stalls = step.get("stalls")
+    assert stalls is not None, (out, err)
+    assert stalls["stalled_pairs"] == [0] and stalls["windows_left_out"] >= 1, stalls
+    assert stalls["left_out_s"] > 0 and stalls["threshold_s"] == 2.0
+    assert any(e.startswith("stall:") for e in step["events"])

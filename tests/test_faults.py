@@ -182,3 +182,19 @@ def test_soak_50_cycles_leaks_nothing() -> None:
 
     cpus = sorted(os.sched_getaffinity(0))[:2]
     assert soak(50, cpus) == []
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("unshare"),
+    reason="needs root and unshare: the census counts a private IPC namespace's objects",
+)
+def test_soak_second_monitor_and_killed_serve_leave_nothing() -> None:
+    # Real monitors on real ptys, a real `ipctop serve` SIGKILLed with a websocket
+    # client connected; the soak's census and its own checks say what went wrong.
+    r = subprocess.run(
+        ["unshare", "-i", sys.executable, "-m", "ipctop.soak", "--cycles", "0",
+         "--second-monitor", "2", "--serve-killed", "2"],
+        capture_output=True, text=True, cwd=ROOT, timeout=600,
+    )  # fmt: skip
+    assert r.returncode == 0 and "no leaks" in r.stdout, (r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr, r.stderr

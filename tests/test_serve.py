@@ -38,7 +38,7 @@ from xterm_cells import (
     stable_cells,
 )
 
-from ipctop.live.live_lock import LiveSessionLock
+from ipctop.live.live_lock import LOCK_ENV
 
 TIMEOUT = 30.0
 ANSI = re.compile(
@@ -58,10 +58,11 @@ def plain(text: str) -> str:
 
 
 class Served:
-    def __init__(self, proc: subprocess.Popen[bytes], port: int) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], port: int, lock: Path) -> None:
         self.proc = proc
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
+        self.lock = lock  # its private live-session lock (IPCTOP_LIVE_LOCK)
 
     def monitors(self) -> list[psutil.Process]:
         """The per-browser processes textual-serve started (under its shell)."""
@@ -80,14 +81,12 @@ def _cmdline(p: psutil.Process) -> list[str]:
 
 
 @pytest.fixture
-def served(request: pytest.FixtureRequest) -> Iterator[Served]:
+def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Served]:
     """`ipctop serve` on a free port; indirect parameters are more monitor options."""
     extra = list(getattr(request, "param", ()))
-    probe = LiveSessionLock()
-    holder = probe.acquire()
-    probe.release()
-    if holder is not None:
-        pytest.skip(f"another live ipctop session (pid {holder}) holds this box")
+    # A lock of its own: someone's live monitor elsewhere on the box must not
+    # make these tests skip (or be told the box is busy by them).
+    lock = tmp_path / "live-session.lock"
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "ipctop", "serve", "--port", str(port), "--interval", "0.2", *extra],
@@ -95,8 +94,9 @@ def served(request: pytest.FixtureRequest) -> Iterator[Served]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         start_new_session=True,
+        env={**os.environ, LOCK_ENV: str(lock)},
     )
-    s = Served(proc, port)
+    s = Served(proc, port, lock)
     deadline = time.monotonic() + TIMEOUT
     while True:
         try:
@@ -159,7 +159,7 @@ def test_second_browser_is_told_and_starts_no_second_benchmark(served: Served) -
         async with aiohttp.ClientSession() as http:
             async with http.ws_connect(f"{served.url}/ws?width=120&height=40") as first:
                 await read_screen(first, "pairs 1/")
-                holder = int((LiveSessionLock().path).read_text())
+                holder = int(served.lock.read_text())
                 (monitor,) = served.monitors()
                 assert holder == monitor.pid
                 objects = sysv_objects()

@@ -138,11 +138,11 @@ class Sampler:
             seen[key] = now_seen
             if state == "running":
                 progress[end.pair] = progress.get(end.pair, 0) + r.rounds + sum(r.ops)
-            if now_seen.cpu is not None and end.bound_cpu is not None:
-                if now_seen.cpu != end.bound_cpu:
-                    drift = self._drift(end, now_seen.cpu, key)
-                    if drift:
-                        events.append(drift)
+            if end.bound_cpu is not None and end.tid and key not in self._drift_said:
+                now_seen, drift = self._moved(end, now_seen, key)
+                seen[key] = now_seen
+                if drift:
+                    events.append(drift)
             threads.append(
                 ThreadSample(
                     pair=end.pair,
@@ -255,26 +255,35 @@ class Sampler:
         seen = _Seen(r.rounds, r.errors, vcsw, ivcsw, r.ops, at, ack, cpu, vrate, ivrate)
         return seen, task
 
-    def _drift(self, end, ran_on: int, key: tuple[int, str, int]) -> str | None:
-        """Say once per thread that it ran off its CPU, and why if we can tell.
+    def _moved(self, end, seen: _Seen, key: tuple[int, str, int]) -> tuple[_Seen, str | None]:
+        """Say once per thread that it left its CPU, in the sample after it did.
 
-        When a CPU goes offline the kernel silently widens the affinity of the
-        threads bound to it; the real CPU is the only trace left.
+        The end's own answer can be an interval old (it answers at its next
+        round), so its affinity is read too: one system call per end until
+        it is said. A thread moved (taskset) or widened by the kernel (its CPU
+        went offline) then has its real CPU read from /proc at once.
         """
-        if key in self._drift_said:
-            return None
-        self._drift_said.add(key)
         try:
-            allowed = os.sched_getaffinity(end.tid)
+            allowed: set[int] | None = os.sched_getaffinity(end.tid)
         except OSError:
-            allowed = None
+            allowed = None  # gone, or another user's: the answers still tell
+        moved = allowed is not None and allowed != {end.bound_cpu}
+        if moved and seen.cpu in (None, end.bound_cpu):
+            task = procfs.read_task(end.pid, end.tid, self.proc)
+            if task is not None and task.last_cpu is not None:
+                seen = replace(seen, cpu=task.last_cpu)
+        ran_off = seen.cpu is not None and seen.cpu != end.bound_cpu
+        if not moved and not ran_off:
+            return seen, None
+        self._drift_said.add(key)
         why = ""
-        if allowed is not None and allowed != {end.bound_cpu}:
+        if moved:
             why = (
-                f"; its affinity is now {sorted(allowed)} (moved with taskset, or CPU "
+                f"; its affinity is now {sorted(allowed or ())} (moved with taskset, or CPU "
                 f"{end.bound_cpu} went offline)"
             )
-        return f"pair {end.pair} {end.role} is bound to CPU {end.bound_cpu} but ran on CPU {ran_on}{why}"
+        where = f"ran on CPU {seen.cpu}" if ran_off else "has not run elsewhere yet"
+        return seen, f"pair {end.pair} {end.role} is bound to CPU {end.bound_cpu} but {where}{why}"
 
     def _cpus(self) -> tuple[CpuSample, ...]:
         cur = psutil.cpu_times(percpu=True)
