@@ -1,6 +1,6 @@
 """Make screenshots/*.svg from the real app on the real engine of this box.
 
-    python screenshots/make_screenshots.py [--out screenshots]
+    unshare -i python screenshots/make_screenshots.py [--out screenshots]
 
 One session tells the story a newcomer needs, a picture per step:
 one_pair.svg (1 pair, the first settled reading), main.svg (a pair per CPU:
@@ -20,10 +20,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ipctop.cpus import default_cpus, read_topology
-from ipctop.engine.config import EngineConfig
-from ipctop.live.sources import LiveSource
-from ipctop.tui.demo_app import DemoApp
+# Run as a script from a checkout (ipctop need not be installed): the repository is the path.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from ipctop.cpus import default_cpus, read_topology  # noqa: E402
+from ipctop.engine.config import EngineConfig  # noqa: E402
+from ipctop.live.sources import LiveSource  # noqa: E402
+from ipctop.tui.demo_app import DemoApp  # noqa: E402
 
 SIZE = (120, 40)
 SETTLE_TIMEOUT = 60.0  # seconds a step may take to settle; then it is shot as it is

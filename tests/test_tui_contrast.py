@@ -158,6 +158,15 @@ def test_floor_gives_a_background_to_every_segment(depth: str) -> None:
         assert contrast(floor.shown(seg.style.color), floor.shown(seg.style.bgcolor)) >= AA
 
 
+def test_floor_moves_a_background_no_text_colour_passes_on() -> None:
+    """Presentation's 7:1 in 256 colours: white on grey 59 (a toast) is 6.4:1 at best."""
+    floor = ContrastFloor("256")
+    floor.set_minimum(7.0)
+    (seg,) = floor.apply([Segment("contention", Style(color="#ffffff", bgcolor="#5f5f5f"))],
+                         Color(18, 18, 18))  # fmt: skip
+    assert contrast(floor.shown(seg.style.color), floor.shown(seg.style.bgcolor)) >= 7.0
+
+
 def test_floor_keeps_readable_colours_as_they_are() -> None:
     floor = ContrastFloor("truecolor")
     style = Style(color="#ffffff", bgcolor="#121212", bold=True)

@@ -84,7 +84,7 @@ def test_present_replay_of_a_record_without_a_curve_says_so(tmp_path: Path) -> N
             assert figure(a, "fig-scal") == "-"  # no 1-pair reading: no scalability
             # Nothing settled at 1 pair: the screen says what is missing, and stays up.
             text = " ".join(str(w.render()) for w in a.screen.query("Static"))
-            assert "no scaling curve" in text or figure(a, "fig-scal") == "-"
+            assert "no scalability %: the curve has no settled 1-pair reading" in text
             assert a.is_running
 
     asyncio.run(go())
@@ -153,6 +153,33 @@ def test_fake_fixed_run_with_a_baseline_without_a_curve_draws_and_says_so(tmp_pa
             await pilot.pause(0.3)
             a.redraw_now()
             await pilot.pause(0.3)
+            assert a.is_running
+
+    asyncio.run(go())
+
+
+def test_fake_fixed_run_presentation_too_small_says_so_and_recovers() -> None:
+    """Below the size its figures need, presentation mode says so instead of cutting a figure."""
+
+    async def go() -> None:
+        a = IpctopApp(fixed_source_(), present=True, own_cpu=lambda _t: 1.0)
+        async with a.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            assert isinstance(a.screen, PresentScreen)
+            for size in ((40, 10), (20, 6), (79, 24), (100, 15)):
+                await pilot.resize_terminal(*size)
+                await pilot.pause(0.3)
+                note = a.screen.query_one("#present-too-small")
+                assert note.region.height > 0, size
+                assert f"terminal {size[0]}x{size[1]}: presentation mode needs" in str(
+                    note.render()
+                )
+                assert all(f.region.height == 0 for f in a.screen.query(Figure)), size
+            await pilot.resize_terminal(80, 24)  # the figures' 4 x 20 columns, 16 lines
+            await pilot.pause(0.3)
+            assert a.screen.query_one("#present-too-small").region.height == 0
+            assert figure(a, "fig-pairs") != "-"
+            assert all(f.region.width >= f.needed() for f in a.screen.query(Figure))
             assert a.is_running
 
     asyncio.run(go())

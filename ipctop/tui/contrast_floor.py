@@ -100,6 +100,10 @@ class ContrastFloor(LineFilter):
                 Color.from_rich_color(bg).blend(Color.from_rich_color(fg), 0.66).rich_color.triplet
             )
         fg = self._readable(fg, bg)
+        if contrast(self.shown(fg), self.shown(bg)) < self.minimum:
+            # Not even black or white passes on this background (white on grey 59 is 6.4:1,
+            # a toast in presentation mode at 256 colours): move the background instead.
+            bg = self._readable(bg, fg)
         return style + Style(color=fg, bgcolor=bg, reverse=False, dim=False)
 
     def _readable(self, fg: RichColor, bg: RichColor) -> RichColor:

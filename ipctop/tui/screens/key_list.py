@@ -47,8 +47,11 @@ def _rows(app: App, bindings: Iterable[Binding], texts: dict[str, str]) -> tuple
     rows = []
     for action, group in by_action.items():
         keys = " / ".join(dict.fromkeys(key_display(app, b) for b in group))
-        first = group[0]
-        what = first.tooltip or texts.get(action) or first.description or action
+        # ctrl+q (Textual's) and q share quit: ipctop's own tooltip says what quit does here
+        textuals = set(App._merge_bindings().key_to_bindings)
+        ours_first = sorted(group, key=lambda b: b.key in textuals)
+        tip = next((b.tooltip for b in ours_first if b.tooltip), "")
+        what = tip or texts.get(action) or group[0].description or action
         rows.append(KeyRow(keys, what))
     return tuple(rows)
 

@@ -12,6 +12,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.renderables.digits import Digits as DigitsRenderable
 from textual.screen import Screen
 from textual.widgets import Digits, Static
 
@@ -61,6 +62,10 @@ def baseline_verdict(
     )
 
 
+#: title, figures (3 lines and a caption) with their margin, verdict, note, a chart of 5 lines
+PRESENT_MIN_HEIGHT = 16
+
+
 class Figure(Vertical):
     """One large figure with its caption under it."""
 
@@ -78,9 +83,14 @@ class Figure(Vertical):
         yield Digits("-")
         yield Static(self.caption, classes="caption")
 
+    def needed(self) -> int:
+        """Columns this figure needs to be drawn whole: a cut figure would read as another."""
+        return max(DigitsRenderable.get_width(self.query_one(Digits).value), len(self.caption))
+
     def show(self, value: str, caption: str | None = None) -> None:
         self.query_one(Digits).update(value or "-")
         if caption is not None:
+            self.caption = caption
             self.query_one(".caption", Static).update(caption)
 
 
@@ -94,6 +104,10 @@ class PresentScreen(Screen[None]):
     PresentScreen > #present-verdict { height: auto; padding: 0 2; text-style: bold; }
     PresentScreen > #present-note { height: auto; padding: 0 2; }
     PresentScreen > ScalingPanel { height: 1fr; border: round $foreground; }
+    PresentScreen > #present-too-small { display: none; height: 1fr; content-align: center middle;
+                                         text-style: bold; }
+    PresentScreen.-too-small > * { display: none; }
+    PresentScreen.-too-small > #present-too-small { display: block; }
     """
 
     def compose(self) -> ComposeResult:
@@ -106,6 +120,23 @@ class PresentScreen(Screen[None]):
         yield Static(id="present-verdict")
         yield Static(id="present-note")
         yield ScalingPanel(id="present-scaling")
+        yield Static(id="present-too-small")
+
+    def on_resize(self) -> None:
+        self._check_room()
+
+    def _check_room(self) -> None:
+        """Hide the figures when they would be cut, and say what size they need."""
+        figures = list(self.query(Figure))
+        need = (len(figures) * (max(f.needed() for f in figures) + 2), PRESENT_MIN_HEIGHT)
+        w, h = self.size
+        small = w < need[0] or h < need[1]
+        self.set_class(small, "-too-small")
+        if small:
+            self.query_one("#present-too-small", Static).update(
+                f"terminal {w}x{h}: presentation mode needs {need[0]}x{need[1]}"
+                " for these figures (F leaves it; the pairs keep running)"
+            )
 
     def on_mount(self) -> None:
         self.query_one(ScalingPanel).border_title = "total ops/s by pairs, against the ideal"
@@ -136,11 +167,14 @@ class PresentScreen(Screen[None]):
                 if info.source.startswith("live")
                 else f"no scaling curve in these samples ({info.source}): nothing settled"
             )
+        elif scal is None:
+            note = "no scalability %: the curve has no settled 1-pair reading to divide by"
         self.query_one("#present-note", Static).update(note)
         panel = self.query_one(ScalingPanel)
         if panel.baseline is not baseline:
             panel.set_baseline(baseline)
         panel.update_from(session, pairs)
+        self._check_room()  # a figure may have grown a digit
 
     def action_close(self) -> None:
         self.app.action_present()  # type: ignore[attr-defined]
