@@ -8,7 +8,9 @@ import shutil
 import pytest
 from conftest import run_cli
 
+from ipctop.engine.latency import PairLatency
 from ipctop.engine.objects import _native
+from ipctop.output.latency_text import compact
 from ipctop.output.record_io import read_record
 
 native = pytest.mark.skipif(_native is None, reason="the native extension is not built")
@@ -127,3 +129,12 @@ def test_rt_ends_run_sched_fifo():
 def test_rt_is_refused_on_the_python_engine():
     r = run_cli("run", "--cpus", "0", "--seconds", "0.2", "--rt", "10", "--engine", "python")
     assert r.returncode == 2 and "--rt needs the native engine" in r.stderr
+
+
+def test_the_pooled_pair_is_named_all_in_a_run_line():
+    # -1 is how the engine marks every pair pooled; a reader must not see it.
+    one = {"n": 10, "p50": 7000, "p99": 9000, "p999": 9500, "max": 9900, "mean": 7100}
+    pooled = PairLatency.from_dict({"pair": -1, "rtt": one, "oneway": one})
+    pair0 = PairLatency.from_dict({"pair": 0, "rtt": one, "oneway": one})
+    line = compact([pair0, pooled])
+    assert line.startswith("lat(p50/p99) 0:rtt=7") and " all:rtt=7" in line and "-1" not in line

@@ -12,11 +12,12 @@ def compact(pairs: Iterable[PairLatency]) -> str:
     """`lat 0:rtt=7.14us/17.5us,ow=3.73us/5.54us` (p50/p99) for a run line."""
     parts = []
     for p in pairs:
+        name = "all" if p.pair < 0 else str(p.pair)  # -1 is every pair pooled
         if p.rtt.n == 0 and p.oneway.n == 0:
-            parts.append(f"{p.pair}:-")
+            parts.append(f"{name}:-")
             continue
         parts.append(
-            f"{p.pair}:rtt={format_ns(p.rtt.p50)}/{format_ns(p.rtt.p99)},"
+            f"{name}:rtt={format_ns(p.rtt.p50)}/{format_ns(p.rtt.p99)},"
             f"ow={format_ns(p.oneway.p50)}/{format_ns(p.oneway.p99)}"
         )
     return "lat(p50/p99) " + " ".join(parts) if parts else ""
