@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import json
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -28,7 +25,18 @@ from pathlib import Path
 import aiohttp
 import psutil
 import pytest
+from ansi_contrast import AA, cell_contrast, describe
+from chromium import DevTools, headless_chromium, needs_chromium
 from conftest import ROOT, sysv_objects
+from xterm_cells import (
+    DUMP_JS,
+    TEXT_JS,
+    blank,
+    cells,
+    open_terminal,
+    pixel_faults,
+    stable_cells,
+)
 
 from ipctop.live.live_lock import LOCK_ENV
 
@@ -73,13 +81,15 @@ def _cmdline(p: psutil.Process) -> list[str]:
 
 
 @pytest.fixture
-def served(tmp_path: Path) -> Iterator[Served]:
+def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Served]:
+    """`ipctop serve` on a free port; indirect parameters are more monitor options."""
+    extra = list(getattr(request, "param", ()))
     # A lock of its own: someone's live monitor elsewhere on the box must not
     # make these tests skip (or be told the box is busy by them).
     lock = tmp_path / "live-session.lock"
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "ipctop", "serve", "--port", str(port), "--interval", "0.2"],
+        [sys.executable, "-m", "ipctop", "serve", "--port", str(port), "--interval", "0.2", *extra],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -168,98 +178,114 @@ def test_second_browser_is_told_and_starts_no_second_benchmark(served: Served) -
 
 # -- headless Chromium -------------------------------------------------------------------
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
-
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
+@needs_chromium
 def test_headless_chromium_loads_the_page_and_receives_the_header(
     served: Served, tmp_path: Path
 ) -> None:
-    profile = tempfile.mkdtemp(prefix="ipctop-chromium-")
-    browser = subprocess.Popen(
-        [
-            str(CHROMIUM),
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--no-first-run",
-            f"--user-data-dir={profile}",
-            "--remote-debugging-port=0",
-            "--window-size=1280,800",
-            "about:blank",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        port_file = Path(profile) / "DevToolsActivePort"
-        deadline = time.monotonic() + TIMEOUT
-        while not (port_file.exists() and port_file.read_text().strip()):
-            assert browser.poll() is None, "chromium exited"
-            assert time.monotonic() < deadline, "chromium never opened its DevTools port"
-            time.sleep(0.1)
-        devtools = int(port_file.read_text().split()[0])
-        targets = json.loads(
-            urllib.request.urlopen(f"http://127.0.0.1:{devtools}/json/list", timeout=5).read()
-        )
-        page = next(t for t in targets if t["type"] == "page")
-        shot = asyncio.run(_watch_page(page["webSocketDebuggerUrl"], served.url))
-        png = tmp_path / "served.png"
-        png.write_bytes(shot)
-        assert shot[:8] == b"\x89PNG\r\n\x1a\n" and len(shot) > 10_000
-    finally:
-        os.killpg(browser.pid, signal.SIGTERM)
-        try:
-            browser.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(browser.pid, signal.SIGKILL)
-            browser.wait()
-        shutil.rmtree(profile, ignore_errors=True)
+    with headless_chromium() as page:
+        shot = asyncio.run(_watch_page(page, served.url))
+    png = tmp_path / "served.png"
+    png.write_bytes(shot)
+    assert shot[:8] == b"\x89PNG\r\n\x1a\n" and len(shot) > 10_000
 
 
 async def _watch_page(debugger_url: str, url: str) -> bytes:
     """Open url in the page; return a screenshot once its terminal was sent the header."""
     async with aiohttp.ClientSession() as http:
-        async with http.ws_connect(debugger_url, max_msg_size=0) as cdp:
-            ids = iter(range(1, 1_000_000))
-            answers: dict[int, dict] = {}
+        async with http.ws_connect(debugger_url, max_msg_size=0) as ws:
+            cdp = DevTools(ws)
             frames: list[str] = []
 
-            async def call(method: str, **params: object) -> dict:
-                n = next(ids)
-                await cdp.send_json({"id": n, "method": method, "params": params})
-                while n not in answers:
-                    await pump()
-                return answers.pop(n)
-
-            async def pump() -> None:
-                msg = await cdp.receive(timeout=TIMEOUT)
-                data = json.loads(msg.data)
-                if "id" in data:
-                    answers[data["id"]] = data
-                elif data.get("method") == "Network.webSocketFrameReceived":
-                    r = data["params"]["response"]
+            def take_frames() -> None:
+                for e in [e for e in cdp.events if e.get("method") == RECEIVED]:
+                    cdp.events.remove(e)
+                    r = e["params"]["response"]
                     payload = r["payloadData"]
                     if r["opcode"] == 2:
                         payload = base64.b64decode(payload).decode("utf-8", "replace")
                     frames.append(payload)
 
-            await call("Network.enable")
-            await call("Page.enable")
-            await call("Page.navigate", url=url)
+            await cdp.call("Network.enable")
+            await cdp.call("Page.enable")
+            await cdp.call("Page.navigate", url=url)
             deadline = time.monotonic() + TIMEOUT
             while "pairs 1/" not in plain("".join(frames)):
                 assert time.monotonic() < deadline, "the page's terminal never got the header"
-                await pump()
+                await cdp.pump()
+                take_frames()
             assert HEADER in plain("".join(frames))
-            canvas = await call(
-                "Runtime.evaluate",
-                expression="document.querySelectorAll('.xterm canvas').length",
-                returnByValue=True,
-            )
-            assert canvas["result"]["result"]["value"] > 0, "xterm.js drew nothing"
-            shot = await call("Page.captureScreenshot", format="png")
-            return base64.b64decode(shot["result"]["data"])
+            canvas = await cdp.evaluate("document.querySelectorAll('.xterm canvas').length")
+            assert canvas > 0, "xterm.js drew nothing"
+            shot = await cdp.call("Page.captureScreenshot", format="png")
+            return base64.b64decode(shot["data"])
+
+
+RECEIVED = "Network.webSocketFrameReceived"
+THEMES = ("textual-dark", "textual-light")
+
+
+@needs_chromium
+@pytest.mark.parametrize("served", [("--theme", t) for t in THEMES], ids=THEMES, indirect=True)
+def test_headless_chromium_every_character_readable(served: Served, tmp_path: Path) -> None:
+    """Part 6 of issue 18: the served page at WCAG AA, from xterm.js's cells and the pixels.
+
+    The main view, the detail panel and the help, as tests/test_tui_contrast.py
+    checks them in tmux.
+    """
+    with headless_chromium(scale=2) as page:
+        asyncio.run(_check_page(page, served.url, tmp_path))
+
+
+async def _check_page(debugger_url: str, url: str, out: Path) -> None:
+    async with aiohttp.ClientSession() as http:
+        async with http.ws_connect(debugger_url, max_msg_size=0) as ws:
+            cdp = DevTools(ws)
+            await open_terminal(cdp, url)
+            await _shown(cdp, "pairs 1/")
+            await asyncio.sleep(1.5)  # a few samples: sparklines, the chart
+            # Paused, the panels hold still for the screenshot (the header still ticks).
+            await cdp.evaluate("window.__ipctopTerm.input(' ')")
+            await _shown(cdp, "PAUSED")
+            await _readable(cdp, "main view", out / "main.png")
+            for key, shows, what in (("d", "Where the time goes", "detail"),
+                                     ("?", "add a pair on the next CPU", "help")):  # fmt: skip
+                await cdp.evaluate(f"window.__ipctopTerm.input({key!r})")
+                await _shown(cdp, shows)
+                await asyncio.sleep(0.5)
+                await _readable(cdp, what, out / f"{what}.png")
+
+
+async def _shown(cdp: DevTools, text: str) -> None:
+    deadline = time.monotonic() + TIMEOUT
+    while text not in (screen := await cdp.evaluate(TEXT_JS)):
+        assert time.monotonic() < deadline, f"{text!r} never showed:\n{screen}"
+        await asyncio.sleep(0.2)
+
+
+async def _readable(cdp: DevTools, what: str, png_path: Path) -> None:
+    # xterm.js paints a change on a later animation frame, later still on a loaded box:
+    # only cells that held still for a second either side of the screenshot are surely
+    # the ones in the picture (the header's figures tick even while paused, toasts come).
+    dumps = []
+    for _ in range(4):
+        dumps.append(await cdp.evaluate(DUMP_JS))
+        await asyncio.sleep(0.25)
+    png = base64.b64decode((await cdp.call("Page.captureScreenshot", format="png"))["data"])
+    for _ in range(4):
+        await asyncio.sleep(0.25)
+        dumps.append(await cdp.evaluate(DUMP_JS))
+    before = dumps[0]
+    png_path.write_bytes(png)
+    screen = await cdp.evaluate(TEXT_JS)
+    shown = [(c, 0.0) for d in dumps for c, _ in cells(d) if not blank(c.char)]
+    bad = [(c, cell_contrast(c)) for c, _ in shown if cell_contrast(c) < AA]
+    assert len(shown) > 8 * 500, f"{what}: only {len(shown) // 8} characters on the page?\n{screen}"
+    assert not bad, f"{what}, xterm.js's cells: " + describe(bad, screen)
+    still = stable_cells(dumps)
+    total = sum(len(r) for r in before["rows"])
+    assert len(still) >= total / 2, f"{what}: {total - len(still)} of {total} cells kept changing"
+    faults = pixel_faults(before, png, still)
+    assert not faults, f"{what}, the screenshot ({png_path}): {len(faults)} cells\n" + "\n".join(
+        faults[:12]
+    )

@@ -41,8 +41,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..errors import UsageError
     from ..live.sources import LiveSource
-    from ..tui.app import run_app
     from ..tui.demo_app import DemoApp
+    from ..tui.launch import run_app
 
     theme, baseline = screen_settings(args)
     if args.placement != "same":

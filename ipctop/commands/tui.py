@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from ..live.metrics_feed import MetricsFeed
     from ..live.sources import LiveSource
     from ..output.output_paths import check_output_file
-    from ..tui.app import run_app
+    from ..tui.launch import run_app
 
     theme, baseline = screen_settings(args)
     record = getattr(args, "record", None)

@@ -6,7 +6,6 @@ import os
 import signal
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 
 from ..errors import UsageError
@@ -15,6 +14,7 @@ from . import objects
 from .config import EngineConfig
 from .contention import ContentionWatch, session_line
 from .counters import ENDED, CounterBlock
+from .event_log import EventLog
 from .forker import Forker
 from .latency import TIMED
 from .launch import End, Launcher, Pair, await_start
@@ -72,7 +72,7 @@ class Engine:
             raise UsageError("--rt needs the native engine (Python ends cannot run SCHED_FIFO)")
         self.counters = CounterBlock()
         self.pairs: list[Pair] = []
-        self.events: deque[str] = deque(maxlen=200)
+        self.events = EventLog()  # warnings; consumers read what is new with since()
         self._launcher = Launcher(
             config, self.kind, self.workload, self.counters, self.events, self.timing
         )

@@ -12,12 +12,12 @@ import os
 import signal
 import threading
 import time
-from collections.abc import MutableSequence
 from dataclasses import dataclass, field
 
 from ..errors import PairStartError
 from .config import EngineConfig
 from .counters import CounterBlock, SlotWriter
+from .event_log import EventLog
 from .forker import Forker
 from .objects import _native
 from .workloads import PairResources, Workload
@@ -56,7 +56,7 @@ class Launcher:
     kind: str  # "native" or "python"
     workload: Workload
     counters: CounterBlock
-    events: MutableSequence[str]
+    events: EventLog
     timing: bool  # the ends time their rounds (see Engine.timing)
     forker: Forker | None = None
 

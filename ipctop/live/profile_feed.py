@@ -11,15 +11,15 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from typing import Any
 
 from ..engine.profile import PerfRecorder, PerfStatus, Profile, ProfileWindow, perf_status
+from .source_protocol import SampleSource
 
 HISTORY = 30  # windows kept for the sparklines: half a minute at 1 s
 
 
 class ProfileFeed:
-    def __init__(self, source: Any, window: float = 1.0) -> None:
+    def __init__(self, source: SampleSource, window: float = 1.0) -> None:
         self.source = source
         self.window = window
         self.history: deque[ProfileWindow] = deque(maxlen=HISTORY)
@@ -31,11 +31,11 @@ class ProfileFeed:
 
     @property
     def live(self) -> bool:
-        return bool(getattr(self.source, "controllable", False))
+        return self.source.controllable
 
     def _recorded_steps(self) -> dict[int, Profile]:
-        record = getattr(self.source, "record", None)
-        steps = getattr(record, "steps", None) or []
+        record = self.source.record
+        steps = record.steps if record is not None else []
         return {s.pairs: Profile.from_dict(s.profile) for s in steps if s.profile}
 
     # -- live ----------------------------------------------------------------------

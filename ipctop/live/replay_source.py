@@ -19,7 +19,7 @@ from ..analysis.settle import Settler
 from ..engine.sample import Sample, ThreadSample
 from ..errors import RecordError, UnsupportedError
 from ..output.record import Record, Step
-from .sources import RunInfo, SampleCallback
+from .source_protocol import RunInfo, SampleCallback, SampleSource
 
 #: a longer pause in a timeline (the recording was paused?) is cut to this, in seconds
 MAX_GAP = 5.0
@@ -86,7 +86,7 @@ def _interval(record: Record, samples: list[Sample]) -> float:
     return statistics.median(s.dt for s in samples) if samples else DEFAULT_STEP_SECONDS
 
 
-class ReplaySource:
+class ReplaySource(SampleSource):
     """A record's samples at `speed` x their recorded pace; refuses every control."""
 
     controllable = False
@@ -95,7 +95,7 @@ class ReplaySource:
     def __init__(self, record: Record, speed: float = 1.0) -> None:
         if not speed > 0:
             raise ValueError(f"speed must be positive, got {speed}")
-        self.record = record
+        self._record = record
         self.samples = replay_samples(record)
         self.speed = speed
         self.delivered = 0
@@ -119,6 +119,14 @@ class ReplaySource:
     def info(self) -> RunInfo:
         return self._info
 
+    @property
+    def record(self) -> Record:
+        return self._record
+
+    @property
+    def histogram_missing(self) -> str:
+        return "a record carries percentiles only"
+
     def pair_tids(self) -> set[int]:
         return set()
 
@@ -129,11 +137,16 @@ class ReplaySource:
         i = self.delivered
         return self.samples[i - 1].pairs if i else 0
 
-    def note(self) -> str:
-        """For the header: where the replay is."""
+    def header_note(self) -> str:
+        """Where the replay is."""
         if self.finished:
             return "replay finished"
         return f"REPLAY {self.speed:g}x {self.delivered}/{len(self.samples)}"
+
+    def end_message(self) -> str:
+        if not self.finished:
+            return ""
+        return f"replay finished: {len(self.samples)} samples of {self._record.name}"
 
     def start(self, on_sample: SampleCallback) -> None:
         if self._thread is not None:

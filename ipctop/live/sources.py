@@ -1,8 +1,9 @@
 """Where the app's samples come from: the live engine, or a fixed list for tests.
 
-The app only talks to a SampleSource. A live source drives an Engine and a
-Sampler; the fixed source replays prepared Samples and refuses control. A
-record replay is one more implementation of the same protocol.
+The app only talks to a SampleSource (live/source_protocol.py). A live
+source drives an Engine and a Sampler; the fixed source replays prepared
+Samples and refuses control. A record replay is one more implementation of
+the same protocol.
 
 Every method that changes pairs may block for milliseconds to seconds (fork,
 join): the app calls them from a thread worker, never from the event loop.
@@ -12,9 +13,9 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
-from typing import Protocol
+from dataclasses import replace
 
 from ..box import read_box
 from ..engine.config import EngineConfig
@@ -26,74 +27,9 @@ from ..engine.workloads import WORKLOADS
 from ..errors import UnsupportedError
 from .monitor import choose_monitor_cpu, pin_monitor
 from .priority import MonitorPriority
+from .source_protocol import Histograms, RunInfo, SampleCallback, SampleSource
 
-#: on_sample(sample, generation): generation changes when the run is restarted
-SampleCallback = Callable[[Sample, int], None]
-
-
-@dataclass(frozen=True)
-class RunInfo:
-    """What the header says about the run; fixed until the source is reconfigured."""
-
-    workload: str
-    placement: str
-    mode: str
-    engine: str
-    cpus: tuple[int, ...]
-    kernel: str
-    cpu_model: str
-    interval: float
-    source: str = "live"  # "live", "fixed", "replay ..."
-    size: int | None = None  # payload bytes of a message workload
-
-
-class SampleSource(Protocol):
-    """The one interface between the app and whatever produces samples."""
-
-    @property
-    def info(self) -> RunInfo: ...
-
-    @property
-    def controllable(self) -> bool:
-        """True when pairs can be added, removed and restarted."""
-        ...
-
-    @property
-    def monitor_cpu(self) -> int | None:
-        """The CPU the monitor's threads are pinned to, None when they share."""
-        ...
-
-    def pair_tids(self) -> set[int]:
-        """Threads of this process that are pair ends (not the monitor)."""
-        ...
-
-    def pair_count(self) -> int:
-        """Pairs started now (the samples lag by up to one interval)."""
-        ...
-
-    def start(self, on_sample: SampleCallback) -> None:
-        """Begin delivering samples; on_sample is called from any thread."""
-        ...
-
-    def detach(self) -> None:
-        """Stop delivering samples (the app is going away); keeps the pairs."""
-        ...
-
-    def stop(self) -> None:
-        """Stop delivering samples and remove everything; idempotent."""
-        ...
-
-    def add_pair(self) -> str: ...
-
-    def remove_pair(self) -> str: ...
-
-    def reconfigure(self, **changes: str) -> str:
-        """Restart the pairs with a new workload, placement or mode, same count."""
-        ...
-
-    def set_detail(self, on: bool) -> None:
-        """Read where the time goes (extra /proc reads) only while it is shown."""
-        ...
+__all__ = ["FixedSource", "LiveSource", "RunInfo", "SampleCallback", "SampleSource"]
 
 
 def _box_text() -> tuple[str, str]:
@@ -101,7 +37,7 @@ def _box_text() -> tuple[str, str]:
     return box.kernel_release, box.cpu_model
 
 
-class LiveSource:
+class LiveSource(SampleSource):
     """The real engine and its sampler, with the monitor kept off the pairs' CPUs."""
 
     def __init__(
@@ -133,6 +69,12 @@ class LiveSource:
         self._stopped = False
         self._detail = False
         self._deliver_to: Callable[[Sample], None] | None = None
+        # Engine warnings travel in the samples: what the log held up to
+        # _warned is delivered; a replaced engine's last words wait in _pending.
+        self._warn_lock = threading.Lock()
+        self._warned = 0
+        self._pending: list[str] = []
+        self._told: set[str] = set()  # texts delivered, for unsaid_warnings
 
     # -- what the app reads ----------------------------------------------------
     @property
@@ -162,6 +104,10 @@ class LiveSource:
     def monitor_note(self) -> str:
         """Why the monitor runs at normal priority, or ""."""
         return self._priority.note
+
+    @property
+    def histogram_missing(self) -> str:
+        return "not timed"
 
     def pair_count(self) -> int:
         return len(self.engine.pairs)
@@ -239,6 +185,10 @@ class LiveSource:
                 self._sampler.stop()
                 self._sampler = None
             old.stop()
+            with self._warn_lock:
+                said, _ = old.events.since(self._warned)
+                self._pending.extend(said)
+                self._warned = 0
             self.engine = new
             self.generation += 1
             try:
@@ -249,7 +199,7 @@ class LiveSource:
                     self._start_sampler()
             return f"restarted {count} pair(s): {new.describe()}"
 
-    def latency_histogram(self, pair: int) -> dict[str, list[tuple[float, int]]] | None:
+    def latency_histogram(self, pair: int) -> Histograms | None:
         """The last interval's histograms of one pair, read live; None when not timed."""
         sampler = self._sampler
         last = sampler.latency_last() if sampler is not None else {}
@@ -280,13 +230,44 @@ class LiveSource:
 
         def deliver(sample: Sample) -> None:
             if callback is not None and self._on_sample is callback:
-                callback(sample, generation)
+                callback(self._with_warnings(sample), generation)
 
         self._repin()
         sampler.monitor_cpu = self._monitor_cpu
         self._deliver_to = deliver
         sampler.start(deliver)
         self._sampler = sampler
+
+    def _with_warnings(self, sample: Sample) -> Sample:
+        """The sample with every engine warning no sample carried yet (a reaper
+        that is missing, an end that did not stop): the TUI shows a sample's
+        events once, and records keep them. poll()'s are in it already."""
+        with self._warn_lock:
+            said, self._warned = self.engine.events.since(self._warned)
+            said, self._pending = self._pending + said, []
+        carried = Counter(sample.events)
+        extra = []
+        for w in said:
+            if carried[w]:
+                carried[w] -= 1
+            else:
+                extra.append(w)
+        if not extra:
+            return sample
+        with self._warn_lock:
+            self._told.update(extra)
+        return replace(sample, events=(*extra, *sample.events))
+
+    def unsaid_warnings(self) -> list[str]:
+        """Engine warnings no delivered sample carried (those of the final stop),
+        each once: for the caller to print once the screen is gone. A stopping
+        engine repeats its reaper's warnings from the start; those were said."""
+        with self._warn_lock:
+            said, self._warned = self.engine.events.since(self._warned)
+            said, self._pending = self._pending + said, []
+            new = [w for w in dict.fromkeys(said) if w not in self._told]
+            self._told.update(new)
+        return new
 
     def _pair_cpus(self) -> set[int] | None:
         cpus: set[int] = set()
@@ -313,7 +294,7 @@ class LiveSource:
         pin_monitor(target, self.pair_tids())
 
 
-class FixedSource:
+class FixedSource(SampleSource):
     """Prepared samples, delivered all at once on start: deterministic pictures.
 
     Used by the snapshot tests and the demo; it cannot add or remove pairs.

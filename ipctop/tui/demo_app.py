@@ -13,11 +13,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from textual.binding import Binding
-
 from ..live.baseline import Baseline
 from ..output.record import Record
 from .app import IpctopApp
+from .keys import KeySpec, bindings
 
 TICK = 0.25  # seconds between looks at the story
 
@@ -58,10 +57,12 @@ def story(cpus: int) -> list[Step]:
 
 
 class DemoApp(IpctopApp):
-    BINDINGS = [
-        Binding("n", "demo_step", "next step"),
-        Binding("space", "demo_pause", "hold story"),
-    ]
+    # Over the monitor's n (next symbol) and space (pause): the story's own keys.
+    KEYS = (
+        KeySpec("n", "demo_step", "next step", "demo: the next step of the story now"),
+        KeySpec("space", "demo_pause", "hold story", "demo: hold the story / go on"),
+    )
+    BINDINGS = bindings(KEYS)
 
     def __init__(self, *args, pace: float = 8.0, **kwargs) -> None:
         super().__init__(*args, **kwargs)

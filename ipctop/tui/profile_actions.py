@@ -8,23 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from textual.binding import Binding
 from textual.message import Message
 
 from ..engine.profile import ProfileWindow
 from ..live.profile_feed import ProfileFeed
 from .widgets.profile_panel import ProfilePanel
-
-BINDINGS = [
-    Binding("f", "toggle_profile", "profile"),
-    Binding("n", "next_symbol", "next symbol", show=False),
-    Binding("g", "callers", "callers", show=False),
-]
-KEYS = [
-    ("f", "toggle_profile", "profile: top kernel and user symbols of the pairs' CPUs (perf)"),
-    ("n", "next_symbol", "profile: select the next symbol"),
-    ("g", "callers", "profile: call chains of the selected symbol / hide them"),
-]
 
 
 class ProfileWindowArrived(Message):

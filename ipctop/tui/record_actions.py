@@ -14,7 +14,6 @@ from ..engine.sample import Sample
 from ..errors import RecordError
 from ..live.baseline import Baseline, load_baseline, newest_record
 from ..live.recorder import RecordSwitch
-from ..live.replay_source import ReplaySource
 from .screens.path_input import PathInputScreen
 from .widgets.baseline_bar import BaselineBar
 
@@ -33,7 +32,7 @@ class RecordActions:
         self.baseline = baseline
         self._baseline_path = baseline.path if baseline is not None else None
         self._interrupted = False
-        self._replay_told = False
+        self._end_told = False
         self.record_message = ""
 
     def _records_mounted(self) -> None:
@@ -51,21 +50,19 @@ class RecordActions:
                 said = f"could not save the record: {exc}"
             if said:
                 self._say(said)
-        source = self.source
-        if isinstance(source, ReplaySource) and source.finished and not self._replay_told:
-            self._replay_told = True
-            self._say(f"replay finished: {len(source.samples)} samples of {source.record.name}")
+        ended = self.source.end_message()
+        if ended and not self._end_told:
+            self._end_told = True
+            self._say(ended)
 
     def _records_notes(self) -> list[str]:
-        """Header notes: REPLAY / replay finished, REC."""
-        notes = []
-        if isinstance(self.source, ReplaySource):
-            notes.append(self.source.note())
+        """Header notes: the source's (REPLAY / replay finished), REC."""
+        notes = [self.source.header_note()]
         rec = self.recording.note()
         if rec:
             notes.append(rec)
         self.query_one(BaselineBar).update_from(self.baseline, self.info)
-        return notes
+        return [n for n in notes if n]
 
     def _records_finish(self, interrupted: bool) -> None:
         """Write the record if one is being made; never raises (this runs on the way out)."""
@@ -86,7 +83,7 @@ class RecordActions:
             except (RecordError, OSError) as exc:
                 self._say(f"could not save the record: {exc}", "error")
             return
-        if isinstance(self.source, ReplaySource):
+        if self.source.record is not None:
             self._say("a replay is already a record: nothing to record", "warning")
             return
         self._start_recording(None)

@@ -1,0 +1,129 @@
+"""Keys that change what is shown, not what runs: panels, curve, pause, theme, files.
+
+Mixed into IpctopApp. The detail panel is the one view that costs the
+source something (extra /proc reads), so its switch runs on a worker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from ..errors import IpctopError, RecordError
+from .contrast_floor import AA
+from .screens.present import AAA as PRESENT_CONTRAST
+from .screens.present import PresentScreen
+
+
+class ViewActions:
+    """Uses the app's panels, source, session, _say, _schedule_redraw and push_screen."""
+
+    _paused = False
+    _detail_on = False
+    _latency_on = False
+    _present: PresentScreen | None = None
+
+    def action_toggle_latency(self: Any) -> None:
+        self._latency_on = not self._latency_on
+        self.latency_panel.display = self._latency_on
+        self.query_one("#main").set_class(self._latency_on, "-latency")  # the side column
+        self._schedule_redraw()
+        self._say("latency panel on" if self._latency_on else "latency panel off")
+
+    def action_latency_histogram(self: Any) -> None:
+        from .screens.histogram import HistogramScreen
+
+        pair = self.latency_panel.selected
+        series = self.source.latency_histogram(pair)
+        if not series:
+            self._say(f"no histogram of pair {pair}: {self.source.histogram_missing}", "warning")
+            return
+        note = "the ends' buckets (0.8 % wide), last interval, grouped on a log axis"
+        self.push_screen(HistogramScreen(f"pair {pair}", series, note))
+
+    def action_toggle_curve_metric(self: Any) -> None:
+        panel = self.scaling_panel
+        panel.metric = "p99" if panel.metric == "ops" else "ops"
+        panel.redraw()
+        what = "round-trip p99 by pairs (P)" if panel.metric == "p99" else "total ops/s by pairs"
+        panel.border_subtitle = what
+        self._schedule_redraw()
+        self._say(f"scaling curve: {what}")
+
+    def action_show_matrix(self: Any) -> None:
+        from .screens.path_input import PathInputScreen
+
+        self.push_screen(PathInputScreen("matrix record (ipctop matrix --json)"), self._open_matrix)
+
+    def _open_matrix(self: Any, path: str | None) -> None:
+        from ..output.matrix_record import matrix_from_dict
+        from .screens.matrix import MatrixScreen
+
+        if not path:
+            return
+        try:
+            with open(path, encoding="utf-8") as f:
+                rec = matrix_from_dict(json.load(f), path)
+        except (OSError, ValueError, RecordError) as exc:
+            self._say(f"no matrix from {path}: {exc}", "error")
+            return
+        self.push_screen(MatrixScreen(rec))
+
+    def action_toggle_detail(self: Any) -> None:
+        self._detail_on = not self._detail_on
+        self.detail_panel.display = self._detail_on
+        # The layout gives it the side column (a class on #main: a screen on top changes self.screen).
+        self.query_one("#main").set_class(self._detail_on, "-detail")
+        # The sampler stops and starts to switch: a worker, and the latest wish wins.
+        self.run_worker(self._switch_detail, thread=True, group="detail")
+        self._say("detail on: extra /proc reads per sample" if self._detail_on else "detail off")
+
+    def _switch_detail(self: Any) -> None:
+        try:
+            self.source.set_detail(self._detail_on)
+        except (IpctopError, OSError) as exc:
+            try:
+                self.call_from_thread(self._say, f"could not read the detail: {exc}", "error")
+            except RuntimeError:
+                return  # the app closed meanwhile: nobody to tell
+
+    def action_pause(self: Any) -> None:
+        self._paused = not self._paused
+        self._say("display paused" if self._paused else "display resumed")
+
+    def action_reset_curve(self: Any) -> None:
+        self.session.reset_curve()
+        self.scaling_panel.redraw()
+        self._say("scaling curve reset")
+
+    def action_all_cpus(self: Any) -> None:
+        cpus = self.cpus_panel
+        cpus.show_all = not cpus.show_all
+        self._schedule_redraw()
+
+    def action_present(self: Any) -> None:
+        """Presentation mode on or off: its own screen, and a 7:1 contrast floor while shown."""
+        floor = self.contrast_floor
+        if self._present is None:
+            self._present = PresentScreen()
+            floor.set_minimum(PRESENT_CONTRAST)
+            self.push_screen(self._present)  # it asks for a redraw once composed
+        else:
+            if self.screen is self._present:
+                self.pop_screen()
+            self._present = None
+            floor.set_minimum(AA)
+            self.refresh()
+        self._schedule_redraw()
+
+    def action_toggle_theme(self: Any) -> None:
+        self.theme = "textual-light" if self.current_theme.dark else "textual-dark"
+
+    def action_screenshot(self: Any) -> None:
+        try:
+            path = self.save_screenshot(path=self.screenshot_dir)
+        except OSError as exc:
+            self._say(f"could not save a screenshot in {self.screenshot_dir}: {exc}", "error")
+            return
+        self._say(f"screenshot saved to {os.path.abspath(path)}")
