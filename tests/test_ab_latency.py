@@ -100,6 +100,17 @@ def test_a_real_ab_with_a_known_think_time_shows_b_slower_and_compare_reads_it(
 
 
 def test_python_engine_says_latency_is_not_timed() -> None:
-    r = run_cli("ab", "--engine", "python", *QUICK, "--max-seconds", "5", "--a", "--size 8")
+    r = run_cli(
+        "ab",
+        "--engine",
+        "python",
+        *QUICK,
+        "--max-seconds",
+        "30",
+        "--precision",
+        "50",
+        "--a",
+        "--size 8",
+    )
     assert r.returncode == 0, r.stderr
     assert "latency n/a (the Python engine does not time rounds)" in r.stdout

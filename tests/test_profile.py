@@ -89,6 +89,36 @@ def test_ab_sysv_sem_against_sysv_msg_puts_each_syscall_path_at_its_end(tmp_path
     assert any("switches/round" in x for x in lines[start:])
 
 
+def _delta_symbols(stdout: str) -> list[str]:
+    lines = stdout.splitlines()
+    start = next(i for i, x in enumerate(lines) if x.startswith("symbols whose share"))
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("counters"))
+    return lines[start + 2 : end]
+
+
+@needs_perf
+@two_cpus
+@pytest.mark.timeout(300)
+def test_ab_profile_puts_sysv_sem_and_sysv_msg_paths_at_the_two_ends(tmp_path):
+    out = tmp_path / "ab.json"
+    r = run_cli(
+        "ab", "--window", "0.3", "--settle", "0.1", "--max-seconds", "20",
+        "--precision", "0.001", "--a=-w sysv-sem", "--b=-w sysv-msg", "--profile",
+        "--json", str(out), timeout=240,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "the delta explained: A = A (-w sysv-sem), B = B (-w sysv-msg)" in r.stdout
+    rows = _delta_symbols(r.stdout)
+    assert "msg" in " ".join(rows[:3]) and "sem" in " ".join(rows[-3:]), "\n".join(rows)
+    # Each slot is a window: the big movers carry an interval.
+    assert "±" in rows[0] and "±" in rows[-1], "\n".join(rows)
+    assert any("switches/round" in x for x in r.stdout.splitlines())
+    c = run_cli("compare", str(out))
+    assert c.returncode == 0, c.stderr
+    # The record keeps rounded per-window shares: the same symbols, the same order.
+    assert [x.split()[-1] for x in _delta_symbols(c.stdout)] == [x.split()[-1] for x in rows]
+
+
 def test_perf_missing_gives_one_line_and_the_run_goes_on(tmp_path):
     env = {"PATH": str(tmp_path)}  # an empty directory: no perf, and no other binary
     done = run_cli("run", "-w", "sysv-sem", "--seconds", "0.5", "--profile", env=env)

@@ -7,7 +7,8 @@ from conftest import run_cli
 
 from ipctop.engine.engine import resolve_engine
 
-QUICK = ("--seconds", "0.2", "--warmup", "0", "--repeat", "1")
+# Long enough that a loaded box still gives every end some rounds in the window.
+QUICK = ("--seconds", "0.5", "--warmup", "0", "--repeat", "1")
 native = pytest.mark.skipif(resolve_engine() != "native", reason="needs the native engine")
 
 

@@ -13,7 +13,8 @@ import time
 from test_tui_snapshots import settle
 
 from ipctop.live.fixed_run import fixed_source
-from ipctop.tui.app import OWN_CPU_MIN_WINDOW, IpctopApp
+from ipctop.tui.app import IpctopApp
+from ipctop.tui.own_cpu import OWN_CPU_MIN_WINDOW
 
 
 def test_fake_redraw_now_keeps_the_last_reading_within_the_minimum_window() -> None:

@@ -13,7 +13,7 @@ Thresholds, and why:
 - Scaling, same-core pairs, 1 -> N CPUs. Efficiency = total(N) / (N x total(1)).
   ok at 80 % or more; warn from 50 % up; fail below 50 %. A collapse fails
   whatever the efficiency: any point more than 10 % below the best total at a
-  smaller CPU count, as psem on 2.6.24 (8.04 M at 3 cores, 5.13 M at 4).
+  smaller CPU count, as psem's collapse on 2.6.24 (SEEDS.md).
   The 10 % margin keeps run-to-run noise from reading as a collapse.
   Above 125 % of linear warns: more than linear means the 1-CPU reading was
   disturbed, so the ratio says little.

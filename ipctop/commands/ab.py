@@ -21,7 +21,7 @@ import shlex
 import subprocess
 import sys
 import time
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, replace
 
 from ..analysis import ab_latency
@@ -34,25 +34,29 @@ from ..analysis.stats import (
     summarize,
 )
 from ..box import read_box
+from ..engine.costs import merge
 from ..engine.engine import Engine, EngineConfig, resolve_engine
+from ..engine.profile.span import SpanProfiler
 from ..errors import IpctopError, UsageError
+from ..live.ab_live import ORDER, enough  # the TUI's A/B (key a) shares them
+from ..live.engine_warnings import EngineWarnings
 from ..live.measure import RunResult, measure_engine
 from ..output.ab_latency_text import format_ab_latency
 from ..output.ab_record import ab_record
+from ..output.profile_table import format_delta
 from ..output.record_io import write_record
 from ..signals import deferred
 from .common import (
+    add_profile_option,
     add_workload_options,
     count,
     cpu_text,
     non_negative_float,
     positive_float,
     run_config,
+    start_profiler,
 )
 from .progress import PlannedProgress
-
-ORDER = "ABBA"
-MIN_BLOCKS = 3  # an interval from 2 blocks has 1 degree of freedom: far too wide to stop on
 
 
 class HookFailed(IpctopError):
@@ -98,6 +102,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="ops: ops/s (default); cpu: rounds per CPU-second of the ends, which a "
         "loaded box's stolen time does not move (a cost per round, not a wait)",
     )
+    add_profile_option(p)
     p.add_argument("--json", metavar="FILE", help="write the record (compare and replay read it)")
     p.add_argument("--quiet", "-q", action="store_true", help="only the result")
 
@@ -161,8 +166,13 @@ def run(args: argparse.Namespace) -> int:
     kind = resolve_engine(sides["A"].config.engine)
     if not args.quiet:
         print(_header(sides, kind, args, live), flush=True)
+    cpus = sorted({c for s in sides.values() for c in s.config.cpus})
+    profiler = start_profiler(args, cpus)
+    said = EngineWarnings()
     try:
-        blocks, lat_blocks, results, elapsed = _interleave(sides, args, live)
+        with profiler or nullcontext():  # perf stops on every path
+            blocks, lat_blocks, results, elapsed = _interleave(sides, args, live, said, profiler)
+            profiles = {n: profiler.take(n) for n in "AB"} if profiler else None
     finally:
         _restore(args.restore_cmd)
     a, b = sides["A"], sides["B"]
@@ -177,16 +187,28 @@ def run(args: argparse.Namespace) -> int:
     for s in (a, b):
         print(f"  {s.name}: {_summary_text(s.windows, unit(args))}")
     print(_latency_text(lat_blocks, sides))
+    costs = {n: _side_costs(results, n) for n in "AB"}
+    if profiles is not None:
+        labels = (f"A ({_what(a)})", f"B ({_what(b)})")
+        print(format_delta(labels, profiles["A"], profiles["B"], costs["A"], costs["B"]))
     if args.json:
         rec = ab_record(read_box().to_dict(), sides, blocks, results, d, args, kind, elapsed)
         rec.ab["latency"] = _latency_record(lat_blocks, sides)
+        rec.warnings = said.lines or None
+        if profiles is not None:
+            rec.ab["profile"] = {n: p.to_dict() for n, p in profiles.items()}
+            rec.ab["costs"] = costs
         path = write_record(args.json, rec)
         print(f"record written to {path}", file=sys.stderr)
     return 0
 
 
 def _interleave(
-    sides: dict[str, Side], args: argparse.Namespace, live: bool
+    sides: dict[str, Side],
+    args: argparse.Namespace,
+    live: bool,
+    said: EngineWarnings,
+    profiler: SpanProfiler | None = None,
 ) -> tuple[list, list[dict], list[tuple[str, RunResult]], float]:
     """Slots in ABBA order until the interval is narrow enough or time is up.
 
@@ -215,7 +237,7 @@ def _interleave(
                 side = sides[name]
                 run_hook(f"--{name.lower()}-cmd", side.cmd)
                 bar.begin(args.window + args.settle, f"block {len(blocks) + 1} · {name}")
-                r = _slot(side, args, engines[name], live)
+                r = _slot(side, args, engines[name], live, profiler)
                 bar.done()
                 results.append((name, r))
                 got[name].extend(r.windows)
@@ -229,21 +251,34 @@ def _interleave(
             d = paired_difference(blocks) if len(blocks) >= 2 else None
             if not args.quiet:
                 print(_block_line(len(blocks), got, d, now - t0, unit(args)), flush=True)
-            if d is not None and len(blocks) >= MIN_BLOCKS and d.half_width_pct < args.precision:
+            if enough(d, len(blocks), args.precision):
                 break
             if now - t0 + (now - block_start) > args.max_seconds:
                 break
+    # Read once the engines have stopped: an end that did not stop in time says so then.
+    said.take([e for engine in dict.fromkeys(engines.values()) for e in engine.events])
+    said.take([e for _, r in results for e in r.events])
     return blocks, lat_blocks, results, time.monotonic() - t0
 
 
-def _slot(side: Side, args: argparse.Namespace, engine: Engine, live: bool) -> RunResult:
+def _slot(
+    side: Side,
+    args: argparse.Namespace,
+    engine: Engine,
+    live: bool,
+    profiler: SpanProfiler | None = None,
+) -> RunResult:
+    # The span closes while the slot's pairs still exist: it reads their threads then.
+    span = profiler.span(engine, side.name) if profiler else nullcontext()
     if live:
-        return _measure(engine, args)
+        with span:
+            return _measure(engine, args)
     with deferred():  # a signal waits until the slot's pairs are whole
         for _ in range(side.pairs):
             engine.add_pair()
     try:
-        return _measure(engine, args)
+        with span:
+            return _measure(engine, args)
     finally:
         with deferred():
             while engine.pairs:
@@ -253,7 +288,9 @@ def _slot(side: Side, args: argparse.Namespace, engine: Engine, live: bool) -> R
 def _measure(engine: Engine, args: argparse.Namespace) -> RunResult:
     interval = min(WINDOW_S, args.window)
     cpu = args.metric == "cpu"
-    r = measure_engine(engine, args.window, args.settle, interval, detail=cpu)
+    # Where the time goes is read for --metric cpu, and for the profile's counters.
+    detail = cpu or args.profile
+    r = measure_engine(engine, args.window, args.settle, interval, detail=detail)
     if not cpu:
         return r
     return replace(r, windows=cpu_windows(r))
@@ -270,6 +307,12 @@ def cpu_windows(r: RunResult) -> tuple[float, ...]:
     return tuple(out)
 
 
+def _side_costs(results: list[tuple[str, RunResult]], name: str) -> dict | None:
+    """One side's per-round counters over all its slots (the delta's counter table)."""
+    c = merge([r.costs for side, r in results if side == name and r.costs is not None])
+    return c.to_dict() if c is not None else None
+
+
 def _restore(cmd: str | None) -> None:
     if not cmd:
         return
@@ -280,13 +323,14 @@ def _restore(cmd: str | None) -> None:
               file=sys.stderr)  # fmt: skip
 
 
+def _what(s: Side) -> str:
+    parts = [p for p in (s.options, f"cmd {s.cmd!r}" if s.cmd else "") if p]
+    return " ".join(parts) or "(the shared options)"
+
+
 def _header(sides: dict[str, Side], kind: str, args: argparse.Namespace, live: bool) -> str:
     a = sides["A"]
-
-    def what(s: Side) -> str:
-        parts = [p for p in (s.options, f"cmd {s.cmd!r}" if s.cmd else "") if p]
-        return " ".join(parts) or "(the shared options)"
-
+    what = _what
     how = "one engine, hooks between slots" if live else "an engine per side, pairs per slot"
     return (
         f"ipctop ab · A: {what(a)} · B: {what(sides['B'])} · {a.config.workload} · "

@@ -91,11 +91,14 @@ def run(args: argparse.Namespace) -> int:
         verdicts.extend(_against(baseline, readings))
     code = exit_code(verdicts)
     if args.record:
-        path = write_record(args.record, _record(box_dict, cpus, kind, readings, floor[0], args))
+        rec = _record(box_dict, cpus, kind, readings, floor[0], args)
+        rec.warnings = runner.warnings.lines or None
+        path = write_record(args.record, rec)
         say(f"record written to {path}")
     if args.json:
         result = _result(box_dict, cpus, kind, args.quick, readings, verdicts, code)
         result["noise"] = floor[0].to_dict() if floor[0] else None
+        result["warnings"] = runner.warnings.lines  # optional: what the engines warned about
         if profiler is not None:
             result["profiles"] = runner.profiles  # optional: run label -> profile
         print(json.dumps(result))

@@ -22,8 +22,9 @@ from ..engine.latency import PairLatency, format_ns
 from ..engine.profile.span import SpanProfiler
 from ..engine.sample import Sample
 from ..errors import ResourceError, UnsupportedError
+from ..live.engine_warnings import EngineWarnings
 from ..live.measure import RunResult, measure_engine
-from .common import each, publisher
+from .common import attach, each, publisher
 from .progress import PlannedProgress
 
 SCALING_WORKLOADS = ("sysv-msg", "sysv-sem")
@@ -98,6 +99,7 @@ class CheckRunner:
         self.bar, self.metrics, self.profiler = bar, metrics, profiler
         self._points: dict[str, list[ScalingPoint]] = {}
         self.profiles: dict[str, dict[str, Any]] = {}  # --profile: run label -> profile
+        self.warnings = EngineWarnings()  # said on stderr once each, kept for the record
 
     def __call__(self, workload: str, placement: str, pairs: int) -> RunReading:
         config = EngineConfig(
@@ -188,6 +190,7 @@ class CheckRunner:
         seen: dict[tuple[int, str], set[int]] = {}
         with Engine(config) as engine:
             engine.start(pairs)
+            attach(on_sample, engine)  # --metrics: its latency histograms
             with self.profiler.span(engine) if self.profiler is not None else nullcontext():
                 for i in range(t.windows):
                     # Four sampler intervals per window: enough of them for an interval
@@ -203,6 +206,8 @@ class CheckRunner:
                     for x in r.threads:
                         if x.cpu is not None:
                             seen.setdefault((x.pair, x.role), set()).add(x.cpu)
+        # Read once the engine has stopped: an end that did not stop in time says so then.
+        self.warnings.take([*engine.events, *(e for r in results for e in r.events)])
         return results, seen
 
 

@@ -16,8 +16,8 @@ from ..engine.placement import MODES, PLACEMENTS
 from ..engine.profile.span import SpanProfiler
 from ..engine.workloads import WORKLOADS
 
-# The most pairs a command accepts: bench/bulk_start.py measures 1,024 starting in
-# seconds on 2 CPUs; the counter block holds 4,096 ends.
+# The most pairs a command accepts: what bench/bulk_start.py starts within its
+# target (BENCHMARKS.md, "Bulk start"); the counter block holds 4,096 ends.
 MAX_PAIRS = 1024
 
 
@@ -240,13 +240,15 @@ def metrics_endpoint(args: argparse.Namespace) -> Iterator[Any]:
         yield endpoint
 
 
-def publisher(endpoint: Any, config: EngineConfig, kind: str) -> Any:
-    """The on_sample callback (with .points()) that feeds --metrics; None without it."""
+def publisher(endpoint: Any, config: EngineConfig, kind: str, engine: Any = None) -> Any:
+    """The on_sample callback (with .points() and .attach(engine), whose latency
+    histograms it exports) that feeds --metrics; None without it."""
     if endpoint is None:
         return None
     from ..output.metrics import RunLabels
 
-    return endpoint.publisher(RunLabels(config.workload, config.placement, config.mode, kind))
+    labels = RunLabels(config.workload, config.placement, config.mode, kind)
+    return endpoint.publisher(labels, engine)
 
 
 def each(*callbacks: Any) -> Any:
@@ -259,4 +261,14 @@ def each(*callbacks: Any) -> Any:
         for c in live:
             c(sample)
 
+    call.attach = lambda engine: attach(live, engine)  # type: ignore[attr-defined]
     return call
+
+
+def attach(callbacks: Any, engine: Any) -> None:
+    """Tell --metrics publishers among the callbacks (or inside an each()) which
+    engine's latency histograms to export: a sweep or check starts one per step."""
+    for c in callbacks if isinstance(callbacks, list) else [callbacks]:
+        hook = getattr(c, "attach", None)
+        if hook is not None:
+            hook(engine)

@@ -137,8 +137,8 @@ def _load(path: str):
     from ..output.bounded_read import read_bounded_text
 
     try:
-        # Bounded, and never blocking on a FIFO: `compare a.json /dev/zero` once read
-        # until the OOM killer came.
+        # Bounded, and never blocking on a FIFO: `compare a.json /dev/zero` must not
+        # read until the OOM killer comes.
         d = json.loads(read_bounded_text(path))
     except (RecordError, ValueError, RecursionError):
         return read_record(path)
@@ -221,6 +221,9 @@ def _ab(record: Record, args: argparse.Namespace) -> int:
     table = ab_latency_table(record)
     if table:
         print(table)
+    delta = ab_profile_delta(record)
+    if delta:
+        print(delta)
     if args.fail_below is not None and d.below(args.fail_below):
         print(f"B is more than {args.fail_below:g} % below A over the whole interval")
         return EXIT_FAILED
@@ -240,6 +243,22 @@ def ab_latency_table(record: Record) -> str | None:
     except (TypeError, ValueError) as exc:
         raise UsageError(f"{record.name}: {exc}") from None
     return format_ab_latency(blocks)
+
+
+def ab_profile_delta(record: Record) -> str | None:
+    """The delta explained of an `ab --profile` record: B's slots against A's."""
+    from ..engine.profile.window import Profile
+    from ..output.profile_table import format_delta
+
+    ab = record.ab or {}
+    prof, costs = ab.get("profile"), ab.get("costs") or {}
+    if not isinstance(prof, dict) or not isinstance(costs, dict):
+        return None
+    try:
+        a, b = Profile.from_dict(prof["A"]), Profile.from_dict(prof["B"])
+    except (KeyError, TypeError, ValueError):
+        raise UsageError(f"{record.name}: ab.profile should hold an A and a B profile") from None
+    return format_delta(("A", "B"), a, b, costs.get("A"), costs.get("B"))
 
 
 def noise_lines(records: list[Record]) -> list[str]:

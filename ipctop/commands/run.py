@@ -12,6 +12,7 @@ from ..engine.engine import Engine
 from ..engine.profile.window import Profile
 from ..engine.sample import Sample
 from ..engine.stalls import STALL_S
+from ..live.engine_warnings import EngineWarnings
 from ..live.measure import measure_engine
 from ..live.priority import raise_monitor
 from ..output import latency_text
@@ -65,7 +66,9 @@ def _run(args: argparse.Namespace, config, cpus: list[int], metrics) -> int:
             flush=True,
         )
         print(f"# {engine.latency_note}", file=notes, flush=True)
-        printer = each(_jsonl if args.jsonl else _line, publisher(metrics, config, engine.kind))
+        printer = each(
+            _jsonl if args.jsonl else _line, publisher(metrics, config, engine.kind, engine)
+        )
         # Where the time goes is read only when it is printed (in --jsonl samples).
         with profiler.span(engine) if profiler else nullcontext():
             result = measure_engine(
@@ -92,8 +95,8 @@ def _run(args: argparse.Namespace, config, cpus: list[int], metrics) -> int:
             print(f"# {line}", file=notes)
     if profile is not None:
         _print_profile(profile, args.jsonl)
-    for event in result.events:
-        print(f"# {event}", file=sys.stderr)
+    # Read once the engine has stopped: an end that did not stop in time says so then.
+    EngineWarnings().take([*engine.events, *result.events])
     failed = [t for t in result.threads if t.state not in ("running", "done")]
     stuck = result.stalls.stalled_at_end if result.stalls is not None else ()
     if stuck:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from contextlib import nullcontext
 from pathlib import Path
@@ -18,6 +19,7 @@ from ..engine.profile.span import SpanProfiler
 from ..engine.profile.window import Profile
 from ..engine.stalls import STALL
 from ..engine.workloads.msgbench import phase_table
+from ..live.engine_warnings import EngineWarnings
 from ..live.measure import RunResult, measure_engine
 from ..live.priority import raise_monitor
 from ..output import latency_text, tables
@@ -32,6 +34,7 @@ from ..signals import Interrupted
 from .common import (
     MAX_PAIRS,
     add_measuring_options,
+    attach,
     count,
     cpu_text,
     each,
@@ -93,12 +96,15 @@ def run(args: argparse.Namespace) -> int:
     status = 0
     unit = args.seconds + args.warmup
     plan = top * len(names) * args.repeat * unit
+    said = EngineWarnings()
     try:
         with metrics_endpoint(args) as metrics, PlannedProgress("sweep", plan) as bar:
             feeds = {n: publisher(metrics, configs[n], kind) for n in names}
             for n in range(1, top + 1):
                 for name in names:
-                    step = _step(configs[name], n, args, bar, feeds[name], profiler)
+                    rec = records[name]
+                    warned = functools.partial(_warned, said, rec)
+                    step = _step(configs[name], n, args, bar, feeds[name], profiler, warned)
                     records[name].steps.append(step)
                     records[name].points.append(
                         ScalingPoint.from_repeats(
@@ -124,6 +130,11 @@ def run(args: argparse.Namespace) -> int:
     failed = any(not e.startswith(warnings) for r in records.values() for e in r.events)
     stuck = any(s.stalls and s.stalls["stalled_at_end"] for r in records.values() for s in r.steps)
     return 1 if failed or stuck or not saved else 0
+
+
+def _warned(said: EngineWarnings, rec: Record, lines) -> None:
+    """Say a run's warnings once per sweep; keep them, once each, in its record."""
+    rec.warnings = list(dict.fromkeys([*(rec.warnings or []), *said.take(lines)])) or None
 
 
 def _new_record(box: dict, config, kind: str, args: argparse.Namespace) -> Record:
@@ -162,14 +173,20 @@ def _configured(config):
     return w
 
 
-def _measure(config, n: int, args: argparse.Namespace, on_sample, profiler: SpanProfiler | None):
+def _measure(
+    config, n: int, args: argparse.Namespace, on_sample, profiler: SpanProfiler | None, warned
+) -> RunResult:
     with Engine(config) as engine:
         engine.start(n)
+        attach(on_sample, engine)  # --metrics: its latency histograms
         with profiler.span(engine) if profiler is not None else nullcontext():
             # A step records and prints where the time goes: the costs need the detail reads.
-            return measure_engine(
+            result = measure_engine(
                 engine, args.seconds, args.warmup, WINDOW_S, on_sample, detail=True
             )
+    # Read once the engine has stopped: an end that did not stop in time says so then.
+    warned([*engine.events, *result.events])
+    return result
 
 
 def _step(
@@ -179,11 +196,13 @@ def _step(
     bar: PlannedProgress,
     feed=None,
     profiler: SpanProfiler | None = None,
+    warned=lambda lines: None,
 ) -> Step:
+    """One pair count, measured --repeat times; warned(lines) gets each run's warnings."""
     runs: list[RunResult] = []
     for i in range(args.repeat):
         bar.begin(args.seconds + args.warmup, f"{config.workload} · {n} pair(s) · run {i + 1}")
-        runs.append(_measure(config, n, args, each(bar.tick, feed), profiler))
+        runs.append(_measure(config, n, args, each(bar.tick, feed), profiler, warned))
         bar.done()
     totals = [r.total_ops_per_s for r in runs]
     # Every run's windows, pooled: the step's figure is their median, with an interval.
@@ -227,6 +246,7 @@ def _stalls(runs: list[RunResult]) -> dict | None:
 
 def _print_step(name: str, step: Step, ncpus: int) -> None:
     over = " · oversubscribed: more pairs than CPUs" if step.oversubscribed else ""
+    # The step's events were said on stderr as they came (EngineWarnings).
     print(f"\n{name} · {step.pairs} pair(s){over}")
     print(tables.format_matrix(step.threads))
     if step.ops and all("n" in s for s in step.ops.values()):
@@ -243,8 +263,6 @@ def _print_step(name: str, step: Step, ncpus: int) -> None:
     if step.latency:
         print(f"{step.latency['note']} (the median run):")
         print(latency_text.table(PairLatency.from_dict(d) for d in step.latency["pairs"]))
-    for e in step.events:
-        print(f"! {e}")
 
 
 def _finish(records: dict[str, Record], names: list[str], args, status: int) -> bool:

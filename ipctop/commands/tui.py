@@ -65,6 +65,10 @@ def run(args: argparse.Namespace) -> int:
             screenshot_dir=getattr(args, "screenshot_dir", "."),
             record=record,
             baseline=baseline,
-            metrics=MetricsFeed(metrics.board) if metrics is not None else None,
+            metrics=(
+                MetricsFeed(metrics.board, lambda: getattr(source, "engine", None))
+                if metrics is not None
+                else None
+            ),
             present=getattr(args, "present", False),
         )

@@ -143,8 +143,9 @@ class Engine:
     ) -> list[Pair]:
         """Start n pairs in bulk: launch every end first, then wait for them all.
 
-        One pair at a time waited for each new thread's first time slice, which
-        on a loaded box meant seconds per pair. progress(launched, running, n)
+        Waiting for each new end's first time slice before launching the next
+        costs a slice per pair, seconds each on a loaded box (BENCHMARKS.md,
+        "Bulk start"). progress(launched, running, n)
         is called as they come up. If any pair cannot start, every pair of the
         batch is stopped and removed before the error is raised.
         """

@@ -113,7 +113,7 @@ def keys_snapshot() -> Iterator[None]:
     """Check ids against one reading of /proc/sysvipc while many objects are removed.
 
     key_of reads every object on the box, so removing n pairs one by one read
-    n^2 lines (10 s for 768 pairs); the ids of objects being removed by their
+    n^2 lines (BENCHMARKS.md, "Bulk start"); the ids of objects being removed by their
     own engine do not change meanwhile.
     """
     _snapshot.keys = {(k, i): key for k, i, key, _ in live_objects()}

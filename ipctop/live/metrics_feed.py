@@ -2,19 +2,30 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..engine.sample import Sample
 from ..output.metrics import MetricsBoard, RunLabels
+from ..output.metrics_histograms import LatencyAccumulator
 from .session import Session
 
 
 class MetricsFeed:
-    """Called on the UI thread after each sample is fed, so the curve is read safely."""
+    """Called on the UI thread after each sample is fed, so the curve is read safely.
 
-    def __init__(self, board: MetricsBoard) -> None:
+    engine_of() is the source's current engine (None for a replay): its latency
+    histograms are exported, restarted when the run's labels change."""
+
+    def __init__(self, board: MetricsBoard, engine_of: Callable[[], Any] = lambda: None) -> None:
         self.board = board
+        self.engine_of = engine_of
+        self._labels: RunLabels | None = None
+        self._latency = LatencyAccumulator(engine_of)
 
     def __call__(self, sample: Sample, info: Any, session: Session) -> None:
         labels = RunLabels(info.workload, info.placement, info.mode, info.engine)
-        self.board.publish(sample, labels, session.curve.points())
+        if labels != self._labels:  # w, p or m: another run, new series
+            self._labels, self._latency = labels, LatencyAccumulator(self.engine_of)
+        self._latency.feed()
+        self.board.publish(sample, labels, session.curve.points(), self._latency.snapshot())

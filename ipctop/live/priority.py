@@ -18,9 +18,9 @@ import os
 
 from .monitor import own_tids
 
-#: nice levels above the process's own: as far as nice goes (-20 from 0). At
-#: 256 pairs on 2 CPUs starting the pairs took 27.9 s at nice 0, 2.5 s at -15
-#: and 1.2 s at -20; the monitor still uses only the CPU it needs.
+#: nice levels above the process's own: as far as nice goes (-20 from 0), which
+#: starts many pairs fastest (BENCHMARKS.md, "Observer effect"); the monitor
+#: still uses only the CPU it needs.
 RAISE = 20
 
 

@@ -122,8 +122,8 @@ class LiveSource(SampleSource):
         """Start the engine with `pairs` pairs (before the app runs: errors reach the CLI)."""
         with self._lock:
             if self.boost:
-                # Raised before the app exists, so its threads inherit it: with
-                # 512 ends at nice 0 the app took 7.6 s to draw its first screen.
+                # Raised before the app exists, so its threads inherit it: at the
+                # ends' nice the first screen would wait behind hundreds of them.
                 self._priority.apply(self.pair_tids())
             self.engine.start(pairs)
 
@@ -171,6 +171,8 @@ class LiveSource(SampleSource):
 
     def reconfigure(self, **changes: str) -> str:
         with self._lock:
+            if self._stopped:  # a late caller (an A/B ending) must not start pairs again
+                raise UnsupportedError("the pairs were stopped: nothing to restart")
             self._unpin_me()
             old = self.engine
             new_config = replace(old.config, **changes)

@@ -1,6 +1,7 @@
 """Read a record file without trusting it: a regular file, of bounded size and depth.
 
-`compare good.json /dev/zero` once read until the OOM killer came. A record
+An unbounded read of `compare good.json /dev/zero` would go on until the OOM
+killer came, and a FIFO would block for ever. A record
 is a regular file of at most MAX_RECORD_BYTES; anything else is refused
 before a byte is read, and the read goes in chunks so that a signal's
 handler runs between them.

@@ -31,6 +31,7 @@ from ..analysis.scaling import ScalingPoint, scalability_pct
 from ..engine.latency import PairLatency
 from ..engine.sample import Sample
 from ..errors import UsageError
+from .metrics_histograms import LatencyAccumulator, histogram_families
 
 RUN_LABELS = ("host", "workload", "placement", "mode", "engine")
 
@@ -92,18 +93,22 @@ class MetricsBoard:
         self._labels: RunLabels | None = None
         self._sample: Sample | None = None
         self._points: dict[RunLabels, tuple[ScalingPoint, ...]] = {}
+        self._hists: dict[int, tuple[bytearray, bytearray]] = {}
 
     def publish(
         self,
         sample: Sample,
         labels: RunLabels,
         points: Sequence[ScalingPoint] | None = None,
+        hists: dict[int, tuple[bytearray, bytearray]] | None = None,
     ) -> None:
-        """Called by the measuring thread once per sample; points replace that run's."""
+        """Called by the measuring thread once per sample; points replace that run's,
+        hists (pair -> running round-trip and one-way histograms) the last ones."""
         with self._lock:
             self._labels, self._sample = labels, sample
             if points is not None:
                 self._points[labels] = tuple(points)
+            self._hists = hists or {}
 
     def set_points(self, labels: RunLabels, points: Sequence[ScalingPoint]) -> None:
         with self._lock:
@@ -113,15 +118,25 @@ class MetricsBoard:
         with self._lock:
             return self._labels, self._sample, dict(self._points)
 
+    def histograms(self) -> dict[int, tuple[bytearray, bytearray]]:
+        with self._lock:
+            return self._hists
+
 
 class RunPublisher:
     """One run's samples and points onto a board: an on_sample callback for measure()."""
 
-    def __init__(self, board: MetricsBoard, labels: RunLabels) -> None:
+    def __init__(self, board: MetricsBoard, labels: RunLabels, engine: Any = None) -> None:
         self.board, self.labels = board, labels
+        self.latency = LatencyAccumulator(lambda: self.engine)
+        self.engine = engine  # the histograms' source; attach() a sweep's next one
+
+    def attach(self, engine: Any) -> None:
+        self.engine = engine
 
     def __call__(self, sample: Sample) -> None:
-        self.board.publish(sample, self.labels)
+        self.latency.feed()
+        self.board.publish(sample, self.labels, hists=self.latency.snapshot())
 
     def points(self, points: Sequence[ScalingPoint]) -> None:
         self.board.set_points(self.labels, points)
@@ -145,6 +160,9 @@ class SampleCollector:
             return
         yield from _sample_families(labels.values(host), sample)
         yield from latency_families(labels.values(host), sample)
+        hists = self.board.histograms()
+        if hists:
+            yield from histogram_families(labels.values(host), RUN_LABELS, hists)
 
 
 def _family(name: str, doc: str, extra: Sequence[str] = (), unit: str = "") -> Any:
@@ -293,8 +311,8 @@ class MetricsEndpoint:
         port = self._server.server_port if self._server is not None else self.address.port
         return f"http://{host}:{port}/metrics"
 
-    def publisher(self, labels: RunLabels) -> RunPublisher:
-        return RunPublisher(self.board, labels)
+    def publisher(self, labels: RunLabels, engine: Any = None) -> RunPublisher:
+        return RunPublisher(self.board, labels, engine)
 
     def close(self) -> None:
         server, self._server = self._server, None

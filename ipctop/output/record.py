@@ -228,9 +228,14 @@ class Record(BaseModel):
     timeline: list[Sample] = Field(default_factory=list)
     events: list[str] = Field(default_factory=list)
     # Optional (written only when set): an `ipctop ab` run's two sides and result,
-    # and the box's A/A noise floor measured by `ipctop check`.
+    # the box's A/A noise floor measured by `ipctop check`, the engines' warnings.
     ab: dict[str, Any] | None = None
     noise: NoiseFloor | None = None
+    warnings: list[str] | None = Field(
+        default=None,
+        description="what the engines warned about during the run (no reaper, contention, "
+        "a failed pair, an end that did not stop in time), once each; absent when none",
+    )
     # Where it was read from; used for labels, never written.
     source: str | None = Field(default=None, exclude=True)
 
@@ -272,6 +277,7 @@ class Record(BaseModel):
             "events": list(self.events),
             **({"ab": self.ab} if self.ab is not None else {}),
             **({"noise": self.noise.model_dump(mode="json")} if self.noise is not None else {}),
+            **({"warnings": list(self.warnings)} if self.warnings else {}),
         }
 
     @classmethod
@@ -324,8 +330,9 @@ def validate_record_dict(d: Any) -> list[str]:
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of the files ipctop writes (what the models serialize to)."""
     schema = Record.model_json_schema(mode="serialization")
-    # Written only when set (an ab run, a check's A/A floor): not required of every file.
-    schema["required"] = [k for k in schema.get("required", []) if k not in ("ab", "noise")]
+    # Written only when set (an ab run, a check's A/A floor, warnings): not required of every file.
+    optional = ("ab", "noise", "warnings")
+    schema["required"] = [k for k in schema.get("required", []) if k not in optional]
     step = schema.get("$defs", {}).get("Step")
     if step and "required" in step:  # a step's latency and profile: only when measured
         step["required"] = [

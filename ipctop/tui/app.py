@@ -28,10 +28,12 @@ from ..live.mechanisms import comparable
 from ..live.monitor import MonitorCpuMeter
 from ..live.session import Session
 from ..live.sources import SampleSource
+from .ab_actions import AbActions
 from .contrast_floor import ContrastFloor
 from .control_actions import ControlActions
 from .crash_report import CrashReport
-from .keys import MONITOR_KEYS, bindings, keys_of
+from .keys import MONITOR_KEYS, bindings, key_commands
+from .own_cpu import OwnCpu
 from .profile_actions import ProfileActions
 from .record_actions import RecordActions
 from .screens.help import HelpScreen
@@ -39,6 +41,7 @@ from .screens.key_list import key_sections
 from .signal_exit import SignalExit
 from .sweep_actions import SweepActions
 from .view_actions import ViewActions
+from .widgets.ab_panel import AbPanel
 from .widgets.baseline_bar import BaselineBar
 from .widgets.cpus_panel import CpusPanel
 from .widgets.detail_panel import DetailPanel
@@ -52,8 +55,6 @@ from .widgets.threads_panel import ThreadsPanel
 from .widgets.too_small import MIN_SIZE, TooSmall
 
 REDRAW_HZ = 4
-OWN_CPU_EVERY = 1.0  # seconds between readings of the monitor's own CPU use
-OWN_CPU_MIN_WINDOW = 0.5  # seconds: the shortest window a reading may cover
 
 
 class SampleArrived(Message):
@@ -70,6 +71,7 @@ class IpctopApp(
     SignalExit,
     RecordActions,
     ProfileActions,
+    AbActions,
     ControlActions,
     SweepActions,
     ViewActions,
@@ -118,9 +120,7 @@ class IpctopApp(
         self.sweep_step = sweep_step
         self.screenshot_dir = screenshot_dir
         self._initial_theme = theme
-        self._own_cpu = own_cpu if own_cpu is not None else MonitorCpuMeter().read
-        self._own_cpu_value: float | None = None
-        self._own_cpu_at = 0.0
+        self._own_cpu = OwnCpu(own_cpu if own_cpu is not None else MonitorCpuMeter().read)
         self._generation = 0
         self._dirty = False
         self._redraw_pending = False
@@ -144,6 +144,7 @@ class IpctopApp(
     def compose(self) -> ComposeResult:
         yield RunHeader(id="header")
         yield BaselineBar(id="baseline-bar")
+        yield AbPanel(id="ab-panel")
         # Threads take the rows they need (capped); the chart takes the rest.
         with Horizontal(id="top"):
             yield ThreadsPanel(id="threads", classes="panel")
@@ -184,8 +185,7 @@ class IpctopApp(
         self.detail_panel = self.query_one(DetailPanel)
         self.latency_panel = self.query_one(LatencyPanel)
         self.theme_changed_signal.subscribe(self, lambda _theme: self._theme_changed())
-        self._own_cpu(self.source.pair_tids())  # prime: the first reading means nothing
-        self._own_cpu_at = time.monotonic()
+        self._own_cpu.prime(self.source.pair_tids(), time.monotonic())
         self._catch_signals()
         self._records_mounted()
         self.source.start(self._deliver)
@@ -199,6 +199,7 @@ class IpctopApp(
     async def on_unmount(self) -> None:
         gc.unfreeze()  # what the app held may be collected again
         await asyncio.to_thread(self._profile_unmount)  # perf stops before the pairs
+        await asyncio.to_thread(self._ab_unmount)  # so does an A/B, A put back
         self._records_finish(interrupted=self.signalled is not None)
         self._restore_signals()
         # Stopping joins threads and children: off the event loop.
@@ -259,13 +260,7 @@ class IpctopApp(
             return  # _dirty stays: the next sample after the answer draws
         self._last_redraw = time.monotonic()
         self._dirty = False
-        # Never over a short window: /proc counts CPU in 10 ms ticks, so one tick
-        # in the 18 ms after a throttled redraw read as 54 % (screenshots/scaling.svg).
-        since = self._last_redraw - self._own_cpu_at
-        first = self._own_cpu_value is None  # "measuring" until a first reading
-        if since >= OWN_CPU_EVERY or (read_cpu and (first or since >= OWN_CPU_MIN_WINDOW)):
-            self._own_cpu_value = self._own_cpu(self.source.pair_tids())
-            self._own_cpu_at = self._last_redraw
+        own_cpu = self._own_cpu.update(self.source.pair_tids(), self._last_redraw, read_cpu)
         notes = []
         if self._paused:
             notes.append("PAUSED (space)")
@@ -278,7 +273,7 @@ class IpctopApp(
         if self._present is not None:
             self._present.update_from(self.info, self.session, self.baseline)
         self.status_line.update_status(
-            self._own_cpu_value,
+            own_cpu,
             self.source.monitor_cpu,
             self.info.interval,
             self._message,
@@ -333,10 +328,7 @@ class IpctopApp(
     # -- command palette -------------------------------------------------------------
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        for k in keys_of(type(self)):
-            yield SystemCommand(
-                f"{k.what} ({k.shown_as})", f"key {k.shown_as}", getattr(self, f"action_{k.action}")
-            )
+        yield from key_commands(self)
 
 
 def _shown(widget: Widget) -> bool:

@@ -32,6 +32,9 @@ class ControlActions:
         if not self.source.controllable:
             self._say(f"{self.info.source} source: cannot {what}", "warning")
             return
+        if getattr(self, "ab_running", False):  # it would change A or B under the A/B
+            self._say(f"an A/B is running: cannot {what} (escape stops it)", "warning")
+            return
         self._busy += 1
 
         def work() -> None:

@@ -8,8 +8,10 @@ keys the same way; `keys_of` merges them, the subclass's first.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
+from textual.app import App, SystemCommand
 from textual.binding import Binding
 
 
@@ -50,6 +52,14 @@ def keys_of(cls: type) -> list[KeySpec]:
         for spec in vars(klass).get("KEYS", ()):
             seen.setdefault(spec.key, spec)
     return list(seen.values())
+
+
+def key_commands(app: App) -> Iterator[SystemCommand]:
+    """The command palette's entry for each key: its line, and the key to learn."""
+    for k in keys_of(type(app)):
+        yield SystemCommand(
+            f"{k.what} ({k.shown_as})", f"key {k.shown_as}", getattr(app, f"action_{k.action}")
+        )
 
 
 # Most used first: the footer cuts the tail on narrow terminals.
@@ -98,6 +108,21 @@ MONITOR_KEYS: tuple[KeySpec, ...] = (
         "callers",
         "profile: call chains of the selected symbol / hide them",
         footer=False,
+    ),
+    KeySpec(
+        "a",
+        "ab",
+        "A/B",
+        "A/B: this setting against one changed option, interleaved",
+        footer=False,  # the footer is full; ? and the palette list it
+    ),
+    KeySpec(
+        "escape",
+        "stop_ab",
+        "stop A/B",
+        "stop the A/B and put A back / hide its result",
+        footer=False,
+        display="esc",
     ),
     KeySpec(
         "F",

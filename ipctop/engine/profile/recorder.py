@@ -28,6 +28,11 @@ from .perf import PerfStatus
 from .window import Profile, ProfileWindow
 
 FREQUENCY = 997  # Hz per CPU: prime, so sampling does not beat with the tick
+# The reader thread (and the perf script it starts, which inherits it) runs at
+# this nice, below the pairs: at the monitor's -20 it preempted them, and 2
+# sysv-sem pairs on 2 CPUs kept 0.27 of their rate with the profile on; at +10,
+# 0.72 (bench/profile_cost.py, BENCHMARKS.md "Cost of profiling").
+READER_NICE = 10
 FIELDS = "pid,tid,time,ip,sym,dso"
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -113,6 +118,7 @@ class PerfRecorder:
     def start(self) -> PerfRecorder:
         self._since = time.monotonic()
         self._dir = tempfile.mkdtemp(prefix="ipctop-perf-")
+        self._kallsyms = _copy_kallsyms(self._dir)
         cmd = [
             self.status.perf or "perf",
             "record",
@@ -129,7 +135,7 @@ class PerfRecorder:
             # at start, and an alarm that fires while perf is still starting up (a
             # second or more on a loaded box) is dropped, and no file ever closes.
             "--switch-output=signal",
-            "--no-bpf-event",  # its side-band thread costs ~0.4 s at start here
+            "--no-bpf-event",  # its side-band thread (BPF symbols, unread here) slows the start
             "-q",
             "-o",
             os.path.join(self._dir, "perf.data"),
@@ -230,6 +236,10 @@ class PerfRecorder:
         return owner_of
 
     def _read_loop(self) -> None:
+        try:  # this thread only: raising a nice value needs no privilege
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), READER_NICE)
+        except OSError as exc:
+            self.errors.append(f"profile: reader left at the monitor's priority ({exc})")
         due = time.monotonic() + self.window
         while True:
             done = self._stopping.is_set()
@@ -260,7 +270,7 @@ class PerfRecorder:
     def _script(self, path: str) -> tuple[list[str], int, float]:
         """perf script's lines, its exit code and its CPU seconds (from wait4)."""
         script = subprocess.Popen(
-            [self.status.perf or "perf", "script", "-i", path, "-F", FIELDS, "-f"],
+            [self.status.perf or "perf", "script", *self._kallsyms, "-i", path, "-F", FIELDS, "-f"],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -269,9 +279,8 @@ class PerfRecorder:
         )
         assert script.stdout is not None
         self._script_pids.add(script.pid)
-        # Not raised beyond the monitor's nice, which it inherits: a window read
-        # late costs nothing but waiting (wait_span), a script above the pairs
-        # preempts them.
+        # It inherits the reader's nice (READER_NICE): a window read late costs
+        # nothing but waiting (wait_span); a script above the pairs preempts them.
         with script.stdout:
             lines = script.stdout.readlines()
         _, status, usage = os.wait4(script.pid, 0)
@@ -280,7 +289,10 @@ class PerfRecorder:
 
     def _read_file(self, path: str) -> None:
         lines, code, script_cpu = self._script(path)
-        os.unlink(path)
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            return  # stop() gave up waiting for this thread and removed the folder
         now = time.monotonic()
         rec_cpu = _cpu_seconds(self._perf_pid) if self._perf_pid > 0 else None
         if rec_cpu is None:
@@ -294,8 +306,11 @@ class PerfRecorder:
         if code != 0:
             return
         with self._lock:
-            spans = list(self._spans)
-        if not spans:
+            registered = list(self._spans)
+        # A span perf has read past cannot gain a sample: not tallied again (ab's
+        # many short slots would each tally every later file until taken).
+        spans = [x for x in registered if not x.done.is_set()]
+        if not registered:
             self._seen_tids |= self.pair_tids()
             counts = tally(lines, self._owner(self._seen_tids), self._since, self._until)
             if counts.cpu_samples:
@@ -324,6 +339,19 @@ class PerfRecorder:
         except (OSError, ValueError):
             lines = []
         return f"profile: perf record stopped (exit {code}): {lines[-1] if lines else 'no message'}"
+
+
+def _copy_kallsyms(folder: str) -> list[str]:
+    """perf script's --kallsyms option with a copy made once: the kernel writes
+    /proc/kallsyms (120k lines here) anew for every reader, 0.05 s of system time
+    per window's perf script, a third of its cost. A module loaded later is
+    missed; [] (perf reads /proc itself) when the copy cannot be made."""
+    path = os.path.join(folder, "kallsyms")
+    try:
+        shutil.copyfile("/proc/kallsyms", path)
+    except OSError:
+        return []
+    return [f"--kallsyms={path}"]
 
 
 def _last_time(lines: list[str]) -> float | None:

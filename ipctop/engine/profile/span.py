@@ -29,7 +29,7 @@ class SpanProfiler:
         self.status: PerfStatus = perf_status(cpus)
         self.cpus = tuple(sorted(set(cpus)))
         self._recorder: PerfRecorder | None = None
-        self._pending: list[Span] = []
+        self._pending: list[tuple[str, Span]] = []  # (tag, span): ab's A and B slots
         if self.status.ok:
             # Started now, so perf's start-up overlaps the pairs' start and warm-up.
             self._recorder = PerfRecorder(self.status, list(self.cpus), set, window).start()
@@ -52,8 +52,8 @@ class SpanProfiler:
         return list(self.status.warnings)
 
     @contextmanager
-    def span(self, engine: Any) -> Iterator[None]:
-        """Profile the engine's pairs while the body runs."""
+    def span(self, engine: Any, tag: str = "") -> Iterator[None]:
+        """Profile the engine's pairs while the body runs; take(tag) collects it."""
         if self._recorder is None:
             yield
             return
@@ -62,11 +62,13 @@ class SpanProfiler:
             yield
         finally:
             self._recorder.close_span(span)
-            self._pending.append(span)
+            self._pending.append((tag, span))
 
-    def take(self) -> Profile:
-        """The profile of the spans since the last take(); waits for perf to catch up."""
-        pending, self._pending = self._pending, []
+    def take(self, tag: str = "") -> Profile:
+        """The profile of the spans of `tag` since the last take(); waits for perf
+        to catch up."""
+        pending = [s for t, s in self._pending if t == tag]
+        self._pending = [(t, s) for t, s in self._pending if t != tag]
         if self._recorder is None:
             return Profile(
                 event=self.status.event,

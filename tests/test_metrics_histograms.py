@@ -1,0 +1,84 @@
+"""--metrics latency histograms: cumulative buckets from the native histograms,
+scraped over real HTTP while real pairs run, parsed by prometheus_client."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from conftest import two_cpus
+from test_metrics import TIMEOUT, native, scrape, start
+
+from ipctop.engine.latency import HIST_BYTES, bucket_of
+from ipctop.engine.objects import _native
+from ipctop.output.metrics_histograms import EDGES_NS, _buckets
+
+RTT = "ipctop_round_trip_latency_seconds"
+WAKE = "ipctop_wakeup_latency_seconds"
+
+
+def planted(values_ns: list[int]) -> bytearray:
+    h = bytearray(HIST_BYTES)
+    words = memoryview(h).cast("Q")
+    for v in values_ns:
+        words[1 + bucket_of(v)] += 1
+        words[0] += v
+    return h
+
+
+def test_planted_histogram_gives_exact_cumulative_buckets() -> None:
+    buckets, total = _buckets(planted([1_100] * 5 + [50_000, 3_000_000_000]))
+    le = {round(float(k) * 1e9) if k != "+Inf" else "inf": v for k, v in buckets}
+    # 1.1 us falls below the 1.25 x 2^10 ns = 1280 ns edge, not below 1024 ns.
+    assert le[1024] == 0 and le[1280] == 5
+    assert le[57344] == 6 and le[2**31 * 5 // 4] == 6 and le[2**31 * 3 // 2] == 7
+    assert le["inf"] == 7
+    assert total == pytest.approx((5_500 + 50_000 + 3_000_000_000) / 1e9)
+    counts = [v for _, v in buckets]
+    assert counts == sorted(counts)  # cumulative
+    assert len(buckets) == len(EDGES_NS) + 1
+
+
+@two_cpus
+@pytest.mark.skipif(_native is None, reason="the native extension is not built")
+def test_run_exports_histograms_that_grow_while_two_real_pairs_run() -> None:
+    proc, url = start("run", "-w", "sysv-sem", "--pairs", "2", "--seconds", "5",
+                      "--interval", "0.2")  # fmt: skip
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            first = scrape(url)
+            counts = [s for s in first.get(RTT, ()) if s.name == f"{RTT}_count"]
+            if len(counts) == 2 and all(s.value > 0 for s in counts):
+                break
+            assert time.monotonic() < deadline, f"no histogram counts: {sorted(first)}"
+            time.sleep(0.1)
+        time.sleep(0.6)
+        second = scrape(url)
+        om = scrape(url, openmetrics=True)
+    finally:
+        out, err = proc.communicate(timeout=TIMEOUT)
+    assert proc.returncode == 0, err
+    assert native(second)
+
+    def by_pair(m: dict, name: str, suffix: str) -> dict[str, float]:
+        return {s.labels["pair"]: s.value for s in m[name] if s.name == name + suffix}
+
+    for name in (RTT, WAKE):
+        for pair in ("0", "1"):
+            buckets = [s for s in second[name]
+                       if s.name == f"{name}_bucket" and s.labels["pair"] == pair]  # fmt: skip
+            values = [s.value for s in buckets]
+            assert values == sorted(values) and buckets[-1].labels["le"] == "+Inf"
+            assert values[-1] == by_pair(second, name, "_count")[pair]
+            assert {"workload", "placement", "mode", "engine", "host"} <= set(buckets[0].labels)
+        # Cumulative since the run began: a later scrape never counts fewer.
+        before, after = by_pair(first, name, "_count"), by_pair(second, name, "_count")
+        assert all(after[p] > before[p] for p in ("0", "1")), (before, after)
+    rtt_mean = {p: by_pair(second, RTT, "_sum")[p] / c
+                for p, c in by_pair(second, RTT, "_count").items()}  # fmt: skip
+    wake_mean = {p: by_pair(second, WAKE, "_sum")[p] / c
+                 for p, c in by_pair(second, WAKE, "_count").items()}  # fmt: skip
+    for p in ("0", "1"):
+        assert 50e-9 < wake_mean[p] < rtt_mean[p] < 1.0, (wake_mean, rtt_mean)
+    assert om[RTT][0].name == f"{RTT}_bucket"  # the OpenMetrics flavour parses them too
