@@ -155,7 +155,9 @@ static int remove_all(volatile int32_t *ids, long n, struct end_slot *s, uint64_
  * allocation the seeds timed. What a key adds is one hash lookup that misses
  * and one insert (an rhashtable since 4.15; IPC_RMID removes the entry),
  * whose cost does not grow with the id space, so the prefilled run still
- * shows what a fuller idr costs. */
+ * shows what a fuller idr costs. The seeds do not say which key msgbench
+ * used; bench/msgget_keys.py measures what the key costs against
+ * IPC_PRIVATE (BENCHMARKS.md). */
 static inline key_t mb_key(const volatile uint32_t *base, long i)
 {
     return (key_t)(base[i / MB_KEYS_PER_BASE] | (uint32_t)(i % MB_KEYS_PER_BASE));
