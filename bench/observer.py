@@ -68,13 +68,14 @@ def pair_tids(engine: Engine) -> set[int]:
 
 def headless_phase(engine: Engine, seconds: float) -> dict:
     sampler = Sampler(engine, INTERVAL)
-    sampler.start(lambda _s: None)
+    taken: list[int] = []  # one entry per sample: starvation shows as fewer
+    sampler.start(lambda _s: taken.append(1))
     # The same priority the TUI's monitor gets, so drawing is the only difference.
     priority = MonitorPriority()
     priority.apply(pair_tids(engine))
     try:
         time.sleep(WARMUP)
-        return measure(engine, seconds, lambda: len(sampler.history))
+        return measure(engine, seconds, lambda: len(taken))
     finally:
         sampler.stop()
         priority.restore(pair_tids(engine))

@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
             record=record,
             baseline=baseline,
             metrics=(
-                MetricsFeed(metrics.board, lambda: getattr(source, "engine", None))
+                MetricsFeed(metrics.board, lambda: source.engine)  # restarts replace it
                 if metrics is not None
                 else None
             ),

@@ -5,7 +5,7 @@ answer with their CPU and switch counts there), and one read each of
 /proc/stat and /proc/interrupts. Only ends that cannot answer (the Python
 engine) and the detail view open each thread's /proc stat and status files. The thread re-arms only after a reading finished, so
 readings never overlap; consumers get immutable Samples through a callback
-or the bounded history.
+(nothing is kept here: whoever wants a history keeps its own).
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -53,7 +52,6 @@ class Sampler:
         self,
         engine: Engine,
         interval: float = 0.5,
-        history: int = 4096,
         proc: str = "/proc",
     ) -> None:
         if interval <= 0:
@@ -61,7 +59,6 @@ class Sampler:
         self.engine = engine
         self.interval = interval
         self.proc = proc
-        self.history: deque[Sample] = deque(maxlen=history)
         self.monitor_cpu: int | None = None
         self._t0 = time.monotonic()
         self._last_t = self._t0
@@ -190,7 +187,6 @@ class Sampler:
             stalled=stalled,
             gap=gap is not None,
         )
-        self.history.append(sample)
         # Asked now, answered at the ends' next round: the next reading has
         # answers at most an interval old even when nothing asks again.
         self.ask(ends)

@@ -240,13 +240,13 @@ class IpctopApp(
         else:
             self.call_later(self._redraw)
 
-    def _typing_a_path(self) -> bool:
-        # Under the dimmed modal every redraw re-composited the whole screen, about
-        # 0.1 s of CPU up to 4 times a second: half a CPU taken from the pairs while
-        # a path is typed. The figures underneath wait until it is answered.
-        from .screens.path_input import PathInputScreen
+    def _typing_an_answer(self) -> bool:
+        # Under the dimmed modal every redraw re-composites the whole screen: CPU
+        # taken from the pairs while a path or B's options are typed. The figures
+        # underneath wait until it is answered.
+        from .screens.text_input import TextInputScreen
 
-        return isinstance(self.screen, PathInputScreen)
+        return isinstance(self.screen, TextInputScreen)
 
     def redraw_now(self) -> None:
         """Draw the current session now, throttle or not (tests, screenshots)."""
@@ -256,7 +256,7 @@ class IpctopApp(
         self._redraw_pending = False
         if not self.is_running or self.run_header is None:
             return  # not mounted yet, or shutting down: the widgets are going
-        if self._typing_a_path():
+        if self._typing_an_answer():
             return  # _dirty stays: the next sample after the answer draws
         self._last_redraw = time.monotonic()
         self._dirty = False
