@@ -66,7 +66,9 @@ def test_key_a_runs_abba_shows_the_verdict_and_puts_a_back() -> None:
         async with app.run_test(size=(120, 40)) as pilot:
             await start_ab(pilot, app, "--placement cross")
             await pilot.press("plus")  # refused while it runs: it would change A and B
-            assert len(source.engine.pairs) == 1
+            said = [str(n.message) for n in app._notifications]
+            assert any("an A/B is running: cannot add a pair" in m for m in said), said
+            assert len(source.engine.pairs) <= 1  # 0 while a slot restarts them, never 2
             await wait_for(pilot, lambda: app._ab_progress.done, "the A/B to finish")
             p = app._ab_progress
             if "did not start within" in p.why:  # the engine's start timeout, not the A/B's
