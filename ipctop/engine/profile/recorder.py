@@ -25,6 +25,7 @@ from pathlib import Path
 
 from .parse import tally
 from .perf import PerfStatus
+from .spawn import spawn_tied
 from .window import Profile, ProfileWindow
 
 FREQUENCY = 997  # Hz per CPU: prime, so sampling does not beat with the tick
@@ -141,9 +142,7 @@ class PerfRecorder:
             os.path.join(self._dir, "perf.data"),
         ]
         self._err = open(os.path.join(self._dir, "stderr"), "w+")  # noqa: SIM115
-        self._proc = subprocess.Popen(
-            cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._err
-        )
+        self._proc = spawn_tied(cmd, stderr=self._err)
         self._perf_pid = self._proc.pid
         _raise(self._perf_pid)
         self._last_cpu = 0.0

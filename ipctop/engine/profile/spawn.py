@@ -1,0 +1,45 @@
+"""Start perf so that it cannot outlive ipctop, however ipctop ends."""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import signal
+import subprocess
+import threading
+
+from ..forker import Forker
+
+_LIBC = ctypes.CDLL(None, use_errno=True)  # loaded before any fork
+_spawner: Forker | None = None
+_spawner_lock = threading.Lock()
+
+
+def spawn_tied(cmd: list[str], stderr: object) -> subprocess.Popen:
+    """perf, with a parent-death signal so a killed ipctop takes it along.
+
+    PR_SET_PDEATHSIG fires when the forking *thread* exits, and the TUI starts
+    perf from short-lived workers: so every perf is forked by one thread that
+    lives as long as the process.
+    """
+    global _spawner
+    with _spawner_lock:
+        if _spawner is None:
+            _spawner = Forker()
+    parent = os.getpid()
+
+    def tie() -> None:  # in the child, before exec
+        _LIBC.prctl(1, signal.SIGINT)  # PR_SET_PDEATHSIG; SIGINT: perf closes its file
+        if os.getppid() != parent:  # the parent died before the prctl
+            os._exit(127)
+
+    popen = functools.partial(
+        subprocess.Popen,
+        cmd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=stderr,
+        preexec_fn=tie,
+    )
+    return _spawner.call(popen)

@@ -1,0 +1,52 @@
+"""perf never outlives ipctop: a SIGKILLed `ipctop run --profile` takes its perf along."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+from conftest import ROOT, wait_for
+
+from ipctop.engine.profile import perf_status
+
+CPUS = sorted(os.sched_getaffinity(0))[:2]
+STATUS = perf_status(CPUS)
+needs_perf = pytest.mark.skipif(not STATUS.ok, reason=f"perf cannot profile here: {STATUS.line}")
+
+
+def _perf_children(pid: int) -> list[psutil.Process]:
+    try:
+        kids = psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+    return [k for k in kids if "perf" in k.name()]
+
+
+@needs_perf
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
+def test_perf_dies_with_a_killed_run(how: signal.Signals) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ipctop", "run", "--profile", "--seconds", "60", "--cpus", "0"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert wait_for(lambda: _perf_children(proc.pid), 60), "perf never started under the run"
+        perf = _perf_children(proc.pid)
+        time.sleep(0.5)  # perf is recording, not just forked
+        proc.send_signal(how)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    _, alive = psutil.wait_procs(perf, timeout=15)
+    for p in alive:
+        p.kill()  # do not leave it running for the next test
+    assert not alive, f"perf outlived the {how.name}ed run: {[p.pid for p in alive]}"
