@@ -6,11 +6,13 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import psutil
 import pytest
-from conftest import ROOT, wait_for
+from conftest import ROOT, run_cli, wait_for
 
 from ipctop.engine.profile import perf_status
 
@@ -50,3 +52,20 @@ def test_perf_dies_with_a_killed_run(how: signal.Signals) -> None:
     for p in alive:
         p.kill()  # do not leave it running for the next test
     assert not alive, f"perf outlived the {how.name}ed run: {[p.pid for p in alive]}"
+    if how == signal.SIGKILL:
+        _clean_takes_the_killed_runs_perf_data(proc.pid)
+
+
+def _clean_takes_the_killed_runs_perf_data(dead: int) -> None:
+    tmp = Path(tempfile.gettempdir())
+    left = list(tmp.glob(f"ipctop-perf-{dead}-*"))
+    assert left, "a SIGKILLed run leaves its perf folder (what clean is for)"
+    live = Path(tempfile.mkdtemp(prefix=f"ipctop-perf-{os.getpid()}-"))  # a live owner: us
+    try:
+        r = run_cli("clean")
+        assert r.returncode == 0, r.stderr
+        assert all(f"removed perf data {p}" in r.stdout for p in left), r.stdout
+        assert not any(p.exists() for p in left)
+        assert live.exists(), "a live ipctop's perf folder was removed"
+    finally:
+        live.rmdir()

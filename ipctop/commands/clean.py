@@ -10,9 +10,12 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
+import tempfile
 import time
 from pathlib import Path
 
+from ..engine.profile.recorder import PERF_DIR_PREFIX
 from ..engine.reaper import (
     _alive,
     current_keys,
@@ -29,11 +32,12 @@ MQUEUE_DIR = "/dev/mqueue"
 TAG_FILE = re.compile(r"[0-9a-f]{3}")
 CLAIM_GRACE = 5.0  # seconds an empty session file may be a claim in progress
 QUEUE_NAME = re.compile(r"ipctop-(\d+)-\d+-.+")
+PERF_DIR = re.compile(re.escape(PERF_DIR_PREFIX) + r"(\d+)-.+")
 
 
 def _clean_files(dry_run: bool) -> int:
     """Orphan POSIX queues and stale session files; returns how many were found."""
-    queues, sessions = orphan_queues(), stale_sessions()
+    queues, sessions, perf_dirs = orphan_queues(), stale_sessions(), orphan_perf_dirs()
     for name in queues:
         if dry_run:
             print(f"would remove posix queue /{name}")
@@ -45,7 +49,29 @@ def _clean_files(dry_run: bool) -> int:
             continue
         path.unlink(missing_ok=True)
         print(f"removed stale session file {path}")
-    return len(queues) + len(sessions)
+    for path in perf_dirs:
+        if dry_run:
+            print(f"would remove perf data {path}")
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        print(f"removed perf data {path}")
+    return len(queues) + len(sessions) + len(perf_dirs)
+
+
+def orphan_perf_dirs(uid: int | None = None) -> list[Path]:
+    """--profile's temporary folders of this user whose ipctop is gone (killed mid-run)."""
+    uid = os.getuid() if uid is None else uid
+    out = []
+    base = Path(tempfile.gettempdir())
+    for path in base.glob(PERF_DIR_PREFIX + "*"):
+        m = PERF_DIR.fullmatch(path.name)
+        try:
+            mine = path.is_dir() and path.stat().st_uid == uid
+        except FileNotFoundError:
+            continue
+        if m is not None and mine and not _alive(int(m.group(1))):
+            out.append(path)
+    return sorted(out)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -28,6 +28,7 @@ from .perf import PerfStatus
 from .spawn import spawn_tied
 from .window import Profile, ProfileWindow
 
+PERF_DIR_PREFIX = "ipctop-perf-"  # + pid + "-" + random: see commands/clean.py
 FREQUENCY = 997  # Hz per CPU: prime, so sampling does not beat with the tick
 # The reader thread (and the perf script it starts, which inherits it) runs at
 # this nice, below the pairs: at the monitor's -20 it preempted them, and 2
@@ -118,7 +119,8 @@ class PerfRecorder:
     # -- lifecycle -------------------------------------------------------------
     def start(self) -> PerfRecorder:
         self._since = time.monotonic()
-        self._dir = tempfile.mkdtemp(prefix="ipctop-perf-")
+        # The pid in the name lets `ipctop clean` remove it after a SIGKILL.
+        self._dir = tempfile.mkdtemp(prefix=f"{PERF_DIR_PREFIX}{os.getpid()}-")
         self._kallsyms = _copy_kallsyms(self._dir)
         cmd = [
             self.status.perf or "perf",
