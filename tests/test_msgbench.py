@@ -19,7 +19,7 @@ import pytest
 from conftest import ROOT, run_cli
 
 from ipctop.engine.engine import Engine, EngineConfig, resolve_engine
-from ipctop.engine.reaper import IDS_OFFSET
+from ipctop.engine.reaper import IDS_OFFSET, session_dir
 from ipctop.engine.workloads.msgbench import LIFECYCLE_OPS
 
 native = pytest.mark.skipif(resolve_engine() != "native", reason="needs the native engine")
@@ -175,7 +175,9 @@ def test_clean_finds_every_queue_after_engine_and_reaper_are_killed(mode: str) -
         f"{run} > /dev/null 2>&1 & pid=$!; {UNTIL_QUEUES}; "
         "echo keyless $(awk 'NR > 1 && $1 == 0' /proc/sysvipc/msg | wc -l); "
         "kill -KILL $(pgrep -P $pid -f ipctop.engine.reaper); kill -KILL $pid; wait $pid; "
-        f"sleep 1; {sys.executable} -m ipctop clean | tail -1; {COUNT}"
+        f"sleep 1; {sys.executable} -m ipctop clean | tail -1; {COUNT}; "
+        f"echo areas-left $(ls {session_dir()} | grep -c ^msgbench-$pid-)"
     )
     assert "keyless 0" in r.stdout and "queues-left 0" in r.stdout, (r.stdout, r.stderr)
+    assert "areas-left 0" in r.stdout, r.stdout  # the unit's shared area file went too
     assert "object(s) removed" in r.stdout, r.stdout

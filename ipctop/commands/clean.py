@@ -27,12 +27,14 @@ from ..engine.reaper import (
     tag_of,
     unlink_mq,
 )
+from ..engine.workloads.msgbench import AREA_PREFIX
 
 MQUEUE_DIR = "/dev/mqueue"
 TAG_FILE = re.compile(r"[0-9a-f]{3}")
 CLAIM_GRACE = 5.0  # seconds an empty session file may be a claim in progress
 QUEUE_NAME = re.compile(r"ipctop-(\d+)-\d+-.+")
 PERF_DIR = re.compile(re.escape(PERF_DIR_PREFIX) + r"(\d+)-.+")
+AREA_FILE = re.compile(re.escape(AREA_PREFIX) + r"(\d+)-.+")
 
 
 def _clean_files(dry_run: bool) -> int:
@@ -51,22 +53,28 @@ def _clean_files(dry_run: bool) -> int:
         print(f"removed stale session file {path}")
     for path in perf_dirs:
         if dry_run:
-            print(f"would remove perf data {path}")
+            print(f"would remove {path}")
             continue
-        shutil.rmtree(path, ignore_errors=True)
-        print(f"removed perf data {path}")
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        print(f"removed {path}")
     return len(queues) + len(sessions) + len(perf_dirs)
 
 
 def orphan_perf_dirs(uid: int | None = None) -> list[Path]:
-    """--profile's temporary folders of this user whose ipctop is gone (killed mid-run)."""
+    """--profile's temporary folders and sysv-lifecycle's shared areas of this user
+    whose ipctop is gone (killed mid-run)."""
     uid = os.getuid() if uid is None else uid
     out = []
-    base = Path(tempfile.gettempdir())
-    for path in base.glob(PERF_DIR_PREFIX + "*"):
-        m = PERF_DIR.fullmatch(path.name)
+    places = [(Path(tempfile.gettempdir()), PERF_DIR_PREFIX, PERF_DIR)]
+    places.append((session_dir(), AREA_PREFIX, AREA_FILE))
+    found = [(p, pattern) for base, prefix, pattern in places for p in base.glob(prefix + "*")]
+    for path, pattern in found:
+        m = pattern.fullmatch(path.name)
         try:
-            mine = path.is_dir() and path.stat().st_uid == uid
+            mine = path.stat().st_uid == uid
         except FileNotFoundError:
             continue
         if m is not None and mine and not _alive(int(m.group(1))):

@@ -47,6 +47,9 @@ KEYS_PER_TAG = 1 << TAG_SHIFT
 MAX_QUEUES_PER_UNIT = (IDS_OFFSET - KEYS_OFFSET - 4) // 4 * KEYS_PER_TAG
 
 
+AREA_PREFIX = "msgbench-"  # + pid + "-" + random, in the session folder
+
+
 def phase_table(stats: dict[str, dict]) -> list[list[str]]:
     """Rows of operation, rate/s (sum over threads), avg, stddev, min, max, repeats."""
     return [
@@ -61,7 +64,8 @@ class _Area:
 
     def __init__(self, queues: int) -> None:
         size = IDS_OFFSET + 4 * queues
-        fd, self.path = tempfile.mkstemp(prefix="msgbench-", dir=session_dir())
+        # The pid in the name lets `ipctop clean` remove it after a SIGKILL.
+        fd, self.path = tempfile.mkstemp(prefix=f"{AREA_PREFIX}{os.getpid()}-", dir=session_dir())
         try:
             os.ftruncate(fd, size)
             self.map = mmap.mmap(fd, size)
