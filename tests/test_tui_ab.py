@@ -102,18 +102,24 @@ def test_key_a_runs_abba_shows_the_verdict_and_puts_a_back() -> None:
     assert source.engine._closed and not pair_threads()
 
 
+# An A/B that would run until stopped: these tests stop it in a B slot.
+ENDLESS = {**QUICK, "precision_pct": 0.001, "max_seconds": 600.0}
+
+
+async def in_a_b_slot(pilot, app: IpctopApp, source) -> None:
+    await start_ab(pilot, app, "--placement cross")
+    await wait_for(pilot, lambda: source.engine.config.placement == "cross", "a B slot to run")
+
+
 @two_cpus
 def test_escape_stops_the_ab_in_a_b_slot_and_puts_a_back() -> None:
     source = live(1, placement="same")
 
     async def go() -> None:
         app = IpctopApp(source)
-        app.ab_timing = {**QUICK, "precision_pct": 0.001, "max_seconds": 600.0}
+        app.ab_timing = ENDLESS
         async with app.run_test(size=(120, 40)) as pilot:
-            await start_ab(pilot, app, "--placement cross")
-            await wait_for(
-                pilot, lambda: source.engine.config.placement == "cross", "a B slot to run"
-            )
+            await in_a_b_slot(pilot, app, source)
             await pilot.press("escape")
             await wait_for(pilot, lambda: not app.ab_running, "the A/B to stop")
             assert app._ab_progress.done and app._ab_progress.why == "stopped"
@@ -130,12 +136,9 @@ def test_quitting_during_an_ab_leaves_nothing_running() -> None:
 
     async def go() -> None:
         app = IpctopApp(source)
-        app.ab_timing = {**QUICK, "precision_pct": 0.001, "max_seconds": 600.0}
+        app.ab_timing = ENDLESS
         async with app.run_test(size=(120, 40)) as pilot:
-            await start_ab(pilot, app, "--placement cross")
-            await wait_for(
-                pilot, lambda: source.engine.config.placement == "cross", "a B slot to run"
-            )
+            await in_a_b_slot(pilot, app, source)
             await pilot.press("q")
 
     asyncio.run(go())
