@@ -23,3 +23,7 @@ class AnswerOnceScreen(ModalScreen[ResultT], Generic[ResultT]):
             return AwaitComplete.nothing()
         self._answered = True
         return super().dismiss(result)
+
+    def action_cancel(self) -> None:
+        """Escape on a prompt: answer None (each screen binds the key itself)."""
+        self.dismiss(None)

@@ -52,6 +52,3 @@ class ChoiceScreen(AnswerOnceScreen[str | None]):
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option.id)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
