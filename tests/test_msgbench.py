@@ -1,7 +1,10 @@
 """sysv-lifecycle as msgbench: phases over M queues, each timed, nothing left behind.
 
-The queues carry ipctop's key prefix and a session tag of their unit, so the
-per-test leak check sees them; the exit tests still run in a private IPC
+As root each unit's thread makes IPC_PRIVATE queues in an IPC namespace of its
+own, as msgbench made them; the tests read that namespace through the thread's
+/proc/<pid>/task/<tid>/ns/ipc. Without CAP_SYS_ADMIN (here: dropped from the
+bounding set with setpriv, a real unprivileged start) the queues carry
+ipctop's key prefix and a session tag. The exit tests run in a private IPC
 namespace (`unshare -i`), where every queue is ours and a count says it all.
 """
 
@@ -23,15 +26,31 @@ from ipctop.engine.reaper import IDS_OFFSET, session_dir
 from ipctop.engine.workloads.msgbench import LIFECYCLE_OPS
 
 native = pytest.mark.skipif(resolve_engine() != "native", reason="needs the native engine")
+as_root = pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("nsenter"),
+    reason="needs root (an own IPC namespace per thread) and nsenter to look into it",
+)
+# Runs a command without CAP_SYS_ADMIN, so the loop cannot unshare and keys its queues.
+NO_ADMIN = "setpriv --bounding-set -sys_admin"
 private_ns = pytest.mark.skipif(
     os.geteuid() != 0 or not shutil.which("unshare"),
     reason="needs root and unshare for a private IPC namespace",
 )
 
 
-def _queue_ids() -> set[int]:
-    lines = Path("/proc/sysvipc/msg").read_text().splitlines()[1:]
-    return {int(ln.split()[1]) for ln in lines}
+def _queue_ids(ns: str | None = None) -> set[int]:
+    """Queue ids in our IPC namespace, or in the one `ns` (an ns/ipc path) names."""
+    if ns is None:
+        text = Path("/proc/sysvipc/msg").read_text()
+    else:
+        text = subprocess.run(["nsenter", f"--ipc={ns}", "cat", "/proc/sysvipc/msg"],
+                              capture_output=True, text=True, check=True).stdout  # fmt: skip
+    return {int(ln.split()[1]) for ln in text.splitlines()[1:]}
+
+
+def _thread_ns(e: Engine) -> str:
+    end = e.ends()[0]
+    return f"/proc/{end.pid}/task/{end.tid}/ns/ipc"
 
 
 def _listed(area, start: int, n: int) -> list[int]:
@@ -85,17 +104,27 @@ def test_each_phase_has_its_own_rate_over_repeats(mode: str) -> None:
 
 
 @native
-def test_prefilled_queues_exist_while_running_and_go_at_the_end() -> None:
-    cfg = EngineConfig("sysv-lifecycle", "same", "threads", (0,), "native", queues=64, prefill=128)
+@as_root
+@pytest.mark.parametrize("mode", ["threads", "processes"])
+def test_prefilled_private_queues_live_in_the_threads_own_namespace(mode: str) -> None:
+    cfg = EngineConfig("sysv-lifecycle", "same", mode, (0,), "native", queues=64, prefill=128)
+    before = _queue_ids()
     with Engine(cfg) as e:
         e.start(1)
         _wait_repeats(e, 2)
         area = e.pairs[0].res.shm
         idle = _listed(area, 64, 128)
         assert all(i >= 0 for i in idle)
-        assert set(idle) <= _queue_ids()  # 128 real queues, held through every repeat
-        assert "128 prefilled" in e.describe()
-    assert not set(idle) & _queue_ids()
+        ns = _thread_ns(e)
+        assert os.readlink(ns) != os.readlink("/proc/self/ns/ipc")
+        assert e.pairs[0].res.py[0].keys() == "private"
+        # 128 real queues with key 0, held through every repeat, none of them in ours.
+        assert set(idle) <= _queue_ids(ns)
+        keys = subprocess.run(["nsenter", f"--ipc={ns}", "cat", "/proc/sysvipc/msg"],
+                              capture_output=True, text=True, check=True).stdout  # fmt: skip
+        assert {ln.split()[0] for ln in keys.splitlines()[1:]} == {"0"}
+        assert _queue_ids() == before
+        assert "128 prefilled" in e.describe() and "own IPC namespace" in e.describe()
 
 
 def test_queues_over_msgmni_is_exit_3_naming_it() -> None:
@@ -134,43 +163,60 @@ def test_default_is_32768_capped_by_msgmni_with_the_cap_stated(tmp_path: Path) -
 
     config = json.loads(out.read_text())["config"]
     assert config["queues"] == 600 and "capped" in config["queues_note"]
+    assert config["queue_keys"] == "private" and "own IPC namespace" in r.stdout
     step = json.loads(out.read_text())["steps"][0]
     assert set(step["ops"]) == set(LIFECYCLE_OPS)
 
 
+# The IPC namespaces that tasks hold now and did not before the run: the units'.
+NEW_NS = (
+    "nslist() { for t in /proc/[0-9]*/task/*; do readlink $t/ns/ipc; done 2>/dev/null | sort -u; }; "
+    'newns() { nslist | grep -vxF "$before"; }; before=$(nslist); '
+)
+# How many queues those namespaces hold, read through a task in each.
+IN_OWN_NS = (
+    "n=0; for l in $(newns); do for t in /proc/[0-9]*/task/*; do "
+    '[ "$(readlink $t/ns/ipc 2>/dev/null)" = "$l" ] && '
+    "n=$((n + $(nsenter --ipc=$t/ns/ipc cat /proc/sysvipc/msg | wc -l) - 1)) && break; "
+    "done; done; echo own-ns-queues $n"
+)
+OTHER_NS = "echo other-ns $(newns | wc -l)"  # a freed namespace is held by no task
+
+
 @private_ns
 @native
+@pytest.mark.parametrize("keys", ["private", "tagged"])
 @pytest.mark.parametrize("mode", ["threads", "processes"])
-@pytest.mark.parametrize(
-    "how",
-    [
-        "stop",
-        "SIGINT",
-        "SIGKILL",
-    ],
-)
-def test_no_queue_outlives_any_exit(mode: str, how: str) -> None:
-    run = (f"{sys.executable} -m ipctop run -w sysv-lifecycle --mode {mode} --cpus 0 "
+@pytest.mark.parametrize("how", ["stop", "SIGINT", "SIGKILL"])
+def test_no_queue_outlives_any_exit(mode: str, how: str, keys: str) -> None:
+    prefix = "" if keys == "private" else f"{NO_ADMIN} "
+    run = (f"{prefix}{sys.executable} -m ipctop run -w sysv-lifecycle --mode {mode} --cpus 0 "
            "--queues 3000 --prefill 500")  # fmt: skip
     if how == "stop":
-        script = f"{run} --seconds 1 > /dev/null; {COUNT}"
+        script = f"{NEW_NS}{run} --seconds 1 > /dev/null; {COUNT}; {OTHER_NS}"
     else:
         sig = "-INT" if how == "SIGINT" else "-KILL"
-        # Killed mid-phase, thousands of queues alive; the reaper (or the signal path) removes them.
-        script = (f"{run} --seconds 60 > /dev/null 2>&1 & pid=$!; sleep 2; "
-                  f"kill {sig} $pid; wait $pid; sleep 3; {COUNT}")  # fmt: skip
+        # Killed mid-phase, thousands of queues alive; the reaper (or the signal path)
+        # removes the keyed ones, the kernel frees an own namespace with its last task.
+        script = (f"{NEW_NS}{run} --seconds 60 > /dev/null 2>&1 & pid=$!; sleep 2; {IN_OWN_NS}; "
+                  f"kill {sig} $pid; wait $pid; sleep 3; {COUNT}; {OTHER_NS}")  # fmt: skip
     r = _in_namespace(script)
-    assert "queues-left 0" in r.stdout, (r.stdout, r.stderr)
+    assert "queues-left 0" in r.stdout and "other-ns 0" in r.stdout, (r.stdout, r.stderr)
+    if how != "stop":
+        held = int(r.stdout.split("own-ns-queues ")[1].split()[0])
+        # Private: the thousands were in the unit's namespace; tagged: in ours, none apart.
+        assert held >= 500 if keys == "private" else held == 0, r.stdout
 
 
 @private_ns
 @native
 @pytest.mark.parametrize("mode", ["threads", "processes"])
 def test_clean_finds_every_queue_after_engine_and_reaper_are_killed(mode: str) -> None:
-    # The worst case: no reaper to sweep. Every queue must carry an ipctop key
-    # (a key-0 queue is nobody's to clean), so `ipctop clean` removes them all.
-    run = (f"{sys.executable} -m ipctop run -w sysv-lifecycle --mode {mode} --cpus 0 "
-           "--queues 3000 --prefill 500 --seconds 60")  # fmt: skip
+    # The worst case without an own namespace: no reaper to sweep. Every queue
+    # must carry an ipctop key (a key-0 queue is nobody's to clean), so
+    # `ipctop clean` removes them all.
+    run = (f"{NO_ADMIN} {sys.executable} -m ipctop run -w sysv-lifecycle --mode {mode} "
+           "--cpus 0 --queues 3000 --prefill 500 --seconds 60")  # fmt: skip
     r = _in_namespace(
         f"{run} > /dev/null 2>&1 & pid=$!; {UNTIL_QUEUES}; "
         "echo keyless $(awk 'NR > 1 && $1 == 0' /proc/sysvipc/msg | wc -l); "
@@ -181,3 +227,15 @@ def test_clean_finds_every_queue_after_engine_and_reaper_are_killed(mode: str) -
     assert "keyless 0" in r.stdout and "queues-left 0" in r.stdout, (r.stdout, r.stderr)
     assert "areas-left 0" in r.stdout, r.stdout  # the unit's shared area file went too
     assert "object(s) removed" in r.stdout, r.stdout
+
+
+@native
+@as_root
+def test_without_cap_sys_admin_the_queues_are_keyed_and_it_says_so() -> None:
+    r = subprocess.run(
+        [*NO_ADMIN.split(), sys.executable, "-m", "ipctop", "run", "-w", "sysv-lifecycle",
+         "--cpus", "0", "--queues", "64", "--seconds", "0.5"],
+        capture_output=True, text=True, cwd=ROOT, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "keyed queues (no CAP_SYS_ADMIN" in r.stdout.splitlines()[0], r.stdout

@@ -161,7 +161,8 @@ def _payload(config) -> dict:
     w = _configured(config)
     out: dict = {} if w.size is None else {"size": w.size}
     if hasattr(w, "queues"):
-        out.update(queues=w.queues, prefill=w.prefill, queues_note=w.cap_note or None)
+        out.update(queues=w.queues, prefill=w.prefill, queues_note=w.cap_note or None,
+                   queue_keys=w.keys)  # fmt: skip
     return out
 
 

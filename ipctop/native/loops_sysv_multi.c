@@ -7,11 +7,16 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/ipc.h>
 #include <sys/msg.h>
 #include <sys/sem.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "native.h"
 
@@ -71,9 +76,12 @@ enum { OP_MSGGET, OP_MSGSND, OP_IPC_STAT, OP_MSG_STAT, OP_IPC_RMID, NPHASES };
 #define MB_KEYS_OFFSET 3072
 #define MB_KEYS_PER_BASE 4096
 #define MB_IDS_OFFSET 4096
+#define MB_KEYS_PRIVATE 1 /* IPC_PRIVATE, in the thread's own IPC namespace */
+#define MB_KEYS_TAGGED 2  /* keyed with the session's tags, in the host's */
 struct mb_area {
     volatile uint64_t repeats;              /* completed repeats, stored last */
-    uint64_t pad[7];
+    volatile uint64_t keys;                 /* MB_KEYS_PRIVATE or MB_KEYS_TAGGED, set first */
+    uint64_t pad[6];
     volatile uint64_t ns[MB_RING][NPHASES]; /* repeat r's phase times at r % MB_RING */
 };
 _Static_assert(sizeof(struct mb_area) <= MB_KEYS_OFFSET, "ring must fit before the keys");
@@ -143,24 +151,56 @@ static int remove_all(volatile int32_t *ids, long n, struct end_slot *s, uint64_
         phase_ns[op] = now_ns() - t0;                                          \
     } while (0)
 
-/* Queue i's key: ipctop's prefix and one of the unit's session tags. A
- * SIGKILL that lands while msgget runs kills the thread after the queue
- * exists and before its id is stored anywhere; an IPC_PRIVATE queue (key 0)
- * made then could be told from nobody else's and outlived the run. A keyed
- * one carries the session's tag, so the reaper's sweep and `ipctop clean`
- * find it by key.
- *
- * The phase stays msgbench's: every call still makes a new queue (IPC_CREAT |
- * IPC_EXCL, never an existing one) under the same rwsem and the same idr
- * allocation the seeds timed. What a key adds is one hash lookup that misses
- * and one insert (an rhashtable since 4.15; IPC_RMID removes the entry),
- * whose cost does not grow with the id space, so the prefilled run still
- * shows what a fuller idr costs. The seeds do not say which key msgbench
- * used; bench/msgget_keys.py measures what the key costs against
- * IPC_PRIVATE (BENCHMARKS.md). */
+/* Queue i's key, when the thread could not have an IPC namespace of its own:
+ * ipctop's prefix and one of the unit's session tags. A SIGKILL that lands
+ * while msgget runs kills the thread after the queue exists and before its id
+ * is stored anywhere; an IPC_PRIVATE queue made then could be told from
+ * nobody else's and would outlive the run. A keyed one carries the session's
+ * tag, so the reaper's sweep and `ipctop clean` find it by key. The key costs
+ * a hash lookup and insert per msgget and a removal per IPC_RMID
+ * (bench/msgget_keys.py measures how much), which the seed did not pay. */
 static inline key_t mb_key(const volatile uint32_t *base, long i)
 {
     return (key_t)(base[i / MB_KEYS_PER_BASE] | (uint32_t)(i % MB_KEYS_PER_BASE));
+}
+
+static long read_long(const char *path)
+{
+    char buf[32];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    return strtol(buf, NULL, 10);
+}
+
+/* msgbench's own way, IPC_PRIVATE keys, made safe: the calling thread moves to
+ * an IPC namespace of its own (an unshare of a multi-threaded process moves
+ * only the caller), so whatever it holds when it dies, SIGKILL included, the
+ * kernel frees with the namespace. The host's msgmni, which the Python side
+ * capped M by, is carried over. Needs CAP_SYS_ADMIN; 0 without it. */
+static int private_namespace(void)
+{
+    long mni = read_long("/proc/sys/kernel/msgmni");
+    if (unshare(CLONE_NEWIPC) < 0)
+        return 0;
+    if (mni > 0 && mni != read_long("/proc/sys/kernel/msgmni")) {
+        /* /proc/sys/kernel resolves to the caller's namespace, now the new one */
+        char buf[32];
+        int len = snprintf(buf, sizeof(buf), "%ld\n", mni);
+        int fd = open("/proc/sys/kernel/msgmni", O_WRONLY | O_CLOEXEC);
+        if (fd >= 0) {
+            if (write(fd, buf, (size_t)len) != len) {
+                /* the namespace's default stands; a msgget past it fails ENOSPC, named */
+            }
+            close(fd);
+        }
+    }
+    return 1;
 }
 
 /* arg: queues M, prefilled queues P. msgbench's phases over M queues: msgget
@@ -168,8 +208,9 @@ static inline key_t mb_key(const volatile uint32_t *base, long i)
  * each; repeated until stopped. P idle queues made first fill the id space
  * the phases allocate in and look up. A round is one queue's IPC_RMID (one
  * queue through all five calls). No queue outlives the loop: each id is
- * listed in the area from msgget to IPC_RMID, and each key carries a tag the
- * reaper sweeps. */
+ * listed in the area from msgget to IPC_RMID, and the queues live in the
+ * thread's own namespace (IPC_PRIVATE, as the seed) or carry a tag the reaper
+ * sweeps. */
 static int lifecycle(struct end_ctx *c)
 {
     struct end_slot *s = c->slot;
@@ -189,14 +230,17 @@ static int lifecycle(struct end_ctx *c)
         return EINVAL; /* Python claims a tag per 4096 queues before the loop starts */
     for (long i = 0; i < m + p; i++)
         ids[i] = -1;
+    int own = private_namespace();
+    area->keys = own ? MB_KEYS_PRIVATE : MB_KEYS_TAGGED;
+#define MB_KEY(i) (own ? IPC_PRIVATE : mb_key(base, (i)))
     for (long i = 0; i < p; i++) {
-        if ((idle[i] = msgget(mb_key(base, m + i), IPC_CREAT | IPC_EXCL | 0600)) < 0) {
+        if ((idle[i] = msgget(MB_KEY(m + i), IPC_CREAT | IPC_EXCL | 0600)) < 0) {
             err = fail(s, OP_MSGGET, errno);
             goto out;
         }
     }
     while (!stop_requested(s)) {
-        PHASE(OP_MSGGET, ids[i] = msgget(mb_key(base, i), IPC_CREAT | IPC_EXCL | 0600));
+        PHASE(OP_MSGGET, ids[i] = msgget(MB_KEY(i), IPC_CREAT | IPC_EXCL | 0600));
         PHASE(OP_MSGSND, msgsnd(ids[i], &msg, sizeof(msg.text), IPC_NOWAIT));
         PHASE(OP_IPC_STAT, msgctl(ids[i], IPC_STAT, &ds));
         PHASE(OP_MSG_STAT, (errno = msg_stat(ids[i], &mask, &ds)) ? -1 : 0);
@@ -224,6 +268,7 @@ out:
             err = fail(s, OP_IPC_RMID, rm);
     }
     return err;
+#undef MB_KEY
 }
 
 const struct workload_entry ipctop_sysv_multi_loops[] = {

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 # the first three; compare refuses any of these differing).
 SAME_KEYS = ("workload", "placement", "mode")
 MATCH_KEYS = SAME_KEYS + (
-    "engine", "cpus", "size", "threads", "sems", "think_ns", "queues", "prefill"
+    "engine", "cpus", "size", "threads", "sems", "think_ns", "queues", "prefill", "queue_keys"
 )  # fmt: skip
 
 UNSETTLED = "unsettled: not judged"

@@ -5,10 +5,15 @@ msgget of every queue, then msgsnd to each, IPC_STAT of each, MSG_STAT of
 each, IPC_RMID of each, repeated, with the average, stddev, min and max of each
 phase. A unit is one thread doing exactly that in the native loop over its
 own M queues; `--prefill P` first makes P idle queues per thread, so the
-phases allocate and look up in a fuller id space. Each unit claims a session
-tag per 4096 queues and keys its queues with them (ipctop's prefix, the tag,
-the queue's index), so a killed ipctop's queues are found by key by its reaper
-and by `ipctop clean` (loops_sysv_multi.c says why the phase stays msgbench's).
+phases allocate and look up in a fuller id space.
+
+With CAP_SYS_ADMIN each unit's thread moves to an IPC namespace of its own and
+makes its queues with IPC_PRIVATE, as msgbench did: whatever a killed ipctop
+held there, the kernel frees with the namespace. Without it the queues carry
+ipctop's prefix and one of the unit's session tags (a tag per 4096 queues), so
+a killed ipctop's queues are found by key by its reaper and by `ipctop
+clean`; that key costs msgget about a third of its rate (BENCHMARKS.md), and
+every output says which way a run went.
 """
 
 from __future__ import annotations
@@ -48,6 +53,27 @@ MAX_QUEUES_PER_UNIT = (IDS_OFFSET - KEYS_OFFSET - 4) // 4 * KEYS_PER_TAG
 
 
 AREA_PREFIX = "msgbench-"  # + pid + "-" + random, in the session folder
+_KEYS_AT = 8  # the loop's MB_KEYS_PRIVATE (1) or MB_KEYS_TAGGED (2), after the repeats word
+KEYS_PRIVATE, KEYS_TAGGED = "private", "tagged"
+_CAP_SYS_ADMIN = 21
+
+
+def expected_keys(proc=PROC) -> str:
+    """How the native loop will key its queues: unshare(CLONE_NEWIPC) needs CAP_SYS_ADMIN."""
+    try:
+        status = (proc / "self/status").read_text()
+    except OSError:
+        return KEYS_TAGGED
+    for line in status.splitlines():
+        if line.startswith("CapEff:"):
+            return KEYS_PRIVATE if int(line.split()[1], 16) >> _CAP_SYS_ADMIN & 1 else KEYS_TAGGED
+    return KEYS_TAGGED
+
+
+def keys_text(keys: str) -> str:
+    if keys == KEYS_PRIVATE:
+        return "IPC_PRIVATE queues in each thread's own IPC namespace, as msgbench"
+    return "keyed queues (no CAP_SYS_ADMIN for an own IPC namespace; msgget is slower keyed)"
 
 
 def phase_table(stats: dict[str, dict]) -> list[list[str]]:
@@ -89,6 +115,11 @@ class _Area:
     def repeats(self) -> int:
         return struct.unpack_from("<Q", self.map, 0)[0]
 
+    def keys(self) -> str | None:
+        """How the loop keyed its queues, once it has started; None before."""
+        got = struct.unpack_from("<Q", self.map, _KEYS_AT)[0]
+        return {1: KEYS_PRIVATE, 2: KEYS_TAGGED}.get(got)
+
     def entry(self, repeat: int) -> tuple[int, ...]:
         return _ENTRY.unpack_from(self.map, _RING_AT + (repeat % RING) * _ENTRY.size)
 
@@ -127,6 +158,7 @@ class SysvLifecycle(Workload):
         used = len(sysv_sets_in_use("msg", proc))
         self.free = None if msgmni is None else msgmni - used
         self.cap_note = ""
+        self.keys = expected_keys(proc)
         n = len(self.cpus)
         if (requested or SEED_QUEUES) + self.prefill > MAX_QUEUES_PER_UNIT:
             raise UsageError(
@@ -160,7 +192,7 @@ class SysvLifecycle(Workload):
     def detail_text(self) -> str:
         note = f", {self.cap_note}" if self.cap_note else ""
         fill = f" · {self.prefill} prefilled" if self.prefill else ""
-        return f" · {self.queues} queues{note}{fill}"
+        return f" · {self.queues} queues{note}{fill} · {keys_text(self.keys)}"
 
     def place_unit(
         self, placement: str, cpus: list[int], index: int, cpu: int | None = None
