@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from . import __version__
 from .errors import EXIT_USAGE, IpctopError
 from .output.ascii_fallback import use_ascii_fallback
-from .output.stdout_errors import output_failed
+from .output.stdout_errors import output_failed, say
 from .signals import Interrupted, interruptible
 
 # name -> module under ipctop.commands; each has add_arguments(parser) and run(args) -> int
@@ -92,13 +92,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         with interruptible():
             return int(args._module.run(args) or 0)
     except IpctopError as exc:
-        print(f"ipctop: {exc}", file=sys.stderr)
+        say(f"ipctop: {exc}")
         return exc.exit_code
     except Interrupted as exc:
-        print(f"ipctop: interrupted by {exc}; everything was cleaned up", file=sys.stderr)
+        say(f"ipctop: interrupted by {exc}; everything was cleaned up")
         return exc.exit_code
     except KeyboardInterrupt:
-        print("ipctop: interrupted; everything was cleaned up", file=sys.stderr)
+        say("ipctop: interrupted; everything was cleaned up")
         return 130
     except OSError as exc:
         # Reached only after the engine's `with` blocks have removed everything.

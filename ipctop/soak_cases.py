@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import os
 import pty
+import re
 import select
 import signal
 import socket
@@ -96,6 +97,13 @@ class _Pty:
             os.close(self.master)
 
 
+def _tail(monitor: _Pty) -> str:
+    """The last words on a monitor's terminal, escape sequences left out: why it exited."""
+    text = re.sub(r"\x1b(\[[0-9;?<>=]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[()][0-9A-Za-z]|.)", "",
+                  monitor.text)  # fmt: skip
+    return repr(" ".join(text.split())[-300:])
+
+
 def second_monitor(cycles: int, cpus: list[int]) -> list[str]:
     """Problems seen while a second monitor starts and quits `cycles` times beside a first."""
     args = ("--cpus", format_cpu_list(cpus), "--interval", "0.2")
@@ -111,7 +119,7 @@ def second_monitor(cycles: int, cpus: list[int]) -> list[str]:
             if "Traceback" in second.text:
                 problems.append(f"cycle {i}: the second monitor crashed")
             if code != 0:
-                problems.append(f"cycle {i}: the second monitor exited {code}")
+                problems.append(f"cycle {i}: the second monitor exited {code}: {_tail(second)}")
             if not said:
                 problems.append(f"cycle {i}: the second monitor did not say another ipctop runs")
         if first.proc.poll() is not None:

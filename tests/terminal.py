@@ -42,11 +42,19 @@ class Terminal:
         self.master = master
         self._chunks: list[bytes] = []
         self._lock = threading.Lock()
+        self.reading = threading.Event()  # clear it to stop reading: a terminal that hangs
+        self.reading.set()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
     def _read(self) -> None:
         while True:
+            if not self.reading.wait(0.1):
+                if self.proc.poll() is not None:
+                    return
+                continue
+            if self.master < 0:
+                return  # hung up: nothing left to read
             try:
                 ready, _, _ = select.select([self.master], [], [], 0.1)
                 if not ready:
@@ -95,8 +103,18 @@ class Terminal:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(10)
+        self.reading.set()
         self._reader.join(2)
+        if self.master >= 0:
+            os.close(self.master)
+            self.master = -1
+
+    def hang_up(self) -> None:
+        """Close our end, as a terminal emulator that was killed does."""
+        self.reading.clear()
+        time.sleep(0.2)  # the reader is out of its read
         os.close(self.master)
+        self.master = -1
 
     def __enter__(self) -> Terminal:
         return self

@@ -18,24 +18,34 @@ from ipctop.errors import EXIT_FAILED
 WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS)
 
 
-def _silence_stdout() -> None:
-    # Python flushes stdout at exit; that flush would fail again and print.
+def _silence(stream=None) -> None:
+    # Python flushes stdout and stderr at exit; that flush would fail again and print.
+    stream = sys.stdout if stream is None else stream
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(devnull, stream.fileno())
         os.close(devnull)
     except (OSError, ValueError):
-        pass  # stdout is already closed or not a file: nothing left to flush
+        pass  # the stream is already closed or not a file: nothing left to flush
+
+
+def say(line: str) -> None:
+    """One line on stderr. A terminal that has gone (EIO) takes nothing; then
+    stderr goes to /dev/null, so the exit status stays the one the line was for."""
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except OSError:
+        _silence(sys.stderr)
 
 
 def output_failed(exc: OSError) -> int | None:
     """The exit code for a write error (after saying so), or None if exc is not one."""
     if exc.errno == errno.EPIPE:
-        _silence_stdout()
+        _silence()
         return 128 + signal.SIGPIPE
     if exc.errno not in WRITE_ERRORS:
         return None
-    _silence_stdout()
+    _silence()
     try:
         print(f"ipctop: cannot write the output: {exc.strerror}", file=sys.stderr, flush=True)
     except OSError:

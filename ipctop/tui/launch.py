@@ -8,7 +8,6 @@ the stop after it, and the exit status (a signal, a crash, or the app's).
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -18,9 +17,10 @@ from ..live.baseline import Baseline
 from ..live.live_lock import live_session
 from ..live.session import Session
 from ..live.sources import LiveSource
+from ..output.stdout_errors import say
 from ..signals import Interrupted
 from .app import IpctopApp
-from .signal_exit import signals_deferred
+from .signal_exit import signals_deferred, watch_terminal
 
 
 def run_app(
@@ -50,15 +50,16 @@ def run_app(
     with live_session():  # tells a served monitor that this box is busy
         try:
             source.open(pairs)
+            watch_terminal()
             code = app.run()
         finally:
             app._records_finish(interrupted=True)  # only if an exception got here first
             if app.record_message:
-                print(f"ipctop: {app.record_message}", file=sys.stderr)
+                say(f"ipctop: {app.record_message}")
             with signals_deferred():
                 source.stop()
             for warning in source.unsaid_warnings():  # the stop's own, after the screen
-                print(f"ipctop: {warning}", file=sys.stderr)
+                say(f"ipctop: {warning}")
     if app.signalled is not None:
         raise Interrupted(app.signalled)
     crashed = app.crash_line()

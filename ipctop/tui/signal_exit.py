@@ -6,12 +6,23 @@ stops the pairs on a thread and exits 128 + signal. After a hangup the
 terminal is gone and Textual's shutdown can block forever on its writer
 queue, so that thread leaves the process after EXIT_GRACE if the UI never
 finishes.
+
+The loop sees a signal only when it runs, and a terminal that stops reading
+blocks it: Textual's writer thread waits in write() (or died of EIO), its
+queue of 30 fills, and the loop waits in put() for good, deaf to SIGTERM. So
+each signal also has a Python-level handler, which runs in the main thread
+inside that wait; if the loop has not taken the signal within LOOP_GRACE, a
+thread writes the record, stops the pairs and leaves.
+watch_terminal turns a terminal that went away (its master closed, which
+sends no SIGHUP to a process it is not the controlling terminal of) into a
+SIGHUP, so the same path ends that process too.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import select
 import signal
 import threading
 import time
@@ -23,6 +34,7 @@ from ..live.sources import SampleSource
 from ..signals import HANDLED
 
 EXIT_GRACE = 5.0  # seconds the UI gets to shut down after a signal
+LOOP_GRACE = 1.0  # seconds the loop gets to take a signal before the rescue does
 
 
 class SignalExit:
@@ -31,6 +43,7 @@ class SignalExit:
     #: the signal that ended the app, for run_app to re-raise as Interrupted
     signalled: int | None = None
     _old_signals: dict[int, Any] | None = None  # each caught signal's handler before
+    _rescue: threading.Thread | None = None
 
     def _catch_signals(self) -> None:
         self._old_signals = {}
@@ -39,6 +52,8 @@ class SignalExit:
             for sig in HANDLED:
                 self._old_signals[sig] = signal.getsignal(sig)
                 loop.add_signal_handler(sig, self._on_signal, sig)
+                # After add_signal_handler: the loop's wake-up fd stays, the handler is ours.
+                signal.signal(sig, self._on_signal_anywhere)
         except (RuntimeError, ValueError):
             # Not the main thread (an embedding test harness): the caller's handlers stay.
             self._old_signals.clear()
@@ -52,6 +67,13 @@ class SignalExit:
             target=_clean_then_leave, args=(self.source, signum), name="ipctop-exit", daemon=True
         ).start()
         self.exit(128 + signum)
+
+    def _on_signal_anywhere(self: Any, signum: int, _frame: object) -> None:
+        if self._rescue is None:
+            self._rescue = threading.Thread(
+                target=_rescue_if_stuck, args=(self, signum), name="ipctop-rescue", daemon=True
+            )
+            self._rescue.start()
 
     def _restore_signals(self) -> None:
         if not self._old_signals:
@@ -68,6 +90,41 @@ def _clean_then_leave(source: SampleSource, signum: int) -> None:
     time.sleep(EXIT_GRACE)
     # Still here: the UI could not shut down (no terminal). The pairs are gone.
     os._exit(128 + signum)
+
+
+def _rescue_if_stuck(app: Any, signum: int) -> None:
+    time.sleep(LOOP_GRACE)
+    if app.signalled is not None:
+        return  # the loop took it: the record is written and the exit is under way
+    # The loop is blocked, so nothing adds to the record now: it can be written here.
+    # Its message is not printed: the terminal that blocked the loop would block us.
+    try:
+        app._records_finish(interrupted=True)
+    finally:
+        app.source.stop()
+        os._exit(128 + signum)
+
+
+def watch_terminal(fds: tuple[int, ...] = (1, 2)) -> None:
+    """Send ourselves SIGHUP when one of `fds` (the terminal Textual draws on)
+    hangs up or errs; a thread blocked in poll, no cost until then."""
+
+    def watch() -> None:
+        poller = select.poll()
+        for fd in fds:
+            poller.register(fd, 0)  # no events asked: only hang-up, error, invalid
+        while True:
+            try:
+                ready = poller.poll()
+            except InterruptedError:
+                continue
+            if any(ev & (select.POLLHUP | select.POLLERR) for _, ev in ready):
+                os.kill(os.getpid(), signal.SIGHUP)
+                return
+            if ready:
+                return  # POLLNVAL: an fd was closed; nothing left to watch
+
+    threading.Thread(target=watch, name="ipctop-terminal-watch", daemon=True).start()
 
 
 @contextmanager
