@@ -12,7 +12,7 @@ with --no-latency for "off" (slower, and noisier on a shared box).
 At 1 pair it also checks that the timing agrees with the counters: A's mean
 round trip against 1 / (A's rounds per second), and the median beside them.
 
-    python bench/latency_cost.py [--seconds 0.25] [--blocks 20] [--fresh]
+    python bench/latency_cost.py [--seconds 0.25] [--blocks 20] [--fresh] [--latency-every K]
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ DEFAULT = "sysv-msg,sysv-sem,sysv-msg-shared"
 
 
 def window(workload: str, pairs: int, cpus: list[int], on: bool, args) -> RunResult:
-    config = EngineConfig(workload, "same", args.mode, tuple(cpus), "native", latency=on)
+    config = EngineConfig(workload, "same", args.mode, tuple(cpus), "native", latency=on,
+                          latency_every=args.latency_every)  # fmt: skip
     return measure(config, pairs, args.seconds, warmup=args.warmup)
 
 
@@ -57,7 +58,8 @@ def cpu_ns(engine: Engine) -> int:
 def toggled(workload: str, pairs: int, cpus: list[int], args) -> tuple[list, list, list]:
     """ABBA blocks in one engine: (ratios, on rates, off rates, 1-pair windows timed,
     ratios of rounds per CPU-second)."""
-    config = EngineConfig(workload, "same", args.mode, tuple(cpus), "native")
+    config = EngineConfig(workload, "same", args.mode, tuple(cpus), "native",
+                          latency_every=args.latency_every)  # fmt: skip
     ratios, ons, offs, per_cpu = [], [], [], []
     with Engine(config) as engine:
         engine.start(pairs)
@@ -130,6 +132,13 @@ def main() -> int:
     p.add_argument("--fresh", action="store_true", help="an engine per window, --no-latency off")
     p.add_argument("--mode", default="threads", choices=("threads", "processes"))
     p.add_argument("--cpus", help="default: the allowed set")
+    p.add_argument(
+        "--latency-every",
+        type=int,
+        default=EngineConfig.latency_every,
+        metavar="K",
+        help=f"time one round in K (default {EngineConfig.latency_every}, ipctop's)",
+    )
     args = p.parse_args()
     if resolve_engine() != "native":
         print("latency_cost: needs the native engine", file=sys.stderr)
@@ -139,7 +148,7 @@ def main() -> int:
     how = "an engine per window" if args.fresh else "one engine, timing paused in between"
     print(
         f"latency cost · {args.mode} · CPUs {cpus} · {how} · {args.blocks} ABBA blocks of "
-        f"{args.seconds:g} s windows · load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
+        f"{args.seconds:g} s windows · 1 round in {args.latency_every} timed · load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
     )
     print(f"{'workload':16} {'pairs':>5} {'on ops/s':>12} {'off ops/s':>12} {'on/off':>7}  "
           "middle half of blocks")  # fmt: skip

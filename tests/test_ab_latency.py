@@ -10,6 +10,7 @@ import pytest
 from conftest import run_cli
 
 from ipctop.analysis import ab_latency
+from ipctop.engine.config import LATENCY_EVERY
 from ipctop.engine.objects import _native
 from ipctop.output.ab_latency_text import format_ab_latency
 
@@ -79,7 +80,7 @@ def test_a_real_ab_with_a_known_think_time_shows_b_slower_and_compare_reads_it(
     assert "latency (all pairs" in r.stdout
     [rtt] = [x for x in r.stdout.splitlines() if x.startswith("round trip p50")]
     assert "B slower" in rtt
-    assert "every round timed" in r.stdout
+    assert f"1 round in {LATENCY_EVERY} timed" in r.stdout
     rec = json.loads(out.read_text())
     lat = rec["ab"]["latency"]
     assert lat["result"]["rtt_p50"]["verdict"] == "B slower"

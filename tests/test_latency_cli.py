@@ -8,6 +8,7 @@ import shutil
 import pytest
 from conftest import run_cli
 
+from ipctop.engine.config import LATENCY_EVERY
 from ipctop.engine.latency import PairLatency
 from ipctop.engine.objects import _native
 from ipctop.output.latency_text import compact
@@ -21,7 +22,7 @@ QUICK = ("--seconds", "0.6", "--warmup", "0", "--repeat", "2", "--cpus", "0")
 def test_run_prints_percentiles_per_interval_and_window():
     r = run_cli("run", "--cpus", "0", "--seconds", "1", "--interval", "0.5", "-w", "sysv-sem")
     assert r.returncode == 0, r.stderr
-    assert "# latency: every round timed" in r.stdout
+    assert f"# latency: 1 round in {LATENCY_EVERY} timed" in r.stdout  # the default, said
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith("t=")]
     assert lines and all("lat(p50/p99) 0:rtt=" in ln for ln in lines)
     assert "# 0      round trip" in r.stdout and "# 0      one-way" in r.stdout

@@ -81,7 +81,8 @@ def measure_cell(
     rt: int | None = None,
 ) -> Cell:
     placement, cpus = ("same", (src,)) if src == dst else ("cross", (src, dst))
-    config = EngineConfig(workload, placement, mode, cpus, "native", rt=rt)
+    # Every round: the matrix measures latency only, and its pairs run one at a time.
+    config = EngineConfig(workload, placement, mode, cpus, "native", rt=rt, latency_every=1)
     with Engine(config) as engine:
         engine.start(1)
         time.sleep(warmup)
