@@ -15,9 +15,10 @@ rate) and detected regressions among the A/B runs (goal: at least 18 of 20).
 
 Everything after `--` goes to every `ipctop ab` as it is, --max-seconds
 included: each run stops at its precision or at --max-seconds (ab's default
-30 s), so 2 x --runs x --max-seconds bounds the whole, 20 min for the default
-20 runs; `-- --metric cpu --max-seconds 15` halves it (at the price of wider
-intervals on a loaded box). The bound is printed at the start.
+120 s), so 2 x --runs x --max-seconds bounds the whole, 80 min for the default
+20 runs (runs that reach ab's ±1 % end early: 52 min on the quiet box);
+`-- --metric cpu --max-seconds 30` quarters it, at the price of wider
+intervals. The bound is printed at the start.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def ab(a: str, b: str, extra: list[str]) -> dict:
 
 def max_seconds(extra: list[str]) -> float:
     """The --max-seconds passed through to ab (its default when none is)."""
-    value = "30"
+    value = "120"
     for i, arg in enumerate(extra):
         if arg == "--max-seconds" and i + 1 < len(extra):
             value = extra[i + 1]

@@ -119,3 +119,18 @@ def test_too_short_for_two_blocks_is_exit_2(tmp_path: Path) -> None:
     assert r.returncode == 2
     assert "an interval needs at least 2" in r.stderr.strip().splitlines()[-1]
     assert marker.exists()
+
+
+def test_no_difference_says_what_change_the_run_could_not_have_seen() -> None:
+    import argparse
+
+    from ipctop.analysis.stats import NO_DIFFERENCE, paired_difference
+    from ipctop.commands.ab import _result_line
+
+    # Planted: B/A of +1 %, -1 %, +2 %, -2 % over four blocks, centred on 1.
+    blocks = [([100.0], [101.0]), ([100.0], [99.0]), ([100.0], [102.0]), ([100.0], [98.0])]
+    d = paired_difference(blocks)
+    assert d.verdict == NO_DIFFERENCE
+    text = _result_line(d, 4, 12.0, argparse.Namespace(precision=1.0))
+    assert f"could not tell a change under about ±{d.half_width_pct:.1f} %" in text
+    assert d.half_width_pct > 2  # four blocks this spread cannot rule out a few per cent

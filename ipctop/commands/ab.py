@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 
 from ..analysis import ab_latency
 from ..analysis.stats import (
+    NO_DIFFERENCE,
     WINDOW_S,
     Difference,
     TooFewWindows,
@@ -88,7 +89,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="PCT",
         help="stop when B/A is known to ±PCT %% (95 %% interval; default 1)",
     )
-    p.add_argument("--max-seconds", type=positive_float, default=30.0, help="default 30")
+    # 120: at the default 0.5 s slots that is about 40 ABBA blocks, what seeing a 5 %
+    # change needed on a quiet 2-CPU VM (bench/stat_power.py, BENCHMARKS.md).
+    p.add_argument("--max-seconds", type=positive_float, default=120.0, help="default 120")
     # Short slots: the closer A and B are in time, the more of the box's drift a
     # block cancels (bench/stat_power.py measured these defaults).
     p.add_argument("--window", type=positive_float, default=0.5, help="measured per slot (0.5 s)")
@@ -354,10 +357,16 @@ def _block_line(
 
 def _result_line(d: Difference, n: int, elapsed: float, args: argparse.Namespace) -> str:
     why = "precision reached" if d.half_width_pct < args.precision else "time up"
-    return (
+    line = (
         f"B/A: {fmt_diff(d)} · {d.verdict} · {d.test}, {n} blocks "
         f"({n * len(ORDER)} slots), {elapsed:.0f} s ({why}; ±{d.half_width_pct:.1f} %)"
     )
+    if d.verdict == NO_DIFFERENCE:
+        # What "none shown" is worth: a change inside the half-width could not be seen.
+        line += (
+            f"\n  this run could not tell a change under about ±{d.half_width_pct:.1f} % from noise"
+        )
+    return line
 
 
 def _latency_text(lat_blocks: list[dict], sides: dict[str, Side]) -> str:
