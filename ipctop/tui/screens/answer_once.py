@@ -10,12 +10,14 @@ from __future__ import annotations
 from typing import Generic, TypeVar
 
 from textual.await_complete import AwaitComplete
+from textual.binding import Binding
 from textual.screen import ModalScreen
 
 ResultT = TypeVar("ResultT")
 
 
 class AnswerOnceScreen(ModalScreen[ResultT], Generic[ResultT]):
+    BINDINGS = [Binding("escape", "cancel", "cancel")]  # every prompt's way out
     _answered = False
 
     def dismiss(self, result: ResultT | None = None) -> AwaitComplete:
@@ -25,5 +27,5 @@ class AnswerOnceScreen(ModalScreen[ResultT], Generic[ResultT]):
         return super().dismiss(result)
 
     def action_cancel(self) -> None:
-        """Escape on a prompt: answer None (each screen binds the key itself)."""
+        """Escape on a prompt: answer None."""
         self.dismiss(None)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
@@ -12,8 +11,6 @@ from .answer_once import AnswerOnceScreen
 
 
 class ChoiceScreen(AnswerOnceScreen[str | None]):
-    BINDINGS = [Binding("escape", "cancel", "cancel")]
-
     DEFAULT_CSS = """
     ChoiceScreen { align: center middle; }
     ChoiceScreen > Vertical {

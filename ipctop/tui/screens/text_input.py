@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Input, Label
 
@@ -11,8 +10,6 @@ from .answer_once import AnswerOnceScreen
 
 
 class TextInputScreen(AnswerOnceScreen[str | None]):
-    BINDINGS = [Binding("escape", "cancel", "cancel")]
-
     DEFAULT_CSS = """
     TextInputScreen { align: center middle; }
     TextInputScreen > Vertical {

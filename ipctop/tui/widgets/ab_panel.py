@@ -9,7 +9,7 @@ from rich.text import Text
 
 from ...analysis.stats import IMPROVEMENT, REGRESSION, fmt_diff
 from ...live.ab_live import ORDER, AbProgress
-from .text_block import TextBlock
+from .header_band import HeaderBand
 
 BAR = 12  # cells of the progress bar: line 1 fits 120 columns
 
@@ -19,17 +19,9 @@ def progress_bar(fraction: float, cells: int = BAR) -> str:
     return "█" * full + "░" * (cells - full)
 
 
-class AbPanel(TextBlock):
+class AbPanel(HeaderBand):
     DEFAULT_CSS = """
-    AbPanel {
-        height: 2;
-        background: $primary 25%;
-        color: $foreground;
-        padding: 0 1;
-        text-wrap: nowrap;
-        text-overflow: ellipsis;
-        display: none;
-    }
+    AbPanel { height: 2; display: none; }
     AbPanel.-shown { display: block; }
     """
 

@@ -6,20 +6,12 @@ from rich.text import Text
 
 from ...live.baseline import Baseline
 from ...live.sources import RunInfo
-from .text_block import TextBlock
+from .header_band import HeaderBand
 
 
-class BaselineBar(TextBlock):
+class BaselineBar(HeaderBand):
     DEFAULT_CSS = """
-    BaselineBar {
-        height: 1;
-        background: $primary 25%;
-        color: $foreground;
-        padding: 0 1;
-        text-wrap: nowrap;
-        text-overflow: ellipsis;
-        display: none;
-    }
+    BaselineBar { display: none; }
     BaselineBar.-shown { display: block; }
     """
 

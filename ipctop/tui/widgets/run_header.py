@@ -7,20 +7,13 @@ from rich.text import Text
 from ...cpus import format_cpu_list
 from ...live.session import Session
 from ...live.sources import RunInfo
+from .header_band import HeaderBand
 from .spark import si
-from .text_block import TextBlock
 
 
-class RunHeader(TextBlock):
+class RunHeader(HeaderBand):
     DEFAULT_CSS = """
-    RunHeader {
-        height: 2;
-        background: $primary 25%;
-        color: $foreground;
-        padding: 0 1;
-        text-wrap: nowrap;
-        text-overflow: ellipsis;
-    }
+    RunHeader { height: 2; }
     """
 
     def update_from(
