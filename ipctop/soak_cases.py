@@ -47,8 +47,14 @@ class _Pty:
         env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "ipctop", *args], stdin=slave, stdout=slave, stderr=slave,
-            env=env, start_new_session=True, close_fds=True,
+            env=env, close_fds=True,
         )  # fmt: skip
+        # No new session: on kernel 6.18 with kernel.sched_autogroup_enabled=1, a
+        # monitor in a session of its own (an autogroup) sometimes found its new
+        # ends runnable on CPU 0 and never scheduled there for 20 s beside the
+        # first monitor's pair (1 start in about 5; none in 28 with autogroup
+        # off). That is the kernel's group scheduling, not ipctop's; one session
+        # keeps the soak a test of ipctop.
         os.close(slave)
         self.master = master
         self._data = bytearray()
@@ -101,7 +107,7 @@ def _tail(monitor: _Pty) -> str:
     """The last words on a monitor's terminal, escape sequences left out: why it exited."""
     text = re.sub(r"\x1b(\[[0-9;?<>=]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[()][0-9A-Za-z]|.)", "",
                   monitor.text)  # fmt: skip
-    return repr(" ".join(text.split())[-300:])
+    return repr(" ".join(text.split())[-700:])
 
 
 def second_monitor(cycles: int, cpus: list[int]) -> list[str]:

@@ -188,11 +188,6 @@ def test_soak_50_cycles_leaks_nothing() -> None:
     os.geteuid() != 0 or not shutil.which("unshare"),
     reason="needs root and unshare: the census counts a private IPC namespace's objects",
 )
-@pytest.mark.xfail(
-    reason="known defect (issue 16 open): run after the other tests of this file, the second "
-    "monitor's second cycle exits 1 without saying 'contention:' (passes alone)",
-    strict=False,
-)
 def test_soak_second_monitor_and_killed_serve_leave_nothing() -> None:
     # Real monitors on real ptys, a real `ipctop serve` SIGKILLed with a websocket
     # client connected; the soak's census and its own checks say what went wrong.
