@@ -7,6 +7,7 @@ Python engine, interleaved, `--repeat` times each, and prints the ratio of
 medians ipctop / reference. Target: native >= 0.95.
 
     python bench/fidelity.py [--seconds 3] [--repeat 3] [--workloads sysv-msg,sysv-sem]
+                             [--no-python] [--no-latency]
 """
 
 from __future__ import annotations
@@ -70,7 +71,8 @@ def run_reference(exe: Path, workload: str, pairs: int, cpus: list[int], args) -
 
 
 def run_ipctop(engine: str, workload: str, pairs: int, cpus: list[int], args) -> float:
-    config = EngineConfig(workload, placement_for(workload, args), args.mode, tuple(cpus), engine)
+    config = EngineConfig(workload, placement_for(workload, args), args.mode, tuple(cpus), engine,
+                          latency=not args.no_latency)  # fmt: skip
     return measure(config, pairs, args.seconds, warmup=args.warmup).total_ops_per_s
 
 
@@ -85,6 +87,11 @@ def main() -> int:
     p.add_argument("--placement", default="same")
     p.add_argument("--mode", default="threads")
     p.add_argument("--no-python", action="store_true", help="skip the Python engine")
+    p.add_argument(
+        "--no-latency",
+        action="store_true",
+        help="ipctop without round timing (the C loop has none)",
+    )
     args = p.parse_args()
 
     names = list(WORKLOADS) if args.workloads == "all" else args.workloads.split(",")
@@ -104,6 +111,8 @@ def main() -> int:
         f"# {args.placement} placement · {args.mode} · {args.seconds:g} s x {args.repeat}, "
         f"medians; ratio = ipctop / C reference"
     )
+    timing = "off" if args.no_latency else f"1 round in {EngineConfig.latency_every} timed"
+    print(f"# ipctop's latency timing: {timing} (ipctop's default: on)")
     header = f"{'workload':<18}{'pairs':>6}{'C ref ops/s':>14}"
     for e in engines:
         header += f"{e + ' ops/s':>15}{e + ' ratio':>14}"
