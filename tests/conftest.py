@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -12,6 +13,15 @@ import psutil
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# A runner that starts pytest in the background without job control (`cmd &` in
+# a script, nohup) hands it SIGINT ignored, and an ignored signal stays ignored
+# across exec: every ipctop the tests start would then shrug off the SIGINT the
+# Ctrl-C tests send (a CI run launched so failed those 12 tests, and only them).
+# The tests are about ipctop, so their children start with SIGINT at its default.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 two_cpus = pytest.mark.skipif(
     len(os.sched_getaffinity(0)) < 2,
