@@ -38,14 +38,19 @@ private_ns = pytest.mark.skipif(
 )
 
 
-def _queue_ids(ns: str | None = None) -> set[int]:
-    """Queue ids in our IPC namespace, or in the one `ns` (an ns/ipc path) names."""
+def _queues(ns: str | None = None) -> list[list[str]]:
+    """/proc/sysvipc/msg's rows (key, id, ...) in our IPC namespace, or in the one
+    `ns` (an ns/ipc path) names."""
     if ns is None:
         text = Path("/proc/sysvipc/msg").read_text()
     else:
         text = subprocess.run(["nsenter", f"--ipc={ns}", "cat", "/proc/sysvipc/msg"],
                               capture_output=True, text=True, check=True).stdout  # fmt: skip
-    return {int(ln.split()[1]) for ln in text.splitlines()[1:]}
+    return [ln.split() for ln in text.splitlines()[1:]]
+
+
+def _queue_ids(ns: str | None = None) -> set[int]:
+    return {int(row[1]) for row in _queues(ns)}
 
 
 def _thread_ns(e: Engine) -> str:
@@ -120,9 +125,7 @@ def test_prefilled_private_queues_live_in_the_threads_own_namespace(mode: str) -
         assert e.pairs[0].res.py[0].keys() == "private"
         # 128 real queues with key 0, held through every repeat, none of them in ours.
         assert set(idle) <= _queue_ids(ns)
-        keys = subprocess.run(["nsenter", f"--ipc={ns}", "cat", "/proc/sysvipc/msg"],
-                              capture_output=True, text=True, check=True).stdout  # fmt: skip
-        assert {ln.split()[0] for ln in keys.splitlines()[1:]} == {"0"}
+        assert {row[0] for row in _queues(ns)} == {"0"}
         assert _queue_ids() == before
         assert "128 prefilled" in e.describe() and "own IPC namespace" in e.describe()
 

@@ -8,7 +8,7 @@ from .text_block import TextBlock
 class HeaderBand(TextBlock):
     """A tinted band, one line unless a subclass says more; long text ends in an ellipsis
     rather than wrapping, so the panels below never move. A band that is not always
-    there is hidden until it has the class -shown."""
+    there (the A/B and baseline bands) hides itself in its own CSS until -shown."""
 
     DEFAULT_CSS = """
     HeaderBand {
