@@ -181,3 +181,39 @@ def test_a_removed_pair_counts_row_stops_changing() -> None:
             assert after == before, "the 2-pair row moved while 1 pair ran"
 
     asyncio.run(go())
+
+
+@pytest.mark.skipif(not two_cpus(), reason="needs 2 CPUs for two pairs on their own CPUs")
+def test_W_takes_the_next_mechanisms_one_pair_reading_first_then_climbs_back() -> None:
+    cpus = tuple(sorted(os.sched_getaffinity(0))[:2])
+    source = LiveSource(EngineConfig(cpus=cpus), interval=0.2)
+    source.open(2)
+    old_engine = source.engine
+
+    async def go() -> None:
+        app = IpctopApp(source, sweep_step=0.5)
+        async with app.run_test(size=(120, 40)) as pilot:
+            deadline = time.monotonic() + TIMEOUT
+            while app.session.latest is None:
+                assert time.monotonic() < deadline, "no sample"
+                await pilot.pause(0.1)
+            await pilot.press("W")
+            while source.engine is old_engine or app.session.workload != "sysv-sem":
+                assert time.monotonic() < deadline, "the restart"
+                await pilot.pause(0.1)
+            assert app.session.latest is not None and app.session.latest.pairs == 1
+            # The worker reports after the new run's first sample may have arrived.
+            while "takes its 1-pair reading first" not in app._message:
+                assert time.monotonic() < deadline, f"the W message: {app._message!r}"
+                await pilot.pause(0.1)
+            # The new curve's first point is at 1 pair, then it climbs back to 2.
+            while len(source.engine.pairs) < 2 or app.sweeping:
+                assert time.monotonic() < deadline, "the climb back to 2 pairs"
+                await pilot.pause(0.1)
+            first = min(p.pairs for p in app.session.points())
+            assert first == 1, app.session.points()
+            header = header_text(app)
+            assert "needs a 1-pair reading" not in header, header
+
+    asyncio.run(go())
+    assert source.engine._closed
