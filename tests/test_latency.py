@@ -177,7 +177,7 @@ def test_unit_of_many_threads_is_not_timed():
 
 def test_format_ns_keeps_three_digits():
     assert latency.format_ns(812) == "812ns"
-    assert latency.format_ns(12345) == "12.3us"
+    assert latency.format_ns(12345) == "12.3µs"
     assert latency.format_ns(4.567e6) == "4.57ms"
     assert latency.format_ns(None) == "-"
 

@@ -11,7 +11,7 @@ from ipctop.engine.costs import Costs, CpuCost, ThreadCost
 from ipctop.live.fixed_run import fixed_samples, fixed_source
 from ipctop.live.sources import LiveSource
 from ipctop.tui.app import IpctopApp
-from ipctop.tui.widgets.detail_panel import DetailPanel, detail_lines
+from ipctop.tui.widgets.detail_panel import DetailPanel, detail_lines, fit_lines
 
 CPUS = tuple(sorted(os.sched_getaffinity(0))[:2])
 TIMEOUT = 30.0  # seconds to wait for the engine; generous for a busy box
@@ -26,7 +26,8 @@ async def wait_for(pilot, what, why: str) -> None:
 
 
 def panel_text(panel: DetailPanel) -> list[str]:
-    return [panel.heading(200)] + [panel.row(i, 200)[0][0][0] for i in range(panel.row_count())]
+    n = len(panel._fit(200))
+    return [panel.heading(200)] + [panel.row(i, 200)[0][0][0] for i in range(n)]
 
 
 def test_d_shows_per_round_costs_of_the_real_engine_and_hides_them_again() -> None:
@@ -56,7 +57,7 @@ def test_d_shows_per_round_costs_of_the_real_engine_and_hides_them_again() -> No
             assert set(by_role) == {"A", "B"}
             for t in costs.threads:
                 assert t.cpu_us_per_round is not None and t.cpu_us_per_round > 0
-            assert lines[0].startswith(f"CPU per round {costs.cpu_us_per_round:,.2f} µs")
+            assert lines[1].startswith(f"CPU per round {costs.cpu_us_per_round:,.2f} µs")
             row_0a = next(line for line in lines if line.split()[:1] == ["0A"]).split()
             assert row_0a[1] == f"{by_role['A'].cpu_us_per_round:.2f}"
             assert row_0a[-1] == f"{dict(costs.rtt_us)[0]:.2f}"  # µs per round trip
@@ -115,3 +116,27 @@ def test_fake_fixed_run_detail_panel(snap_compare) -> None:
 
     app = IpctopApp(fixed_source(), own_cpu=lambda _tids: 1.4)
     assert snap_compare(app, terminal_size=(120, 40), run_before=detail_on)
+
+
+def test_fake_narrow_detail_wraps_prose_and_hides_whole_columns_by_name() -> None:
+    why = "no /proc/schedstat (kernel without CONFIG_SCHEDSTATS, or a fake one like this)"
+    costs = Costs(
+        threads=(ThreadCost(0, "A", 3.0, 1.0, 2.0, 0.5, 0, 1.0, 0.0),),
+        cpus=(CpuCost(0, 0.001, 0.0, None, None, None),),
+        rtt_us=((0, 4.0),),
+        system_share_pct=None,
+        cpu_us_per_round=3.0,
+        cpu_pressure_avg10=None,
+        missing={"wake-ups": why},
+    )
+    wide = fit_lines(detail_lines(costs), 200)
+    for width in (44, 68):
+        lines = fit_lines(detail_lines(costs), width)
+        assert all(len(line.text) <= width for line in lines), width
+        text = " ".join(" ".join(line.text.split()) for line in lines)
+        assert why in text  # wrapped, whole
+        row = next(line for line in lines if line.text.split()[:1] == ["0A"])
+        full = next(line for line in wide if line.text.split()[:1] == ["0A"])
+        assert full.text.startswith(row.text)  # whole cells, a prefix of the row
+        if width == 44:
+            assert "hidden at this width: vcsw, ivcsw, rtt µs" in text

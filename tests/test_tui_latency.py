@@ -107,7 +107,7 @@ def test_x_shows_a_planted_matrix_record_in_the_monitor(tmp_path) -> None:
             await pilot.press("enter")
             await wait_for(pilot, lambda: isinstance(app.screen, MatrixScreen), "the matrix")
             text = app.screen.shown
-            assert "one-way p50" in text and "shared LLC" in text and "4us" in text
+            assert "one-way p50" in text and "shared LLC" in text and "4µs" in text
             await pilot.press("9")
             assert "one-way p99" in app.screen.shown
             await pilot.press("escape")

@@ -125,9 +125,9 @@ def counter_values(costs: dict[str, Any] | None) -> dict[str, float | None]:
     c = costs or {}
     t, cpus = list(c.get("threads") or ()), list(c.get("cpus") or ())
     return {
-        "CPU us/round": c.get("cpu_us_per_round"),
+        "CPU µs/round": c.get("cpu_us_per_round"),
         "system %": c.get("system_share_pct"),
-        "run delay us/round": _avg(t, "run_delay_us_per_round"),
+        "run delay µs/round": _avg(t, "run_delay_us_per_round"),
         "vol. switches/round": _avg(t, "vcsw_per_round"),
         "invol. switches/round": _avg(t, "ivcsw_per_round"),
         "migrations": _sum(t, "migrations"),

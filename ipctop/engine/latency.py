@@ -177,12 +177,12 @@ def histogram(acc: bytes | bytearray) -> list[tuple[float, int]]:
 
 
 def format_ns(ns: float | None) -> str:
-    """3 significant digits with a unit: 812ns, 12.3us, 4.56ms."""
+    """3 significant digits with a unit: 812ns, 12.3µs, 4.56ms (µs as everywhere on screen)."""
     if ns is None:
         return "-"
     if ns < 0:
         return "-" + format_ns(-ns)
-    for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
         if ns >= scale:
             return f"{ns / scale:.3g}{unit}"
     return f"{ns:.3g}ns"

@@ -45,7 +45,7 @@ def format_costs(steps: Iterable[Any]) -> str:
         )
     if not rows:
         return ""
-    headers = ["pairs", "CPU us/round", "sys %", "RTT us", "run delay us/round",
+    headers = ["pairs", "CPU µs/round", "sys %", "RTT µs", "run delay µs/round",
                "vcsw/round", "ivcsw/round", "migrations", "resched IPI/round",
                "callfunc IPI/round", "remote wakeups/s"]  # fmt: skip
     lines = [format_table(headers, rows, "r" * len(headers))]

@@ -3,11 +3,14 @@
 The figures come from the sampler's cost tracker (`Sampler.detail`), carried
 in each sample as Sample.costs. A figure whose source is missing reads
 "n/a (why)", or "n/a" in a table cell with the why on a line of its own: a
-missing source never looks like a real zero.
+missing source never looks like a real zero. Nothing is cut: prose wraps at
+the panel's width, and a table narrower than its columns shows the columns
+that fit whole and says which are hidden.
 """
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 from ...engine.costs import Costs, CpuCost, ThreadCost, na
@@ -48,11 +51,11 @@ def _cell(value: float | int | None, width: int, fmt: str = "{:.2f}") -> str:
     return f"{text:>{width}}"
 
 
-def _header(cols: tuple[tuple[str, int], ...]) -> str:
-    return " ".join(f"{name:>{w}}" for name, w in cols)
+def _header_cells(cols: tuple[tuple[str, int], ...]) -> tuple[str, ...]:
+    return tuple(f"{name:>{w}}" for name, w in cols)
 
 
-def thread_line(t: ThreadCost, rtt: float | None) -> str:
+def thread_cells(t: ThreadCost, rtt: float | None) -> tuple[str, ...]:
     w = [width for _, width in THREAD_COLS]
     cells = [
         f"{t.pair:>{w[0] - 1}}{t.role}",
@@ -66,12 +69,16 @@ def thread_line(t: ThreadCost, rtt: float | None) -> str:
         # One round trip per pair: shown on its A row.
         _cell(rtt, w[8]) if t.role == "A" else " " * w[8],
     ]
-    return " ".join(cells)
+    return tuple(cells)
 
 
-def cpu_line(c: CpuCost) -> str:
+def thread_line(t: ThreadCost, rtt: float | None) -> str:
+    return " ".join(thread_cells(t, rtt))
+
+
+def cpu_cells(c: CpuCost) -> tuple[str, ...]:
     w = [width for _, width in CPU_COLS]
-    return " ".join(
+    return tuple(
         [
             f"{c.cpu:>{w[0]}}",
             # IPIs per round are often tiny: significant digits, not a rounded 0.000.
@@ -84,8 +91,12 @@ def cpu_line(c: CpuCost) -> str:
     )
 
 
+def cpu_line(c: CpuCost) -> str:
+    return " ".join(cpu_cells(c))
+
+
 def summary(costs: Costs) -> str:
-    """The heading: what one round costs the whole box, and how loaded it is."""
+    """The first line: what one round costs the whole box, and how loaded it is."""
     m = costs.missing
     return (
         f"CPU per round {na(costs.cpu_us_per_round, m.get('cpu time'))} µs · "
@@ -98,26 +109,68 @@ def summary(costs: Costs) -> str:
 class DetailLine:
     text: str
     style: str | None = None  # a RowsView component name: heading, flag, dim
+    cells: tuple[str, ...] = ()  # a table row: shown a whole cell at a time
+
+
+def _table_line(cells: tuple[str, ...], style: str | None = None) -> DetailLine:
+    return DetailLine(" ".join(cells), style, cells)
+
+
+def fit_lines(lines: list[DetailLine], width: int) -> list[DetailLine]:
+    """The lines at this width: prose wrapped, table rows cut between cells, never in one.
+
+    A table that lost columns gets a line naming them, so a hidden column never
+    reads as a missing one.
+    """
+    if width <= 0:
+        return lines
+    out: list[DetailLine] = []
+    hidden: list[str] = []
+    for line in lines:
+        if line.cells:
+            shown, used = [], -1
+            for cell in line.cells:
+                if used + 1 + len(cell) > width:
+                    break
+                shown.append(cell)
+                used += 1 + len(cell)
+            if line.style == "heading" and len(shown) < len(line.cells):
+                hidden = [c.strip() for c in line.cells[len(shown) :]]
+            out.append(DetailLine(" ".join(shown), line.style, line.cells))
+            continue
+        if hidden:
+            note = f"hidden at this width: {', '.join(hidden)} (a wider terminal shows them)"
+            out += [DetailLine(t, "dim") for t in _wrap(note, width)]
+            hidden = []
+        out += [DetailLine(t, line.style) for t in _wrap(line.text, width)]
+    if hidden:
+        note = f"hidden at this width: {', '.join(hidden)} (a wider terminal shows them)"
+        out += [DetailLine(t, "dim") for t in _wrap(note, width)]
+    return out
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    return textwrap.wrap(text, width, subsequent_indent="  ", break_on_hyphens=False) or [""]
 
 
 def detail_lines(costs: Costs | None, note: str = "") -> list[DetailLine]:
     """Everything below the heading, as lines: threads, CPUs, flags, missing sources."""
     if costs is None:
         return [DetailLine(note or "waiting for the first detailed sample", "dim")]
-    lines: list[DetailLine] = []
+    lines: list[DetailLine] = [DetailLine(summary(costs))]
     rtt = dict(costs.rtt_us)
-    lines.append(DetailLine("per thread, per round (µs unless named)", "heading"))
-    lines.append(DetailLine(_header(THREAD_COLS), "heading"))
+    lines.append(DetailLine("per thread", "heading"))
+    lines.append(_table_line(_header_cells(THREAD_COLS), "heading"))
     if not costs.threads:
         lines.append(DetailLine("  measuring: the first detailed sample is the baseline", "dim"))
     for t in sorted(costs.threads, key=lambda t: (t.pair, t.role)):
-        lines.append(DetailLine(thread_line(t, rtt.get(t.pair))))
+        lines.append(_table_line(thread_cells(t, rtt.get(t.pair))))
     lines.append(
         DetailLine("per CPU: IPIs per round; schedule() and wake-ups per second", "heading")
     )
-    lines.append(DetailLine(_header(CPU_COLS), "heading"))
+    lines.append(_table_line(_header_cells(CPU_COLS), "heading"))
     for c in costs.cpus:
-        lines.append(DetailLine(cpu_line(c)))
+        lines.append(_table_line(cpu_cells(c)))
     if not costs.cpus:
         lines.append(DetailLine("  n/a (no /proc/interrupts and no /proc/schedstat)", "dim"))
     for flag in costs.flags:
@@ -138,27 +191,32 @@ class DetailPanel(RowsView):
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
-        self._head = ""
         self._detail: list[DetailLine] = []
+        self._fitted: tuple[int, list[DetailLine]] = (-1, [])
 
     def update_from(self, session: Session, note: str = "") -> None:
         s = session.latest
         costs = s.costs if s is not None else None
-        self._head = summary(costs) if costs is not None else "where the time goes"
         self._detail = detail_lines(costs, note)
+        self._fitted = (-1, [])
         flags = len(costs.flags) if costs is not None else 0
         subtitle = f"{flags} flag(s)" if flags else ""
         if subtitle != self.border_subtitle:
             self.border_subtitle = subtitle
         self.changed()
 
+    def _fit(self, width: int) -> list[DetailLine]:
+        if self._fitted[0] != width:
+            self._fitted = (width, fit_lines(self._detail, width))
+        return self._fitted[1]
+
     def row_count(self) -> int:
-        return len(self._detail)
+        return len(self._fit(self.text_width))
 
     def heading(self, width: int) -> str:
-        return self._head
+        return "costs per round (µs unless named)"
 
     def row(self, index: int, width: int) -> Row:
-        line = self._detail[index]
+        line = self._fit(width)[index]
         pieces: Pieces = [(line.text, None)]
         return pieces, line.style

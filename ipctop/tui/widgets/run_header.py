@@ -41,12 +41,16 @@ class RunHeader(HeaderBand):
         self, info: RunInfo, session: Session, pairs: int | None, notes: list[str]
     ) -> None:
         s = session.latest
-        line1 = Text()
-        line1.append("ipctop ", "bold")
-        line1.append(f"{info.workload} · {info.placement} · {info.mode} · engine {info.engine}")
-        line1.append(f" · kernel {info.kernel} · {info.cpu_model}", "dim")
+        # Line 1 fits the same way: the CPU model goes first, then the kernel; what
+        # runs, its engine and a source other than live stay.
+        first: list[tuple[str, str, int]] = [
+            ("ipctop ", "bold", KEEP),
+            (f"{info.workload} · {info.placement} · {info.mode} · engine {info.engine}", "", KEEP),
+            (f" · kernel {info.kernel}", "dim", CPUS),
+            (f" · {info.cpu_model}", "dim", LAST),
+        ]
         if info.source != "live":
-            line1.append(f" · {info.source}", "bold")
+            first.append((f" · {info.source}", "bold", KEEP))
         active = s.pairs if s is not None else (pairs or 0)
         ncpu = len(info.cpus)
         pieces: list[tuple[str, str, int]] = [(f"pairs {active}/{ncpu} CPUs", "bold", KEEP)]
@@ -79,4 +83,4 @@ class RunHeader(HeaderBand):
         for note in notes:
             pieces.append((f" · {note}", "bold reverse", NOTE))
         width = max(0, self.size.width - 2) or 10_000  # the padding; unmounted: no limit
-        self.show(Text("\n").join([line1, fit(pieces, width)]))
+        self.show(Text("\n").join([fit(first, width), fit(pieces, width)]))

@@ -121,7 +121,7 @@ class ScalingPanel(Vertical):
             return
         xs = [n for n, _ in curve]
         ys = [v / 1e3 for _, v in curve]
-        plt.plot(xs, ys, label="round trip p99 (us)", color="blue+", marker="hd")
+        plt.plot(xs, ys, label="round trip p99 (µs)", color="blue+", marker="hd")
         plt.xlim(min(xs) - 0.5, max(xs) + 0.5)
         plt.ylim(0, max(ys) * 1.15)
         plt.xticks(list(range(min(xs), max(xs) + 1)))
