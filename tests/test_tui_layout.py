@@ -127,3 +127,42 @@ def test_fake_below_the_smallest_layout_says_so_and_recovers() -> None:
         assert a.query_one(ScalingPlot).region.height > 10
 
     run((120, 40), (app, settle), check)
+
+
+def screen_lines(a: IpctopApp) -> list[str]:
+    """The screen as the terminal gets it, one string per row."""
+    update = a.screen._compositor.render_update(full=True)
+    return ["".join(seg.text for seg in strip) for strip in update.strips]
+
+
+@pytest.mark.parametrize("size", SIZES[:2], ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("detail", (False, True), ids=("plain", "detail"))
+def test_fake_every_text_is_whole(size, detail) -> None:
+    """No line ends in "…", a hidden thread row is named, a low chart's legend is off its plot."""
+
+    async def check(a, pilot) -> None:
+        if detail:
+            await pilot.press("d")
+            await settle(pilot)
+        lines = screen_lines(a)
+        cut = [line for line in lines if "…" in line]
+        assert not cut, cut
+        assert not any("^p" in line for line in lines[-1:])  # the palette key sat on the keys
+        threads = a.query_one("#threads")
+        rows = len(a.session.thread_rows())
+        shown = threads.scrollable_content_region.height - 1
+        if shown < rows:
+            assert f"{shown}/{rows}" in str(threads.border_subtitle) or (
+                f"{shown} of {rows} rows" in str(threads.border_subtitle)
+            )
+        plot = a.query_one(ScalingPlot)
+        legend_out = plot.region.height < 12
+        plot_text = "\n".join(
+            line[plot.region.x : plot.region.right]
+            for line in lines[plot.region.y : plot.region.bottom]
+        )
+        assert ("measured" in plot_text) != legend_out, plot_text
+        if legend_out:
+            assert "● measured" in str(a.query_one("#scaling").border_subtitle)
+
+    run(size, (app, settle), check)

@@ -158,7 +158,9 @@ class IpctopApp(
                 yield ProfilePanel(id="profile", classes="panel")
         yield TooSmall(id="too-small")
         yield StatusLine(id="status")
-        yield Footer()
+        # No ^p on the right: docked over the keys it cut the last of them ("^ppa lette");
+        # the help screen names ctrl+p. Below 120 columns the keys sit closer (on_resize).
+        yield Footer(show_command_palette=False)
 
     def on_mount(self) -> None:
         if self._initial_theme:
@@ -174,7 +176,8 @@ class IpctopApp(
         }
         for wid, title in titles.items():
             self.query_one(f"#{wid}").border_title = title
-        self.query_one("#scaling").border_subtitle = "total ops/s by pairs"
+        scaling = self.query_one(ScalingPanel)
+        scaling.default_subtitle = scaling.border_subtitle = "total ops/s by pairs"
         # Kept, not queried: a help or chooser screen on top hides them from query_one.
         self.run_header = self.query_one(RunHeader)
         self.status_line = self.query_one(StatusLine)
@@ -307,6 +310,8 @@ class IpctopApp(
 
     def on_resize(self) -> None:
         self._schedule_redraw()  # panels shown again by a larger size need their data
+        for footer in self.query(Footer):
+            footer.compact = self.size.width < 120
 
     def _theme_changed(self) -> None:
         self.scaling_panel.redraw()

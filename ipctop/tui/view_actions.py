@@ -126,4 +126,6 @@ class ViewActions:
         except OSError as exc:
             self._say(f"could not save a screenshot in {self.screenshot_dir}: {exc}", "error")
             return
-        self._say(f"screenshot saved to {os.path.abspath(path)}")
+        # The file's name first: a long directory is what a narrow line may cut.
+        where = os.path.dirname(os.path.abspath(path))
+        self._say(f"screenshot {os.path.basename(path)} saved in {where}")

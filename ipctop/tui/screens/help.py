@@ -38,6 +38,30 @@ PANELS = [
 ]
 
 
+class HelpScroll(VerticalScroll):
+    """The help's box, whose bottom edge says when there is more below, and how to get it."""
+
+    def on_mount(self) -> None:
+        self.call_after_refresh(self._say_where)  # the text's height is known after a layout
+
+    def on_resize(self) -> None:
+        self._say_where()
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        self._say_where()
+
+    def _say_where(self) -> None:
+        if self.max_scroll_y <= 0:
+            where = "escape closes"
+        elif self.scroll_y < self.max_scroll_y:
+            where = "more below: ↓ / PgDn · escape closes"
+        else:
+            where = "end · ↑ / PgUp back · escape closes"
+        if where != self.border_subtitle:
+            self.border_subtitle = where
+
+
 class HelpScreen(AnswerOnceScreen[None]):
     BINDINGS = [
         Binding("escape,question_mark,q", "dismiss", "close help"),
@@ -45,13 +69,15 @@ class HelpScreen(AnswerOnceScreen[None]):
 
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll {
+    HelpScreen > HelpScroll {
         width: 90%;
         max-width: 100;
         height: 90%;
         border: thick $primary;
         background: $surface;
         padding: 0 1;
+        border-subtitle-style: bold;
+        border-subtitle-color: $text;
     }
     """
 
@@ -74,5 +100,5 @@ class HelpScreen(AnswerOnceScreen[None]):
             text.append(f"  {name}: ", "bold")
             text.append(f"{what}\n")
         text.append("\nescape or ? closes this screen; ctrl+p opens the command palette.")
-        with VerticalScroll():
+        with HelpScroll():
             yield Static(text)

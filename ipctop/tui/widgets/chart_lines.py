@@ -24,6 +24,27 @@ def line(plt: Any, xs: list[int], ys: list[float], color: str, label: str, marke
     plt.scatter(xs, ys, color=color, marker=marker, label=label)
 
 
+class LegendOut:
+    """A plotext figure whose legend is kept out of the plot, for a line of its own.
+
+    At a few rows plotext's legend box covers the points and their labels
+    ("measur203%"); below LEGEND_ROWS the panel shows these entries under the
+    chart instead. Everything but the labels goes to the figure unchanged.
+    """
+
+    def __init__(self, plt: Any) -> None:
+        self._plt = plt
+        self.entries: list[tuple[str, str]] = []  # (marker, label)
+
+    def scatter(self, *args: Any, label: str | None = None, **kwargs: Any) -> None:
+        if label:
+            self.entries.append((str(kwargs.get("marker", "")), label))
+        self._plt.scatter(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._plt, name)
+
+
 def interval(p: ScalingPoint) -> tuple[float, float] | None:
     """The point's 95 % interval, when its windows give one."""
     s = p.summary

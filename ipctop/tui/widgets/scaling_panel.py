@@ -6,6 +6,7 @@ plotext builds the whole picture each time it renders.
 
 from __future__ import annotations
 
+import textwrap
 import time
 
 from rich.text import Text
@@ -18,7 +19,7 @@ from ...engine.latency import format_ns
 from ...live.baseline import Baseline
 from ...live.session import Session
 from .baseline_overlay import diff_cell, diff_style, plot_baseline
-from .chart_lines import IDEAL, MEASURED, draw_interval, line, pm
+from .chart_lines import IDEAL, MEASURED, LegendOut, draw_interval, line, pm
 from .compare_chart import comparison_table, draw_others, extent
 from .spark import si
 from .text_block import TextBlock
@@ -26,6 +27,8 @@ from .text_block import TextBlock
 TABLE_ROWS = 5
 MIN_PLOT = (24, 6)  # columns, rows under which the chart says so instead
 SETTLING_REDRAW = 2.0  # seconds between redraws while only a settling point moves
+LEGEND_ROWS = 12  # a plot lower than this has its legend under it, not over the points
+COMPACT_WIDTH = 38  # a table narrower than this drops the spaces that would cut its last column
 
 
 class ScalingPlot(PlotextPlot):
@@ -64,12 +67,15 @@ class ScalingPanel(Vertical):
         self._drawn_at = 0.0
         self.baseline: Baseline | None = None
         self.metric = "ops"  # or "p99": the round trip's p99 by pairs (key P)
+        self.default_subtitle = ""  # the bottom edge when the legend is in the plot
+        self._last: tuple[Session, int | None] | None = None
 
     def compose(self) -> ComposeResult:
         yield ScalingPlot(id="scaling-plot")
         yield TextBlock(id="scaling-table", fit_height=True)
 
     def update_from(self, session: Session, settling_pairs: int | None) -> None:
+        self._last = (session, settling_pairs)
         if self.metric == "p99":
             self._update_p99(session)
             return
@@ -94,12 +100,17 @@ class ScalingPanel(Vertical):
             return
         self._drawn, self._drawn_at = key, now
         name = session.workload or "this run"
-        self._draw(points, compared, name)
+        legend = self._draw(points, compared, name)
+        width = self.content_size.width or 10_000
         table = (
             comparison_table(name, points, compared)
             if compared
-            else _table(points, settling_pairs, state, self.baseline, replaced)
+            else _table(points, settling_pairs, state, self.baseline, replaced, width)
         )
+        # A low plot's legend takes the panel's bottom edge: no table row is lost to it.
+        subtitle = _legend(legend) if legend else self.default_subtitle
+        if subtitle != self.border_subtitle:
+            self.border_subtitle = subtitle
         self.query_one("#scaling-table", TextBlock).show(table)
 
     def _update_p99(self, session: Session) -> None:
@@ -141,19 +152,30 @@ class ScalingPanel(Vertical):
 
     def on_resize(self) -> None:
         self._drawn = None
+        # Drawn again at the new size even when no sample comes (a replay that ended):
+        # whether the legend fits in the plot depends on it.
+        if self._last is not None:
+            self.call_after_refresh(self._update_last)
+
+    def _update_last(self) -> None:
+        if self._last is not None and self._drawn is None:
+            self.update_from(*self._last)
 
     def _draw(
         self, points: list[ScalingPoint], compared: dict[str, list[ScalingPoint]], name: str
-    ) -> None:
+    ) -> list[tuple[str, str]]:
+        """Draw the chart; the legend's entries when they go under it (a low plot)."""
         plot = self.query_one(ScalingPlot)
-        plt = plot.plt
-        plt.clear_data()
-        plt.clear_figure()
+        plot.plt.clear_data()
+        plot.plt.clear_figure()
         plot.y_top = None
+        low = 0 < plot.size.height < LEGEND_ROWS
+        out = LegendOut(plot.plt) if low else None
+        plt = out if out is not None else plot.plt
         if not points and not compared and (self.baseline is None or not self.baseline.points):
             plt.title("waiting for a settled reading")
             plot.refresh()
-            return
+            return []
         other_xs, other_top = extent(compared)
         xs = [p.pairs for p in points] + other_xs
         top = max([p.total_ops_per_s for p in points] + [other_top])
@@ -192,6 +214,8 @@ class ScalingPanel(Vertical):
         for p in points:
             scal = scalability_pct(points, p.pairs)
             label = "settling" if not p.settled else ("" if scal is None else f"{scal:.0f}%")
+            if low and not p.settled:
+                label = ""  # the legend under the plot says what x is; a word here covers it
             if label:
                 plt.text(label, p.pairs, p.total_ops_per_s * 1.06, alignment="center", color="red+")
         lo, hi = min(xs), max(xs)
@@ -204,6 +228,15 @@ class ScalingPanel(Vertical):
         plt.xlabel("pairs")
         plt.ylabel("total ops/s")
         plot.refresh()
+        return out.entries if out is not None else []
+
+
+#: the legend under a low plot has a panel's bottom edge, not a box: shorter words
+SHORT = {"ideal N x total(1)": "ideal"}
+
+
+def _legend(entries: list[tuple[str, str]]) -> str:
+    return " ".join(f"{marker} {SHORT.get(label, label)}" for marker, label in entries)
 
 
 def _table(
@@ -212,6 +245,7 @@ def _table(
     state: str | None,
     baseline: Baseline | None = None,
     replaced: dict[int, int] | None = None,
+    width: int = 10_000,
 ) -> Text:
     """The seeds' table: pairs, total, scalability % (Diff % against a baseline).
 
@@ -219,12 +253,22 @@ def _table(
     linear (with its interval) and a revisit that replaced an earlier reading.
     """
     diff_head = f" {'diff %':>7}" if baseline is not None else ""
-    lines = [Text(f"{'pairs':>5} {'ops/s':>9} {'± %':>5} {'scal %':>7}{diff_head}", "bold")]
+    # Narrow (80 columns with a side panel): the same columns, closer, so none is cut.
+    w = (2, 8, 4, 6) if width < COMPACT_WIDTH + len(diff_head) else (5, 9, 5, 7)
+    name = "n" if w[0] < 5 else "pairs"
+    lines = [
+        Text(
+            f"{name:>{w[0]}} {'ops/s':>{w[1]}} {'± %':>{w[2]}} {'scal %':>{w[3]}}{diff_head}",
+            "bold",
+        )  # fmt: skip
+    ]
     for p in points[-TABLE_ROWS:]:
         scal = scalability_pct(points, p.pairs)
         note = "settled" if p.settled else "settling"
         pct = "-" if scal is None else f"{scal:.1f}"
-        row = Text(f"{p.pairs:>5} {si(p.total_ops_per_s):>9} {pm(p):>5} {pct:>7}")
+        row = Text(
+            f"{p.pairs:>{w[0]}} {si(p.total_ops_per_s):>{w[1]}} {pm(p):>{w[2]}} {pct:>{w[3]}}"
+        )
         if baseline:
             # Coloured only when the interval of live/baseline excludes zero.
             row.append(" ")
@@ -232,14 +276,19 @@ def _table(
                        diff_style(baseline, p))  # fmt: skip
         row.append(f" {note}")
         lines.append(row)
+    # The lines under the rows wrap at the panel's width rather than end in "…".
     if not points:
-        lines.append(Text("no reading yet: " + (state or "no pairs running")))
+        lines += _wrapped("no reading yet: " + (state or "no pairs running"), width)
     settled = [p for p in points if p.settled]
     for p in settled:
         above = above_linear(settled, p.pairs, short=True)
         if above is not None:
-            lines.append(Text(f"! {p.pairs} pairs {above}", "bold"))
+            lines += _wrapped(f"! {p.pairs} pairs {above}", width, "bold")
     for n, k in sorted((replaced or {}).items()):
         visits = "visit" if k == 1 else "visits"
-        lines.append(Text(f"{n} pairs: last visit differed, replaced {k} earlier {visits}"))
+        lines += _wrapped(f"{n} pairs: last visit differed, replaced {k} earlier {visits}", width)
     return Text("\n").join(lines)
+
+
+def _wrapped(text: str, width: int, style: str = "") -> list[Text]:
+    return [Text(t, style) for t in textwrap.wrap(text, width, subsequent_indent="  ") or [""]]

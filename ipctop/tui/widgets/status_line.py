@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from rich.text import Text
-
+from .run_header import CPUS, KEEP, LAST, LINEAR, NOTE, fit
 from .text_block import TextBlock
 
 
@@ -27,16 +26,20 @@ class StatusLine(TextBlock):
         message: str = "",
         priority_note: str = "",
     ) -> None:
-        text = Text()
+        # The answer to the key just pressed first and kept; at a narrow width the
+        # sample interval goes first, then where the monitor runs (run_header.fit).
         cpu = "measuring" if own_cpu is None else f"{own_cpu:.1f} % CPU"
-        text.append(f"ipctop: {cpu}", "bold")
-        if monitor_cpu is None:
-            text.append(" · monitor shares the pairs' CPUs")
-        else:
-            text.append(f" · monitor on CPU {monitor_cpu}")
-        if priority_note:
-            text.append(f" · {priority_note}", "bold")
-        text.append(f" · sample every {interval:g} s")
+        pieces: list[tuple[str, str, int]] = []
         if message:
-            text.append(f" · {message}")
+            pieces.append((f"{message} · ", "bold", KEEP))
+        pieces.append((f"ipctop: {cpu}", "bold", KEEP))
+        if monitor_cpu is None:
+            pieces.append((" · monitor shares the pairs' CPUs", "", LINEAR))
+        else:
+            pieces.append((f" · monitor on CPU {monitor_cpu}", "", CPUS))
+        if priority_note:
+            pieces.append((f" · {priority_note}", "bold", NOTE))
+        pieces.append((f" · sample every {interval:g} s", "", LAST))
+        width = max(0, self.size.width - 2) or 10_000  # the padding; unmounted: no limit
+        text = fit(pieces, width)
         self.show(text)

@@ -24,6 +24,13 @@ class ThreadsPanel(RowsView):
     def update_from(self, session: Session) -> None:
         self._rows = session.thread_rows()
         self._top = session.thread_scale(self._spark_width(self.text_width))
+        self._say_subtitle()
+        self.changed()
+
+    def on_resize(self) -> None:
+        self._say_subtitle()  # an auto height settles after the rows came: rows hidden or not
+
+    def _say_subtitle(self) -> None:
         imbalanced = sum(1 for r in self._rows if r.imbalanced)
         off = sum(1 for r in self._rows if r.sample.off_cpu)
         notes = []
@@ -31,10 +38,19 @@ class ThreadsPanel(RowsView):
             notes.append(f"{imbalanced} imbalanced")
         if off:
             notes.append(f"{off} off their CPU")
+        shown = max(0, self.scrollable_content_region.height - 1)  # under the heading
+        if self.is_mounted and shown and len(self._rows) > shown:
+            # A row out of sight must not read as a thread that is not there; the
+            # longest form that fits the edge, whole.
+            room = self.size.width - 4 - sum(len(n) + 3 for n in notes)
+            n = len(self._rows)
+            for say in (f"{shown} of {n} rows, scroll", f"{shown}/{n} rows", f"{shown}/{n}"):
+                if len(say) <= room or say == f"{shown}/{n}":
+                    notes.append(say)
+                    break
         subtitle = " · ".join(notes)
         if subtitle != self.border_subtitle:
             self.border_subtitle = subtitle
-        self.changed()
 
     def row_count(self) -> int:
         return len(self._rows)
