@@ -181,7 +181,8 @@ class ReaperClient:
                 text=True,
             )
         except OSError as exc:
-            release_tag(self.tag)
+            # The tag stays claimed until close(): released now, the live run's objects
+            # would look orphaned and the user's own `ipctop clean` would remove them.
             self.proc = None
             self.warnings.append(f"no reaper ({exc}): a killed ipctop may leave objects")
 
