@@ -58,3 +58,28 @@ def test_clean_keeps_a_live_run_whose_reaper_could_not_start(tmp_path: Path) -> 
     assert "run-exit=0" in r.stdout, (r.stdout, run_out)
     assert "kept    msg" in r.stdout and "removed msg" not in r.stdout, r.stdout
     assert "Traceback" not in r.stderr + run_out
+
+
+# --- 5: POSIX queues of a killed run, with no mqueue file system at /dev/mqueue ------
+
+
+@root
+def test_clean_removes_posix_queues_without_dev_mqueue_mounted(tmp_path: Path) -> None:
+    if os.path.ismount("/dev/mqueue"):
+        pytest.skip("/dev/mqueue is mounted here: clean lists the queues there")
+    mq = tmp_path / "mq"
+    mq.mkdir()
+    # The test's own view of the private namespace's queues, away from /dev/mqueue.
+    count = f"$(ls {mq} | grep -c '^ipctop-')"
+    r = sh(
+        f"mount -t mqueue none {mq} && "
+        f"({PY} -m ipctop run -w posix-mq --cpus 0 --pairs 2 --seconds 20 >/dev/null 2>&1 & "
+        f"E=$!; i=0; while [ {count} -lt 4 ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; "
+        f"R=$(pgrep -P $E -f ipctop.engine.reaper); kill -KILL $E $R; wait $E; "
+        f"echo before={count}; {PY} -m ipctop clean; echo after={count})",
+        ns=("-i", "-m", "--propagation", "private"),
+    )
+    assert "before=4" in r.stdout, (r.stdout, r.stderr)
+    assert "after=0" in r.stdout, (r.stdout, r.stderr)
+    assert r.stdout.count("removed posix queue /ipctop-") == 4, r.stdout
+    assert "Traceback" not in r.stderr, r.stderr
