@@ -57,7 +57,8 @@ def test_d_shows_per_round_costs_of_the_real_engine_and_hides_them_again() -> No
             assert set(by_role) == {"A", "B"}
             for t in costs.threads:
                 assert t.cpu_us_per_round is not None and t.cpu_us_per_round > 0
-            assert lines[1].startswith(f"CPU per round {costs.cpu_us_per_round:,.2f} µs")
+            head = next(line for line in lines if line.startswith("CPU per round"))
+            assert head.startswith(f"CPU per round {costs.cpu_us_per_round:,.2f} µs")
             row_0a = next(line for line in lines if line.split()[:1] == ["0A"]).split()
             assert row_0a[1] == f"{by_role['A'].cpu_us_per_round:.2f}"
             assert row_0a[-1] == f"{dict(costs.rtt_us)[0]:.2f}"  # µs per round trip
