@@ -21,10 +21,11 @@ from ipctop.output.record_io import read_record, write_record
 from ipctop.tui.app import IpctopApp
 from ipctop.tui.contrast_floor import AA
 from ipctop.tui.screens.present import AAA, Figure, PresentScreen, baseline_verdict, split_si
+from ipctop.tui.widgets.block_digits import digits_width, render_digits
 
 
 def figure(a: IpctopApp, wid: str) -> str:
-    digits = a.screen.query_one(f"#{wid}", Figure).query_one("Digits")
+    digits = a.screen.query_one(f"#{wid}", Figure).query_one("BlockDigits")
     return str(digits.value)
 
 
@@ -116,6 +117,32 @@ def test_verdict_says_no_difference_shown_when_the_intervals_overlap(tmp_path: P
     slower = ScalingPoint.from_repeats(1, [0.8e5], windows=[0.8e5 * w for w in wobble])
     digits, line = baseline_verdict(_baseline((theirs,), tmp_path), [slower], 1)
     assert line.plain.startswith("regression") and digits.startswith("-2")
+    # Words apart ("regressionvs baseline" was one), and the baseline named by its record.
+    assert line.plain.startswith("regression against baseline ")
+
+
+def test_verdict_names_the_baseline_by_what_differs_from_the_run(tmp_path: Path) -> None:
+    wobble = (0.99, 1.01, 1.0, 0.98, 1.02, 1.0)
+    theirs = ScalingPoint.from_repeats(1, [1e5], windows=[1e5 * w for w in wobble])
+    slower = ScalingPoint.from_repeats(1, [0.8e5], windows=[0.8e5 * w for w in wobble])
+    base = _baseline((theirs,), tmp_path)
+    same = base.record.config.placement
+    info = replace(app().info, placement="cross", workload=base.record.config.workload)
+    info = replace(info, mode=base.record.config.mode, engine=base.record.config.engine)
+    info = replace(info, kernel=base.kernel)
+    _digits, line = baseline_verdict(base, [slower], 1, info)
+    assert f"against baseline placement {same}:" in line.plain, line.plain
+    assert "kernel" not in line.plain  # the same kernel is not what the comparison is about
+    alike = replace(info, placement=same)
+    assert base.label_for(alike) == f"baseline {base.name} (same settings)"
+
+
+def test_block_digits_are_solid_and_tell_every_glyph_apart() -> None:
+    drawn = {c: render_digits(c) for c in "0123456789+-."}
+    assert len({tuple(rows) for rows in drawn.values()}) == len(drawn)
+    for c, rows in drawn.items():
+        assert len(rows) == 3 and set("".join(rows)) <= set("▀▄█ "), c  # blocks, no strokes
+    assert digits_width("1.25") == len(render_digits("1.25")[0]) == 13
 
 
 def test_verdict_without_windows_gives_the_figure_and_says_why(tmp_path: Path) -> None:
@@ -169,7 +196,7 @@ def test_fake_fixed_run_presentation_too_small_says_so_and_recovers() -> None:
         async with a.run_test(size=(120, 40)) as pilot:
             await settle(pilot)
             assert isinstance(a.screen, PresentScreen)
-            for size in ((40, 10), (20, 6), (79, 24), (100, 15)):
+            for size in ((40, 10), (20, 6), (60, 24), (100, 15)):
                 await pilot.resize_terminal(*size)
                 await pilot.pause(0.3)
                 note = a.screen.query_one("#present-too-small")
@@ -178,7 +205,7 @@ def test_fake_fixed_run_presentation_too_small_says_so_and_recovers() -> None:
                     note.render()
                 )
                 assert all(f.region.height == 0 for f in a.screen.query(Figure)), size
-            await pilot.resize_terminal(80, 24)  # the figures' 4 x 20 columns, 16 lines
+            await pilot.resize_terminal(80, 24)  # the figures by what each needs, 16 lines
             await pilot.pause(0.3)
             assert a.screen.query_one("#present-too-small").region.height == 0
             assert figure(a, "fig-pairs") != "-"

@@ -265,7 +265,8 @@ def test_baseline_overlay_gives_exact_diffs_and_names_its_box(tmp_path: Path) ->
             assert "kernel 5.10.0-handmade" in line and "Handmade CPU @ 1.00GHz" in line
             assert "differs: workload sysv-sem" in line
             plot = app.query_one(ScalingPlot).plt.build()
-            assert "baseline 5.10.0-handmade" in plot
+            # Named by what differs from this run: its workload, and here its kernel too.
+            assert "baseline workload sysv-sem, kernel 5.10.0-handmade" in plot
 
             # b hides it; b again offers the same file; enter brings it back.
             await pilot.press("b")

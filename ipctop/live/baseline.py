@@ -39,8 +39,33 @@ class Baseline:
 
     @property
     def label(self) -> str:
-        """The chart legend: the kernel, since that is what a baseline is usually about."""
-        return f"baseline {self.kernel}"
+        """The chart legend without a run to compare with: the record's name."""
+        return f"baseline {self.name}"
+
+    def differences(self, info: RunInfo) -> list[str]:
+        """What the record ran differently from this run, in its own values: "placement same".
+
+        A baseline is named by these: one named after its kernel reads as one
+        kernel against another even when the kernel is the same and the
+        placement is what differs (the demo's same-core curve).
+        """
+        out = []
+        for key in ("workload", "placement", "mode", "engine"):
+            theirs = getattr(self.record.config, key, None)
+            if theirs is not None and theirs != getattr(info, key):
+                out.append(f"{key} {theirs}")
+        if self.record.box.get("kernel_release") and self.kernel != info.kernel:
+            out.append(f"kernel {self.kernel}")
+        return out
+
+    def label_for(self, info: RunInfo | None) -> str:
+        """The legend and the verdict's "vs ...": what differs, or that nothing does."""
+        if info is None:
+            return self.label
+        differs = self.differences(info)
+        if not differs:
+            return f"baseline {self.name} (same settings)"
+        return f"baseline {', '.join(differs)}"
 
     def total_at(self, pairs: int) -> float | None:
         for p in self.points:

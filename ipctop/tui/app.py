@@ -293,6 +293,8 @@ class IpctopApp(
         if _shown(switches):
             switches.update_from(s, self.info.cpus, cpus.show_all)
         scaling = self.scaling_panel
+        if self.baseline is not None:
+            scaling.name_baseline(self.baseline.label_for(self.info))
         if _shown(scaling):
             pairs = s.latest.pairs if s.latest is not None else None
             scaling.update_from(s, pairs)

@@ -13,10 +13,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rich.text import Text
+from textual.app import ComposeResult
+
+from ..analysis.settle import Settler
 from ..live.baseline import Baseline
 from ..output.record import Record
 from .app import IpctopApp
 from .keys import KeySpec, bindings
+from .widgets.narration_band import NarrationBand
+from .widgets.run_header import RunHeader
 
 TICK = 0.25  # seconds between looks at the story
 
@@ -56,6 +62,19 @@ def story(cpus: int) -> list[Step]:
     return steps
 
 
+def settle_progress(settler: Settler) -> str:
+    """How far a reading is from settled: its window, its spread, its interval."""
+    if not settler.window_full:
+        return f"collecting {settler.window_s:g} s of samples"
+    cv, half = settler.cv, settler.half_width_pct
+    parts = []
+    if cv is not None:
+        parts.append(f"spread {100 * cv:.1f} % (under {100 * settler.cv_max:g} % needed)")
+    if half is not None:
+        parts.append(f"interval ±{half:.1f} % (±{settler.ci_max_pct:g} % needed)")
+    return ", ".join(parts) or "no reading yet"
+
+
 class DemoApp(IpctopApp):
     # Over the monitor's n (next symbol) and space (pause): the story's own keys.
     KEYS = (
@@ -73,38 +92,80 @@ class DemoApp(IpctopApp):
         self._step_at = time.monotonic()
         self._own_baseline = kwargs.get("baseline") is None
 
+    def compose(self) -> ComposeResult:
+        # The monitor's layout with the narration under its header: its own band, not
+        # the footer's last words.
+        for widget in super().compose():
+            yield widget
+            if isinstance(widget, RunHeader):
+                yield NarrationBand(id="narration")
+
     def on_mount(self) -> None:
         super().on_mount()
         self.set_interval(TICK, self._tick)
         self._tell()
 
     # -- the story -----------------------------------------------------------------
-    def story_notes(self) -> list[str]:
-        held = " HELD (space)" if self.held else ""
-        return [f"DEMO {self.step + 1}/{len(self.steps)}{held}: n next"]
-
     def _tick(self) -> None:
+        self._tell()
         if self.held or self._busy or self.step >= len(self.steps) - 1:
             return
+        if self._settled_here() and time.monotonic() - self._step_at >= self.pace:
+            self._advance()
+
+    def _settled_here(self) -> bool:
         latest = self.session.latest
-        settled = (
+        return (
             latest is not None and latest.pairs == self.source.pair_count() and self.session.settled
         )
-        if settled and time.monotonic() - self._step_at >= self.pace:
-            self._advance()
 
     def _advance(self) -> None:
         if self.step >= len(self.steps) - 1:
-            self._say("the story is told: q quits, or keep using the keys")
-            return
+            return  # the band already says the story is told
         self.step += 1
         self._step_at = time.monotonic()
         self.steps[self.step].start(self)
         self._tell()
 
-    def _tell(self) -> None:
+    def narration(self) -> Text:
+        """The band's three lines: which step, what it shows, what the screen waits for."""
         step = self.steps[self.step]
-        self._say(f"step {self.step + 1}/{len(self.steps)}: {step.caption}")
+        text = Text()
+        text.append(f"DEMO  step {self.step + 1} of {len(self.steps)}", "bold")
+        text.append("    n: next step · space: hold the story\n")
+        text.append(step.caption, "bold")
+        text.append("\n")
+        text.append(self.waiting())
+        return text
+
+    def waiting(self) -> str:
+        """What moves the story on, in words a room can follow."""
+        if self.step >= len(self.steps) - 1:
+            return "the story is told: q quits, or keep using the keys"
+        if self.held:
+            return "held: space goes on, n steps on now (the pairs keep running)"
+        if self._busy:
+            return "restarting the pairs"
+        left = self.pace - (time.monotonic() - self._step_at)
+        if self._settled_here():
+            if left <= 0:
+                return "settled: the next step now"
+            return f"settled: the next step in {left:.0f} s (n: now)"
+        n = self.source.pair_count()
+        return (
+            f"waiting for the {n}-pair reading to settle: {settle_progress(self.session.settler)}"
+        )
+
+    def _tell(self) -> None:
+        text = self.narration()
+        for band in self._bands():
+            band.say(text)
+
+    def _bands(self) -> list[NarrationBand]:
+        bands = list(self.query(NarrationBand))  # the monitor's, under its header
+        if self._present is not None and self._present.is_mounted:
+            bands += list(self._present.query(NarrationBand))
+        return bands
 
     def action_demo_step(self) -> None:
         self._advance()
@@ -112,7 +173,7 @@ class DemoApp(IpctopApp):
     def action_demo_pause(self) -> None:
         self.held = not self.held
         self._step_at = time.monotonic()  # a held step gets its whole pace again
-        self._say("story held: space goes on, n steps" if self.held else "story goes on")
+        self._tell()
 
     def keep_same_core_curve(self) -> None:
         """The curve measured so far becomes the baseline, unless one was given."""

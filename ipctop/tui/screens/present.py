@@ -12,15 +12,16 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.renderables.digits import Digits as DigitsRenderable
 from textual.screen import Screen
-from textual.widgets import Digits, Static
+from textual.widgets import Static
 
 from ...analysis.scaling import ScalingPoint
 from ...analysis.stats import TooFewWindows, difference, fmt_diff, pct_digits
 from ...live.baseline import Baseline
 from ...live.session import Session
 from ...live.sources import RunInfo
+from ..widgets.block_digits import BlockDigits, digits_width
+from ..widgets.narration_band import NarrationBand
 from ..widgets.scaling_panel import ScalingPanel
 from ..widgets.spark import si
 
@@ -36,29 +37,33 @@ def split_si(value: float) -> tuple[str, str]:
 
 
 def baseline_verdict(
-    baseline: Baseline | None, points: list[ScalingPoint], pairs: int | None
+    baseline: Baseline | None,
+    points: list[ScalingPoint],
+    pairs: int | None,
+    info: RunInfo | None = None,
 ) -> tuple[str, Text]:
     """The Diff % digits and the line under them: against what, and what it means."""
     if baseline is None:
         return "", Text("no baseline (key b, or --baseline FILE)")
     if not baseline.points:
         return "", Text(f"baseline {baseline.name} has no scaling curve to compare with", "bold")
+    label = baseline.label_for(info)
     live = next((p for p in points if p.pairs == pairs and p.settled), None)
     theirs = next((p for p in baseline.points if p.pairs == pairs), None)
     if live is None or theirs is None:
         why = (
             "no settled reading yet" if live is None else f"the baseline has no {pairs}-pair point"
         )
-        return "", Text(f"vs {baseline.label}: {why}")
+        return "", Text(f"vs {label}: {why}")
     diff = baseline.diff_at(live.pairs, live.total_ops_per_s)
     try:
         d = difference(theirs.samples, live.samples)
     except TooFewWindows:
         # Old records keep no windows: the figure without a verdict it cannot support.
-        return f"{diff:+.0f}", Text(f"vs {baseline.label}: no interval (the record has no windows)")
+        return f"{diff:+.0f}", Text(f"vs {label}: no interval (the record has no windows)")
     k = pct_digits(d.half_width_pct)
     return f"{d.diff_pct:+.{k}f}", Text.assemble(
-        (f"{d.verdict}", "bold"), f"  vs {baseline.label}: {fmt_diff(d)}, n={d.n_a}/{d.n_b}"
+        (f"{d.verdict}", "bold"), f" against {label}: {fmt_diff(d)}, n={d.n_a}/{d.n_b}"
     )
 
 
@@ -66,12 +71,19 @@ def baseline_verdict(
 PRESENT_MIN_HEIGHT = 16
 
 
+FIGURE_MARGIN = 2  # columns each side of a figure
+
+
 class Figure(Vertical):
-    """One large figure with its caption under it."""
+    """One large figure in solid digits (widgets/block_digits.py), its caption under it.
+
+    As wide as its figure or its caption: a wide total and a one-digit pair
+    count share the row by what they need, not a quarter each.
+    """
 
     DEFAULT_CSS = """
-    Figure { width: 1fr; height: auto; align-horizontal: center; }
-    Figure > Digits { width: auto; text-style: bold; }
+    Figure { width: auto; height: auto; align-horizontal: center; }
+    Figure > BlockDigits { text-style: bold; }
     Figure > .caption { width: auto; text-style: bold; color: $text-muted; }
     """
 
@@ -80,15 +92,15 @@ class Figure(Vertical):
         self.caption = caption
 
     def compose(self) -> ComposeResult:
-        yield Digits("-")
+        yield BlockDigits("-")
         yield Static(self.caption, classes="caption")
 
     def needed(self) -> int:
         """Columns this figure needs to be drawn whole: a cut figure would read as another."""
-        return max(DigitsRenderable.get_width(self.query_one(Digits).value), len(self.caption))
+        return max(digits_width(self.query_one(BlockDigits).value), len(self.caption))
 
     def show(self, value: str, caption: str | None = None) -> None:
-        self.query_one(Digits).update(value or "-")
+        self.query_one(BlockDigits).update(value or "-")
         if caption is not None:
             self.caption = caption
             self.query_one(".caption", Static).update(caption)
@@ -100,7 +112,7 @@ class PresentScreen(Screen[None]):
     DEFAULT_CSS = """
     PresentScreen { layout: vertical; background: $background; }
     PresentScreen > #present-title { height: 1; text-style: bold; padding: 0 1; }
-    PresentScreen > #present-figures { height: auto; margin: 1 0; }
+    PresentScreen > #present-figures { height: auto; margin: 1 0; align-horizontal: center; }
     PresentScreen > #present-verdict { height: auto; padding: 0 2; text-style: bold; }
     PresentScreen > #present-note { height: auto; padding: 0 2; }
     PresentScreen > ScalingPanel { height: 1fr; border: round $foreground; }
@@ -112,6 +124,7 @@ class PresentScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(id="present-title")
+        yield NarrationBand(id="present-narration")  # the demo's story, when one is told
         with Horizontal(id="present-figures"):
             yield Figure("ops/s total", id="fig-total")
             yield Figure("pairs", id="fig-pairs")
@@ -128,10 +141,19 @@ class PresentScreen(Screen[None]):
     def _check_room(self) -> None:
         """Hide the figures when they would be cut, and say what size they need."""
         figures = list(self.query(Figure))
-        need = (len(figures) * (max(f.needed() for f in figures) + 2), PRESENT_MIN_HEIGHT)
+        band = self.query_one(NarrationBand)
+        told = band.outer_size.height if band.has_class("-shown") else 0
+        wide = sum(f.needed() + 2 * FIGURE_MARGIN for f in figures)
+        need = (wide, PRESENT_MIN_HEIGHT + told)
         w, h = self.size
         small = w < need[0] or h < need[1]
         self.set_class(small, "-too-small")
+        if not small:
+            # What is left over is shared out, so the figures spread across the row.
+            extra = (w - sum(f.needed() for f in figures)) // len(figures)
+            for f in figures:
+                if f.styles.width is None or f.styles.width.value != f.needed() + extra:
+                    f.styles.width = f.needed() + extra
         if small:
             self.query_one("#present-too-small", Static).update(
                 f"terminal {w}x{h}: presentation mode needs {need[0]}x{need[1]}"
@@ -171,7 +193,7 @@ class PresentScreen(Screen[None]):
             "-" if scal is None else f"{scal:.0f}", scal_caption
         )
         points = session.points()
-        diff, verdict = baseline_verdict(baseline, points, pairs)
+        diff, verdict = baseline_verdict(baseline, points, pairs, info)
         self.query_one("#fig-diff", Figure).show(diff)
         self.query_one("#present-verdict", Static).update(verdict)
         note = ""

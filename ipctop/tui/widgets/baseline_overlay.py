@@ -12,11 +12,11 @@ from .chart_lines import line
 COLOR = "magenta+"
 
 
-def plot_baseline(plt: Any, baseline: Baseline) -> tuple[list[int], float]:
+def plot_baseline(plt: Any, baseline: Baseline, label: str = "") -> tuple[list[int], float]:
     """Draw the baseline curve on a plotext figure; returns its pair counts and its top."""
     xs = [p.pairs for p in baseline.points]
     ys = [p.total_ops_per_s for p in baseline.points]
-    line(plt, xs, ys, COLOR, baseline.label, "◆")
+    line(plt, xs, ys, COLOR, label or baseline.label, "◆")
     return xs, max(ys, default=0.0)
 
 

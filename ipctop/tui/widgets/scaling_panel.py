@@ -68,6 +68,7 @@ class ScalingPanel(Vertical):
         self.baseline: Baseline | None = None
         self.metric = "ops"  # or "p99": the round trip's p99 by pairs (key P)
         self.default_subtitle = ""  # the bottom edge when the legend is in the plot
+        self.baseline_label = ""  # what the baseline differs in (Baseline.label_for)
         self._last: tuple[Session, int | None] | None = None
 
     def compose(self) -> ComposeResult:
@@ -150,6 +151,12 @@ class ScalingPanel(Vertical):
         self.baseline = baseline
         self._drawn = None
 
+    def name_baseline(self, label: str) -> None:
+        """The baseline's legend, named by what differs from the run shown (changes on restarts)."""
+        if label != self.baseline_label:
+            self.baseline_label = label
+            self._drawn = None
+
     def on_resize(self) -> None:
         self._drawn = None
         # Drawn again at the new size even when no sample comes (a replay that ended):
@@ -181,7 +188,7 @@ class ScalingPanel(Vertical):
         top = max([p.total_ops_per_s for p in points] + [other_top])
         draw_others(plt, compared)
         if self.baseline is not None:
-            base_xs, base_top = plot_baseline(plt, self.baseline)
+            base_xs, base_top = plot_baseline(plt, self.baseline, self.baseline_label)
             xs, top = xs + base_xs, max(top, base_top)
         ideal = ideal_line(points)
         if ideal:
