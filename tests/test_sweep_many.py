@@ -33,7 +33,19 @@ def test_four_mechanisms_side_by_side() -> None:
     assert row[0] == "1"
     ops = [int(cell.replace(",", "")) for cell in row[1 : 1 + len(names)]]
     assert all(v > 0 for v in ops), row
-    assert row[1 + len(names) :] == ["100.0"] * len(names)  # scalability at 1 pair
+    assert row[1 + len(names) : 1 + 2 * len(names)] == ["100.0"] * len(names)  # scal. at 1 pair
+    for n in names:
+        assert f"{n} ±95% [%]" in header  # the summaries' intervals, not dropped
+    assert all(c == "-" or c.startswith("±") for c in row[1 + 2 * len(names) :]), row
+    assert len(row) == 1 + 3 * len(names), row
+    # Each step's headline is the figure its summary row gives, and says so.
+    for n in names:
+        step = next(ln for ln in r.stdout.splitlines() if ln.startswith(f"{n} · 1 pair(s) · "))
+        figure = step.split(" · ")[2].split(" ops/s")[0]
+        summary = r.stdout.split(f"{n} summary", 1)[1].splitlines()
+        one = next(ln.split() for ln in summary if ln.split()[:1] == ["1"])
+        assert one[1] == figure, (step, one)
+        assert "as in the summary" in step
 
 
 @native

@@ -89,10 +89,11 @@ def run(args: argparse.Namespace) -> int:
         f"CPUs {cpu_text(cpus)} · 1..{top} pairs · {args.seconds:g} s x {args.repeat}{note}"
     )
     print(f"kernel {box.get('kernel_release')} · {box.get('cpu_model')}")
-    for name in names:
-        detail = _configured(configs[name]).detail_text()
-        if detail:
-            print(f"{name}{detail}")
+    # Each workload's own settings (its payload), on one line that says what it is.
+    details = [(n, _configured(configs[n]).detail_text().removeprefix(" · ")) for n in names]
+    said_details = "; ".join(f"{n} {d}" for n, d in details if d)
+    if said_details:
+        print(f"payload: {said_details}")
     status = 0
     unit = args.seconds + args.warmup
     plan = top * len(names) * args.repeat * unit
@@ -249,8 +250,17 @@ def _stalls(runs: list[RunResult]) -> dict | None:
 def _print_step(name: str, step: Step, ncpus: int) -> None:
     over = " · oversubscribed: more pairs than CPUs" if step.oversubscribed else ""
     # The step's events were said on stderr as they came (EngineWarnings).
-    print(f"\n{name} · {step.pairs} pair(s){over}")
-    print(tables.format_matrix(step.threads))
+    # Its figure first, as the summary row will give it; the matrix's total is one
+    # run's, and says so: two figures that differ each name what they are.
+    point = ScalingPoint.from_repeats(step.pairs, step.repeats, windows=step.windows)
+    half = tables.fmt_half_width(point.summary.half_width_pct)
+    runs = len(step.repeats)
+    print(
+        f"\n{name} · {step.pairs} pair(s) · {tables.fmt_int(step.total_ops_per_s)} ops/s"
+        f" {half} % from {len(point.samples)} windows of {runs} run(s), as in the summary{over}"
+    )
+    shown = "the median run's" if runs > 1 else "the run's"
+    print(tables.format_matrix(step.threads, total_note=f" ({shown} mean, per thread below)"))
     if step.ops and all("n" in s for s in step.ops.values()):
         # msgbench: each phase's rate per repeat, over the repeats this step finished
         print(tables.format_table(["phase", "total/s", "avg", "stddev", "min", "max", "repeats"],
@@ -303,14 +313,18 @@ def _finish(records: dict[str, Record], names: list[str], args, status: int) -> 
 def _side_by_side(records: dict[str, Record], names: list[str]) -> str:
     counts = sorted({p.pairs for n in names for p in records[n].points})
     headers = ["pairs"] + [f"{n} ops/s" for n in names] + [f"{n} scal %" for n in names]
+    headers += [f"{n} ±95% [%]" for n in names]  # the summaries' intervals, kept beside them
     rows = []
+    by = {n: {p.pairs: p for p in records[n].points} for n in names}
     for c in counts:
         row = [str(c)]
-        by = {n: {p.pairs: p for p in records[n].points} for n in names}
         row += [f"{by[n][c].total_ops_per_s:,.0f}" if c in by[n] else "-" for n in names]
         for n in names:
             s = scalability_pct(records[n].points, c)
             row.append("-" if s is None else f"{s:.1f}")
+        for n in names:
+            half = by[n][c].summary.half_width_pct if c in by[n] else None
+            row.append(tables.fmt_half_width(half))
         rows.append(row)
     return tables.format_table(headers, rows, "r" * len(headers))
 

@@ -101,7 +101,10 @@ def _cpu_text(t: Any) -> str:
 
 
 def format_matrix(
-    step_threads: Iterable[Any], total: float | None = None, title: str | None = None
+    step_threads: Iterable[Any],
+    total: float | None = None,
+    title: str | None = None,
+    total_note: str = "",
 ) -> str:
     """The originals' result matrix: each pair's A beside its partner B, then the total.
 
@@ -147,11 +150,12 @@ def format_matrix(
         table = format_table(["pair", "A cpu", "A ops/s", "B cpu", "B ops/s", ""], rows, "lrrrrl")
     else:
         table = format_table(["unit", "thread", "cpu", "ops/s", ""], rows, "llrrl")
-    out = ([title] if title else []) + [table, f"total {fmt_int(total)} ops/s"]
+    out = ([title] if title else []) + [table, f"total {fmt_int(total)} ops/s{total_note}"]
     if flagged:
         out.append(
             f"! this pair differs from the median pair by more than {IMBALANCE_RATIO:g}x:"
-            " check where its threads really run"
+            " check where its threads really run; on their CPUs, an SMT sibling, a busy CPU"
+            " or steal can slow a pair too"
         )
     return "\n".join(out)
 
