@@ -114,3 +114,15 @@ def test_x_shows_a_planted_matrix_record_in_the_monitor(tmp_path) -> None:
 
     run(go())
     assert source.engine._closed
+
+
+def test_latency_heading_is_whole_at_every_width() -> None:
+    """The history column goes before its heading is cut ("rtt p9" at 120 columns)."""
+    from ipctop.tui.widgets.latency_panel import TABLE, LatencyPanel, spark_width
+
+    panel = LatencyPanel()
+    for width in range(TABLE, TABLE + 40):
+        head = panel.heading(width)
+        assert len(head) <= width, (width, head)
+        assert head.endswith(("p99.9", "rtt p99 history", "p99 hist")), (width, head)
+        assert spark_width(width) == 0 or TABLE + 2 + spark_width(width) <= width

@@ -10,6 +10,7 @@ import asyncio
 
 import pytest
 from test_tui_snapshots import app, settle
+from textual.widgets._footer import FooterKey
 
 from ipctop.live.fixed_run import fixed_comparison
 from ipctop.tui.app import IpctopApp
@@ -148,6 +149,9 @@ def test_fake_every_text_is_whole(size, detail) -> None:
         cut = [line for line in lines if "…" in line]
         assert not cut, cut
         assert not any("^p" in line for line in lines[-1:])  # the palette key sat on the keys
+        keys = list(a.screen.query(FooterKey))
+        assert keys and all(k.region.right <= a.size.width for k in keys)  # each key whole
+        assert lines[-1].rstrip().endswith(keys[-1].description)
         threads = a.query_one("#threads")
         rows = len(a.session.thread_rows())
         shown = threads.scrollable_content_region.height - 1

@@ -20,7 +20,6 @@ from textual.filter import LineFilter
 from textual.message import Message
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer
 
 from ..engine.sample import Sample
 from ..live.baseline import Baseline
@@ -45,6 +44,7 @@ from .widgets.ab_panel import AbPanel
 from .widgets.baseline_bar import BaselineBar
 from .widgets.cpus_panel import CpusPanel
 from .widgets.detail_panel import DetailPanel
+from .widgets.fitted_footer import FittedFooter
 from .widgets.latency_panel import LatencyPanel
 from .widgets.profile_panel import ProfilePanel
 from .widgets.run_header import RunHeader
@@ -159,8 +159,8 @@ class IpctopApp(
         yield TooSmall(id="too-small")
         yield StatusLine(id="status")
         # No ^p on the right: docked over the keys it cut the last of them ("^ppa lette");
-        # the help screen names ctrl+p. Below 120 columns the keys sit closer (on_resize).
-        yield Footer(show_command_palette=False)
+        # the help screen names ctrl+p. Only the keys that fit whole (widgets/fitted_footer.py).
+        yield FittedFooter(show_command_palette=False)
 
     def on_mount(self) -> None:
         if self._initial_theme:
@@ -312,8 +312,6 @@ class IpctopApp(
 
     def on_resize(self) -> None:
         self._schedule_redraw()  # panels shown again by a larger size need their data
-        for footer in self.query(Footer):
-            footer.compact = self.size.width < 120
 
     def _theme_changed(self) -> None:
         self.scaling_panel.redraw()

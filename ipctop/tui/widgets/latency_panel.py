@@ -17,7 +17,15 @@ from .spark import spark
 
 COLS = (("pair", 4), ("rtt p50", 8), ("p99", 8), ("p99.9", 8), ("max", 8),
         ("1-way p50", 9), ("p99", 8), ("p99.9", 8))  # fmt: skip
-SPARK = 24
+SPARK = 24  # the p99 history's columns at most; fewer when the panel is narrower
+TABLE = sum(w for _, w in COLS) + len(COLS) - 1
+SPARK_MIN = 8  # narrower than this, no history column: a cut heading read "rtt p9"
+
+
+def spark_width(width: int) -> int:
+    """Columns for the p99 history beside the table at this width (0: none)."""
+    room = width - TABLE - 2
+    return min(SPARK, room) if room >= SPARK_MIN else 0
 
 
 def _row_text(p: PairLatency) -> str:
@@ -75,7 +83,11 @@ class LatencyPanel(RowsView):
         return len(self._rows) if self._rows else 1
 
     def heading(self, width: int) -> str:
-        return " ".join(f"{n:>{w}}" for n, w in COLS) + "  rtt p99 history"
+        head = " ".join(f"{n:>{w}}" for n, w in COLS)
+        sw = spark_width(width)
+        if not sw:
+            return head
+        return f"{head}  {'rtt p99 history' if sw >= 15 else 'p99 hist'}"
 
     def row(self, index: int, width: int) -> Row:
         if not self._rows:
@@ -84,4 +96,7 @@ class LatencyPanel(RowsView):
         history = self._sparks.get(p.pair, [])
         top = max((max(h, default=0.0) for h in self._sparks.values()), default=0.0)
         mark = "mark" if p.pair == self.selected else None
-        return [(_row_text(p), mark), ("  ", None), (spark(history, SPARK, top), "spark")], None
+        sw = spark_width(width)
+        if not sw:
+            return [(_row_text(p), mark)], None
+        return [(_row_text(p), mark), ("  ", None), (spark(history, sw, top), "spark")], None
