@@ -317,6 +317,13 @@ class IpctopApp(
         self.scaling_panel.redraw()
         self._schedule_redraw()
 
+    def _unnotify(self, notification: Any, refresh: bool = True) -> None:
+        super()._unnotify(notification, refresh)
+        # A toast that leaves must take its cells with it: in a real terminal the panels
+        # that repaint only their changed lines (RowsView) kept its border and words
+        # ("▌ detail on: extra /proc reads per"). One full repaint once it has gone.
+        self.call_after_refresh(self.refresh, repaint=True)
+
     def _say(self, message: str, severity: str = "information") -> None:
         self._message = message
         self.notify(message, severity=severity, timeout=4)  # type: ignore[arg-type]
