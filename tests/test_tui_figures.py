@@ -154,6 +154,13 @@ def test_planted_above_linear_is_named_with_its_interval() -> None:
 
     show(samples, (120, 40), check)
 
+    def narrow(app: IpctopApp) -> None:
+        header = header_text(app)
+        # At 60 columns the words shorten rather than end in "…": still named.
+        assert "scalability 240 % > linear 200 %" in header and "…" not in header, header
+
+    show(samples, (60, 20), narrow)
+
 
 @pytest.mark.skipif(not two_cpus(), reason="needs 2 CPUs for two pairs on their own CPUs")
 def test_a_removed_pair_counts_row_stops_changing() -> None:

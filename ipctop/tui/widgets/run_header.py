@@ -16,13 +16,13 @@ from .header_band import HeaderBand
 from .spark import si
 
 # Priorities: KEEP is never dropped; higher numbers are dropped later.
-KEEP, NOTE, STATE, LINEAR, CPUS, LAST = 9, 5, 4, 3, 2, 1
+KEEP, NOTE, STATE, PM, LINEAR, CPUS, LAST = 9, 6, 5, 4, 3, 2, 1
 
 
 def fit(pieces: list[tuple[str, str, int]], width: int) -> Text:
     """Join (text, style, priority) pieces, dropping the lowest priorities until they fit."""
     kept = list(pieces)
-    for level in (LAST, CPUS, LINEAR, STATE, NOTE):
+    for level in (LAST, CPUS, LINEAR, PM, STATE, NOTE):
         if sum(len(t) for t, _, _ in kept) <= width:
             break
         kept = [p for p in kept if p[2] != level]
@@ -63,7 +63,9 @@ class RunHeader(HeaderBand):
             # The table's figure first; the last interval beside it, named as such.
             half = here.summary.half_width_pct
             pm = f" ±{half:.1f} %" if half is not None else ""
-            pieces.append((f" · total {si(here.total_ops_per_s)} ops/s settled{pm}", "", KEEP))
+            pieces.append((f" · total {si(here.total_ops_per_s)} ops/s settled", "", KEEP))
+            # The table's ± column says it too: at 80 columns it goes before a cut figure.
+            pieces.append((pm, "", PM))
             pieces.append((f" (last {info.interval:g} s {si(head.now)})", "dim", LAST))
         else:
             pieces.append((f" · total {si(head.now)} ops/s", "", KEEP))
@@ -75,7 +77,11 @@ class RunHeader(HeaderBand):
                 tag = "" if head.scal_settled else " settling"
                 pieces.append((f" · scalability {head.scal:.0f} %{tag}", "bold", KEEP))
                 if head.above is not None:
-                    pieces.append((f" above linear {100 * active} %", "bold reverse", KEEP))
+                    above = f" above linear {100 * active} %"
+                    room = max(0, self.size.width - 2) or 10_000
+                    if sum(len(t) for t, _, k in pieces if k == KEEP) + len(above) > room:
+                        above = f" > linear {100 * active} %"  # the same words, fewer columns
+                    pieces.append((above, "bold reverse", KEEP))
                 else:
                     pieces.append((f" (linear {100 * active} %)", "", LINEAR))
         if s is not None and s.pairs > 0 and here is None:
