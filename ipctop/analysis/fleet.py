@@ -55,7 +55,8 @@ class Figure:
         ws = [float(w) for w in windows if w is not None]
         if len(ws) >= 2:
             s = summarize(ws)
-            return cls(value, s.low, s.high, s.n, tuple(per_pair))
+            # The figure is the centre of its interval, not a median beside it.
+            return cls(s.figure, s.low, s.high, s.n, tuple(per_pair))
         return cls(value, None, None, max(1, len(ws)), tuple(per_pair))
 
     @property

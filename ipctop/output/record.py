@@ -1,8 +1,10 @@
-"""The versioned JSON record of a sweep or a live session ("ipctop.record/2"), as typed models.
+"""The versioned JSON record of a sweep or a live session ("ipctop.record/3"), as typed models.
 
 Version 2 adds the per-window rates every interval is built from ("windows"
-in steps and points, "window_s" in the config); version 1 records still read,
-and their repeats stand in for the windows.
+in steps and points, "window_s" in the config). Version 3 adds the box's
+session level ("sessions", from `check --sessions`) and makes the per-run
+figures ("repeats") the replicate compare judges by. Versions 1 and 2 still
+read; in version 1 the repeats stand in for the windows.
 
 Other tools read these files, so the key names are fixed; the models below
 are the one statement of them, and generate the JSON Schema published in
@@ -38,10 +40,10 @@ from ipctop.output.latency_record import problems as latency_problems
 from ipctop.output.record_checks import record_problems
 from ipctop.output.record_problems import phrase
 
-SCHEMA = "ipctop.record/2"
+SCHEMA = "ipctop.record/3"
 SCHEMA_PREFIX = "ipctop.record/"
 # Versions this ipctop reads; it writes only SCHEMA.
-READS = ("ipctop.record/1", SCHEMA)
+READS = ("ipctop.record/1", "ipctop.record/2", SCHEMA)
 KINDS = ("sweep", "session", "ab")
 # Keys every record file has, in the order a reader is told they are missing.
 FILE_KEYS = (
@@ -155,6 +157,18 @@ class NoiseFloor(BaseModel):
     n: Count
 
 
+class Sessions(BaseModel):
+    """The box's session level, from `ipctop check --sessions` (analysis.sessions)."""
+
+    model_config = ConfigDict(frozen=True, extra="allow", allow_inf_nan=False)
+
+    sessions: Annotated[int, Field(ge=2)]
+    runs_per_session: Annotated[int, Field(ge=2)]
+    session_sd_pct: Annotated[float, Field(ge=0, le=1e6)]
+    run_sd_pct: Annotated[float, Field(ge=0, le=1e6)]
+    session_df: Annotated[float, Field(ge=0, le=1e6)]
+
+
 class RunConfig(BaseModel):
     """What was run, frozen: the engine's configuration plus the run's timing.
 
@@ -232,6 +246,8 @@ class Record(BaseModel):
     # the box's A/A noise floor measured by `ipctop check`, the engines' warnings.
     ab: dict[str, Any] | None = None
     noise: NoiseFloor | None = None
+    # Version 3: how much sessions of this box differ beyond their runs (check --sessions).
+    sessions: Sessions | None = None
     warnings: list[str] | None = Field(
         default=None,
         description="what the engines warned about during the run (no reaper, contention, "
@@ -278,6 +294,11 @@ class Record(BaseModel):
             "events": list(self.events),
             **({"ab": self.ab} if self.ab is not None else {}),
             **({"noise": self.noise.model_dump(mode="json")} if self.noise is not None else {}),
+            **(
+                {"sessions": self.sessions.model_dump(mode="json")}
+                if self.sessions is not None
+                else {}
+            ),
             **({"warnings": list(self.warnings)} if self.warnings else {}),
         }
 
@@ -287,13 +308,17 @@ class Record(BaseModel):
         name = os.path.basename(source) if source else "record"
         found = d.get("schema") if isinstance(d, dict) else None
         if isinstance(found, str) and found not in READS and found.startswith(SCHEMA_PREFIX):
-            raise RecordError(f"{name} is {found}; this ipctop reads {' and '.join(READS)}")
+            raise RecordError(f"{name} is {found}; this ipctop reads {_reads()}")
         record, problems = _validate(d)
         if record is None:
             more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
             raise RecordError(f"{name}: {problems[0]}{more}")
         record.source = source
         return record
+
+
+def _reads() -> str:
+    return f"{', '.join(READS[:-1])} and {READS[-1]}"
 
 
 def _validate(d: Any) -> tuple[Record | None, list[str]]:
@@ -304,7 +329,7 @@ def _validate(d: Any) -> tuple[Record | None, list[str]]:
         return None, ["schema is missing (not an ipctop record?)"]
     if found not in READS:
         # Another version's other keys may mean other things: stop here.
-        return None, [f"schema is {found!r}; this ipctop reads {' and '.join(READS)}"]
+        return None, [f"schema is {found!r}; this ipctop reads {_reads()}"]
     problems = [f"{key} is missing" for key in FILE_KEYS if key not in d]
     steps = d.get("steps")
     for i, step in enumerate(steps if isinstance(steps, list) else []):
