@@ -35,6 +35,7 @@ from ipctop.engine.config import EngineConfig
 from ipctop.engine.sample import Sample, lift_extra
 from ipctop.errors import RecordError
 from ipctop.output.latency_record import problems as latency_problems
+from ipctop.output.record_checks import record_problems
 from ipctop.output.record_problems import phrase
 
 SCHEMA = "ipctop.record/2"
@@ -319,7 +320,8 @@ def _validate(d: Any) -> tuple[Record | None, list[str]]:
         record = Record.model_validate_json(json.dumps(d, allow_nan=True), strict=True)
     except ValidationError as e:
         problems += [phrase(err) for err in e.errors(include_url=False)]
-        return None, list(dict.fromkeys(problems))
+        return None, list(dict.fromkeys(problems + record_problems(d)))
+    problems += record_problems(d)  # the ab object, profiles, and every number's bounds
     return (None if problems else record), problems
 
 
