@@ -9,40 +9,19 @@ from __future__ import annotations
 
 import statistics
 from collections import deque
-from collections.abc import Sequence
 from itertools import islice
 from typing import NamedTuple
 
 from ..analysis.scaling import ScalingCurve, ScalingPoint, above_linear, scalability_pct
 from ..analysis.settle import SETTLED, Settler
 from ..engine.latency import whole
-from ..engine.sample import Sample, ThreadSample
+from ..engine.sample import Sample
+from .thread_table import ThreadKey, ThreadRow, ThreadTable, thread_key
 
 P99_SAMPLES = 20  # the p99 curve's point at a pair count: the median of this many samples
 
 #: samples of history kept per row; a sparkline never gets wider than this
 HISTORY = 512
-#: a thread this far from the median of all running threads is highlighted
-IMBALANCE = 0.20
-
-ThreadKey = tuple[int, str, int]  # (pair, role, tid): a re-added pair starts a new row
-
-
-def thread_key(t: ThreadSample) -> ThreadKey:
-    return (t.pair, t.role, t.tid)
-
-
-class ThreadRow(NamedTuple):
-    """A NamedTuple, not a frozen dataclass: 512 of them are built per redraw."""
-
-    sample: ThreadSample
-    share: float  # of the total, 0..1
-    off_median: float | None  # (ops - median) / median, None when no median
-    history: Sequence[float]
-
-    @property
-    def imbalanced(self) -> bool:
-        return self.off_median is not None and abs(self.off_median) > IMBALANCE
 
 
 class Headline(NamedTuple):
@@ -221,28 +200,20 @@ class Session:
     def scalability_at(self, pairs: int) -> float | None:
         return scalability_pct(self.points(), pairs)
 
-    def thread_rows(self) -> list[ThreadRow]:
+    def thread_table(self) -> ThreadTable:
+        """The latest sample's threads, sorted, with the median and total a row needs."""
         s = self.latest
         if s is None:
-            return []
+            return ThreadTable((), 0.0, 0.0, self.threads)
         running = [t.ops_per_s for t in s.threads if t.state == "running"]
         median = statistics.median(running) if running else 0.0
-        total = s.total_ops_per_s
-        rows = []
-        for t in sorted(s.threads, key=lambda t: (t.pair, t.role)):
-            off = None
-            if median > 0 and t.state == "running":
-                off = (t.ops_per_s - median) / median
-            rows.append(
-                ThreadRow(
-                    sample=t,
-                    share=t.ops_per_s / total if total > 0 else 0.0,
-                    off_median=off,
-                    # The live deque, not a copy: 512 copies of 512 values per redraw add up.
-                    history=self.threads.get(thread_key(t), ()),
-                )
-            )
-        return rows
+        threads = sorted(s.threads, key=lambda t: (t.pair, t.role))
+        return ThreadTable(threads, median, s.total_ops_per_s, self.threads)
+
+    def thread_rows(self) -> list[ThreadRow]:
+        """Every row (tests, exports); the panel builds only the rows it shows."""
+        table = self.thread_table()
+        return [table.row(i) for i in range(len(table))]
 
     def thread_scale(self, width: int) -> float:
         """One ceiling for every thread sparkline (its last `width` samples), so rows compare."""
