@@ -311,7 +311,7 @@ def judge(values: list[float], goal: float, above: bool) -> str:
     """'met' when the whole 95 % interval is on the goal's side, 'MISSED' when
     it is wholly on the other, else 'not shown either way' (more n needed)."""
     xs = [v for v in values if v == v]
-    s = summarize(xs) if xs else None
+    s = summarize(xs) if xs and min(xs) > 0 else None
     if s is None or s.low is None or s.high is None:
         return "not shown (no interval)"
     good, bad = (s.low >= goal, s.high < goal) if above else (s.high <= goal, s.low > goal)
@@ -324,6 +324,10 @@ def _ci(values: list[float], fmt: str, unit: str = "") -> str:
     if not xs:
         return "n=0"
     s = summarize(xs)
+    if min(xs) <= 0:
+        # A window in which the monitor got no 10 ms tick has no log: an interval
+        # on log rates would be nonsense, so none is given (longer windows help).
+        return f"{s.median:{fmt}}{unit} (n={s.n}, no interval: a window read 0 ticks)"
     if s.low is None or s.high is None:
         return f"{s.median:{fmt}}{unit} (n={s.n}, no interval)"
     return f"{s.median:{fmt}}{unit} [{s.low:{fmt}}, {s.high:{fmt}}] n={s.n}"

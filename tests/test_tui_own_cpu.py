@@ -22,6 +22,7 @@ from ipctop.tui.own_cpu import (
     OWN_CPU_MIN_BLOCKS,
     OWN_CPU_MIN_WINDOW,
     OWN_CPU_SPAN,
+    TICK_S,
     OwnCpu,
     span_figure,
 )
@@ -123,3 +124,13 @@ def test_live_footer_states_the_span_once_it_has_one() -> None:
             assert "ipctop: 2.0 % CPU [2.0, 2.0] over 15 s, n=5 × 3 s" in line, line
 
     asyncio.run(go())
+
+
+def test_a_block_without_a_tick_reads_as_half_a_tick_not_as_no_log() -> None:
+    # An idle monitor: most 3 s blocks get no 10 ms tick at all. The interval
+    # stays finite and the figure is at /proc's resolution, not 0 with no log.
+    half_tick_pct = 50.0 * TICK_S / (OWN_CPU_BLOCK * OWN_CPU_EVERY)
+    readings = [0.0] * (OWN_CPU_BLOCK * 8) + [100.0 * TICK_S] * OWN_CPU_BLOCK
+    fig = _fed(readings).figure()
+    assert fig is not None and fig.summary.median == pytest.approx(half_tick_pct)
+    assert fig.summary.high is not None and fig.summary.high <= 100.0 * TICK_S + 1e-9

@@ -4,22 +4,25 @@
 redraw read as 54 % (screenshots/scaling.svg): a reading covers at least
 OWN_CPU_MIN_WINDOW, even when a test or a screenshot asks for one now.
 
-One reading of 1 s is a few ticks (at 2 % CPU, two: 0, 1 and 3 are as
-likely), too coarse to tell 8 % from 12 %. So the footer's figure is the
+One reading of 1 s is a few ticks (at 2 % CPU two on average; 0, 1 or 3
+are common), too coarse to tell 8 % from 12 %. So the footer's figure is the
 median over the last OWN_CPU_SPAN seconds of blocks of OWN_CPU_BLOCK
 readings, with the interval analysis.stats.summarize gives for them (one
 block is one window; blocks of 3 s make a block with no tick rare down to
-1 % CPU). Until OWN_CPU_MIN_BLOCKS blocks exist it shows the last reading.
+1 % CPU; one that had none reads as half a tick). Until OWN_CPU_MIN_BLOCKS
+blocks exist it shows the last reading.
 """
 
 from __future__ import annotations
 
+import os
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..analysis.stats import Summary, summarize
 
+TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")  # /proc's CPU counts are in these
 OWN_CPU_EVERY = 1.0  # seconds between readings of the monitor's own CPU use
 OWN_CPU_MIN_WINDOW = 0.5  # seconds: the shortest window a reading may cover
 OWN_CPU_SPAN = 30.0  # seconds of readings the footer's figure covers
@@ -56,7 +59,10 @@ def span_figure(readings: list[tuple[float, float]]) -> OwnCpuFigure | None:
         part = kept[i : i + OWN_CPU_BLOCK]
         seconds = sum(dt for dt, _ in part)
         if seconds > 0:
-            blocks.append(sum(dt * pct for dt, pct in part) / seconds)
+            # A block with no tick reads as half a tick: /proc cannot say less,
+            # and a 0 has no log for the interval (analysis.stats).
+            floor = 50.0 * TICK_S / seconds
+            blocks.append(max(floor, sum(dt * pct for dt, pct in part) / seconds))
     if len(blocks) < OWN_CPU_MIN_BLOCKS:
         return None
     return OwnCpuFigure(summarize(blocks), sum(dt for dt, _ in kept))
