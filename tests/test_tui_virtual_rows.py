@@ -1,4 +1,5 @@
-"""The threads and CPUs tables build and draw only the rows on screen (issue 29).
+"""The TUI at scale (issue 29): tables build and draw only the rows on screen, and
+sparklines share a scale kept per sample instead of walking every history.
 
 The threads case runs the real engine (6 pairs: more threads than a 24-row
 terminal shows); the CPUs case needs 64 CPUs, which a 2-CPU box cannot
@@ -16,7 +17,10 @@ from dataclasses import replace
 from conftest import two_cpus
 
 from ipctop.engine.config import EngineConfig
+from ipctop.engine.latency import LatencySummary, PairLatency
+from ipctop.engine.sample import Sample
 from ipctop.live.fixed_run import INFO, fixed_samples
+from ipctop.live.session import Session
 from ipctop.live.sources import FixedSource, LiveSource
 from ipctop.tui.app import IpctopApp
 from ipctop.tui.widgets.cpus_panel import CpusPanel
@@ -164,3 +168,27 @@ def test_a_sparkline_reads_only_its_tail() -> None:
     expected = spark([float(i) for i in range(504, 512)], 8, 511.0)
     assert spark(history, 8, 511.0) == expected and expected.endswith("█")
     assert spark(deque([1.0, 2.0]), 5, 2.0) == "   ▅█"
+
+
+def _timed(t: float, p99s: dict[int, float]) -> Sample:
+    """A planted sample whose pairs carry a round-trip p99 (ns) each."""
+
+    def summary(p99: float) -> LatencySummary:
+        return LatencySummary(10, p99 / 2, p99 / 2, p99, p99, p99)
+
+    latency = tuple(PairLatency(p, summary(v), summary(v / 2)) for p, v in p99s.items())
+    return Sample(t=t, dt=0.5, pairs=len(p99s), threads=(), total_ops_per_s=0.0, latency=latency)
+
+
+def test_latency_sparklines_share_a_scale_kept_per_sample() -> None:
+    s = Session()
+    rows = [{0: 900.0, 1: 100.0}, {0: 200.0, 1: 300.0}, {0: 250.0, 1: 150.0}]
+    for i, p99s in enumerate(rows):
+        s.feed(_timed(0.5 * (i + 1), p99s))
+    # Independently: the largest p99 of any pair over the last `width` samples.
+    for width in (1, 2, 3, 24):
+        want = max(v for r in rows[-width:] for v in r.values())
+        assert s.latency_scale(width) == want, width
+    # Pair 0 goes: its 900 no longer holds the scale up; pair 1's past still counts.
+    s.feed(_timed(2.0, {1: 50.0}))
+    assert s.latency_scale(24) == 300.0 and s.latency_scale(1) == 50.0

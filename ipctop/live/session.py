@@ -58,6 +58,7 @@ class Session:
         self.events: deque[str] = deque(maxlen=50)
         #: per pair: the round trip's p99 per sample (ns), for the latency panel's sparkline
         self.latency_p99: dict[int, deque[float]] = {}
+        self._p99_peaks: deque[float] = deque(maxlen=history)  # as _peaks, for latency_p99
         #: per pair count: all pairs' round-trip p99 per sample (ns), the p99 curve
         self.p99_by_pairs: dict[int, deque[float]] = {}
 
@@ -90,15 +91,23 @@ class Session:
 
     def _feed_latency(self, sample: Sample) -> None:
         seen = set()
+        peak = 0.0
         for reading in sample.latency:
             pair, p99 = reading.pair, reading.rtt.p99
             if pair < 0:
                 continue
             seen.add(pair)
             hist = self.latency_p99.setdefault(pair, deque(maxlen=self.history))
-            hist.append(float(p99) if p99 is not None else 0.0)
-        for gone in [p for p in self.latency_p99 if p not in seen]:
-            del self.latency_p99[gone]
+            value = float(p99) if p99 is not None else 0.0
+            hist.append(value)
+            peak = max(peak, value)
+        gone = [p for p in self.latency_p99 if p not in seen]
+        for pair in gone:
+            del self.latency_p99[pair]
+        if gone:
+            self._p99_peaks = _peaks_of(self.latency_p99.values(), self.history)
+        elif seen:
+            self._p99_peaks.append(peak)
         every = whole(sample.latency)
         p99 = every.rtt.p99 if every is not None else None
         if p99 is not None and sample.pairs > 0:
@@ -220,16 +229,13 @@ class Session:
         recent = islice(reversed(self._peaks), width) if width > 0 else self._peaks
         return max(recent, default=0.0)
 
+    def latency_scale(self, width: int) -> float:
+        """One ceiling for every pair's p99 sparkline (its last `width` samples)."""
+        recent = islice(reversed(self._p99_peaks), width) if width > 0 else self._p99_peaks
+        return max(recent, default=0.0)
+
     def _rebuild_peaks(self) -> None:
-        # Every history got this sample's value, so they all end at the same sample.
-        longest = max((len(h) for h in self.threads.values()), default=0)
-        peaks = [0.0] * longest
-        for h in self.threads.values():
-            offset = longest - len(h)
-            for i, v in enumerate(h, offset):
-                if v > peaks[i]:
-                    peaks[i] = v
-        self._peaks = deque(peaks, maxlen=self.history)
+        self._peaks = _peaks_of(self.threads.values(), self.history)
 
     def pair_cpus(self) -> set[int]:
         """CPUs a pair is bound to (or last ran on, when unpinned)."""
@@ -242,3 +248,17 @@ class Session:
             if cpu is not None:
                 out.add(cpu)
         return out
+
+
+def _peaks_of(histories, history: int) -> deque[float]:
+    """Per sample, the highest value of any history: the shared sparkline ceiling.
+    Every history got the latest sample's value, so they all end at the same sample."""
+    histories = list(histories)
+    longest = max((len(h) for h in histories), default=0)
+    peaks = [0.0] * longest
+    for h in histories:
+        offset = longest - len(h)
+        for i, v in enumerate(h, offset):
+            if v > peaks[i]:
+                peaks[i] = v
+    return deque(peaks, maxlen=history)
