@@ -26,6 +26,7 @@ from ipctop.tui.app import IpctopApp
 from ipctop.tui.widgets.cpus_panel import CpusPanel
 from ipctop.tui.widgets.rows_view import RowsView
 from ipctop.tui.widgets.spark import spark
+from ipctop.tui.widgets.switches_panel import SwitchesPanel
 from ipctop.tui.widgets.threads_panel import ThreadsPanel
 
 CPUS = tuple(sorted(os.sched_getaffinity(0))[:2])
@@ -102,6 +103,12 @@ def test_threads_table_builds_only_the_rows_on_screen_real_engine() -> None:
             assert panel._rows.built == visible
             # The subtitle's counts still cover every thread, built or not.
             assert len(panel._rows.threads) == 2 * PAIRS
+            # The switches panel reads the same sorted threads by index.
+            switches = app.query_one(SwitchesPanel)
+            switches.update_from(app.session, app.info.cpus, False)
+            assert switches.row_count() == len(switches._rows) + 2 * PAIRS
+            last = switches.row(switches.row_count() - 1, 60)[0][0][0]
+            assert last.startswith(f"{PAIRS - 1:>4}B"), last
 
     asyncio.run(go())
 

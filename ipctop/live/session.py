@@ -15,7 +15,7 @@ from typing import NamedTuple
 from ..analysis.scaling import ScalingCurve, ScalingPoint, above_linear, scalability_pct
 from ..analysis.settle import SETTLED, Settler
 from ..engine.latency import whole
-from ..engine.sample import Sample
+from ..engine.sample import Sample, ThreadSample
 from .thread_table import ThreadKey, ThreadRow, ThreadTable, thread_key
 
 P99_SAMPLES = 20  # the p99 curve's point at a pair count: the median of this many samples
@@ -41,6 +41,7 @@ class Session:
         self.history = history
         self.workload = workload  # names this run's curve in a comparison
         self.latest: Sample | None = None
+        self._sorted: tuple[Sample | None, list[ThreadSample], float] = (None, [], 0.0)
         self.count = 0
         self.threads: dict[ThreadKey, deque[float]] = {}
         # Per sample, the highest ops/s of any thread still shown: the shared
@@ -214,9 +215,11 @@ class Session:
         s = self.latest
         if s is None:
             return ThreadTable((), 0.0, 0.0, self.threads)
-        running = [t.ops_per_s for t in s.threads if t.state == "running"]
-        median = statistics.median(running) if running else 0.0
-        threads = sorted(s.threads, key=lambda t: (t.pair, t.role))
+        if self._sorted[0] is not s:  # sorted once per sample, for every panel that asks
+            running = [t.ops_per_s for t in s.threads if t.state == "running"]
+            median = statistics.median(running) if running else 0.0
+            self._sorted = (s, sorted(s.threads, key=lambda t: (t.pair, t.role)), median)
+        _, threads, median = self._sorted
         return ThreadTable(threads, median, s.total_ops_per_s, self.threads)
 
     def thread_rows(self) -> list[ThreadRow]:
