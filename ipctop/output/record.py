@@ -115,6 +115,7 @@ class Step:
     profile: dict[str, Any] | None = None  # optional: engine.profile.Profile.to_dict
     latency: dict[str, Any] | None = None  # optional: see output/latency_record.py
     stalls: dict[str, Any] | None = None  # optional: engine.stalls.StallReport.to_dict
+    noise: dict[str, Any] | None = None  # optional: analysis.noise.record_noise, per window
 
     def __post_init__(self) -> None:
         self.repeats = [float(x) for x in self.repeats] or [float(self.total_ops_per_s)]
@@ -125,7 +126,7 @@ class Step:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        for key in ("profile", "latency", "stalls"):
+        for key in ("profile", "latency", "stalls", "noise"):
             if d[key] is None:
                 del d[key]  # optional: absent, not null, when not measured
         return d
@@ -363,7 +364,7 @@ def json_schema() -> dict[str, Any]:
     step = schema.get("$defs", {}).get("Step")
     if step and "required" in step:  # a step's latency and profile: only when measured
         step["required"] = [
-            k for k in step["required"] if k not in ("latency", "profile", "stalls")
+            k for k in step["required"] if k not in ("latency", "profile", "stalls", "noise")
         ]
     sample = schema.get("$defs", {}).get("Sample")
     if sample and "required" in sample:  # a sample's stall marks: only when stalled
