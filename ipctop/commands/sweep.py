@@ -18,6 +18,7 @@ from ..engine.opstats import format_op_stats
 from ..engine.profile.span import SpanProfiler
 from ..engine.profile.window import Profile
 from ..engine.stalls import STALL
+from ..engine.workloads import configured, record_payload
 from ..engine.workloads.msgbench import phase_table
 from ..live.engine_warnings import EngineWarnings
 from ..live.measure import RunResult, measure_engine
@@ -90,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     )
     print(f"kernel {box.get('kernel_release')} · {box.get('cpu_model')}")
     for name in names:
-        detail = _configured(configs[name]).detail_text()
+        detail = configured(configs[name]).detail_text()
         if detail:
             print(f"{name}{detail}")
     status = 0
@@ -148,30 +149,10 @@ def _new_record(box: dict, config, kind: str, args: argparse.Namespace) -> Recor
             warmup=args.warmup,
             repeat=args.repeat,
             window_s=WINDOW_S,
-            threads=config.threads,
-            sems=config.sems,
             think_ns=config.think_ns,
-            **_payload(config),
+            **record_payload(config),
         ),
     )
-
-
-def _payload(config) -> dict:
-    """Optional keys: a message workload's payload bytes, msgbench's queues."""
-    w = _configured(config)
-    out: dict = {} if w.size is None else {"size": w.size}
-    if hasattr(w, "queues"):
-        out.update(queues=w.queues, prefill=w.prefill, queues_note=w.cap_note or None,
-                   queue_keys=w.keys)  # fmt: skip
-    return out
-
-
-def _configured(config):
-    from ..engine.workloads import make_workload
-
-    w = make_workload(config.workload)
-    w.configure(config)
-    return w
 
 
 def _measure(

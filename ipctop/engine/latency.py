@@ -24,24 +24,6 @@ HIST_BYTES = 8 * (1 + BUCKETS)
 PAUSED_OFFSET = 64
 QUANTILES = (0.5, 0.99, 0.999)
 
-#: the workloads whose native loops call lat_post/lat_woken (a two-end token)
-TIMED = frozenset(
-    {
-        "sysv-msg",
-        "sysv-sem",
-        "sysv-msg-shared",
-        "pipe",
-        "socket",
-        "eventfd",
-        "posix-sem",
-        "posix-mq",
-        "futex",
-        "signal",
-        "spin",
-        "spin-yield",
-    }
-)
-
 
 def bucket_of(ns: int) -> int:
     """The bucket an end counts `ns` in (lat_bucket in native.h)."""

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ipctop.analysis.scaling import ScalingPoint
 from ipctop.analysis.stats import WINDOW_S, Difference
 from ipctop.engine.sample import Sample
+from ipctop.engine.workloads import record_payload
 from ipctop.errors import RecordError
 from ipctop.output.record import Record, Step
 
@@ -26,9 +27,8 @@ def config_dict(config: Any, kind: str, pairs: int) -> dict[str, Any]:
         "engine": kind,
         "cpus": list(config.cpus),
         "pairs": pairs,
-        "threads": config.threads,
-        "sems": config.sems,
         "think_ns": config.think_ns,
+        **record_payload(config),
         "seconds": None,
         "warmup": None,
         "repeat": None,
