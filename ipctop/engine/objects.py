@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ResourceError, UnsupportedError
-from .reaper import KEY_MASK, KEY_PREFIX, ReaperClient, key_of, live_objects
+from .reaper import KEY_PREFIX, ReaperClient, key_of, live_objects
 
 MODE = 0o600
 
@@ -57,10 +57,6 @@ def new_key() -> int:
     if _tracker is not None:
         return _tracker.new_key()
     return KEY_PREFIX | (secrets.randbits(24) or 1)
-
-
-def is_ipctop_key(key: int) -> bool:
-    return (key & KEY_MASK) == KEY_PREFIX
 
 
 @dataclass
