@@ -122,8 +122,8 @@ def profile_deltas(labels: list[str], records: list[Record]) -> list[str]:
                 (labels[0], label),
                 Profile.from_dict(old.profile),
                 Profile.from_dict(step.profile),
-                old.costs,
-                step.costs,
+                old.costs.to_dict() if old.costs else None,
+                step.costs.to_dict() if step.costs else None,
             )
             out.append(f"{step.pairs} pair(s): {text}")
     return out

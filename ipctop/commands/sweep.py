@@ -201,7 +201,7 @@ def _step(
             StepThread(t.pair, t.role, t.cpu, t.ops_per_s, t.rounds, t.errors)
             for t in middle.threads
         ],
-        costs=middle.costs.to_dict() if middle.costs else None,
+        costs=middle.costs,
         ops=middle.ops,
         events=list(dict.fromkeys(e for r in runs for e in r.events)),
         # The windows of every repeat: more windows, a tighter interval per share.

@@ -32,6 +32,7 @@ from pydantic_core import PydanticCustomError
 
 from ipctop.analysis.scaling import ScalingPoint, spread_pct
 from ipctop.engine.config import EngineConfig
+from ipctop.engine.costs import Costs
 from ipctop.engine.sample import Sample, lift_extra
 from ipctop.errors import RecordError
 from ipctop.output.latency_record import problems as latency_problems
@@ -106,7 +107,7 @@ class Step:
     spread_pct: Rate | None = None
     oversubscribed: bool = False
     threads: list[StepThread] = field(default_factory=list)
-    costs: dict[str, Any] | None = None  # where the time went (engine.costs.Costs.to_dict)
+    costs: Costs | None = None  # where the time went (the median run's)
     ops: dict[str, Any] | None = None  # per-operation rates (life-cycle workloads)
     events: list[str] = field(default_factory=list)
     windows: list[Rate] = field(default_factory=list)  # every run's window rates, in order
@@ -118,6 +119,8 @@ class Step:
         self.repeats = [float(x) for x in self.repeats] or [float(self.total_ops_per_s)]
         self.windows = [float(x) for x in self.windows]
         self.threads = [t if isinstance(t, StepThread) else StepThread(**t) for t in self.threads]
+        if isinstance(self.costs, dict):  # from_dict's plain dict
+            self.costs = Costs.from_dict(self.costs)
         if self.spread_pct is None:
             self.spread_pct = spread_pct(self.repeats)
 
