@@ -7,6 +7,7 @@ import json
 from conftest import run_cli
 
 from ipctop.engine.costs import Costs
+from ipctop.engine.stalls import StallSummary
 from ipctop.output.costs_table import format_costs
 from ipctop.output.record import Record, Step
 from ipctop.output.record_io import read_record
@@ -35,3 +36,14 @@ def test_a_step_built_from_a_plain_dict_holds_costs() -> None:
     step = Step.from_dict(d)
     assert step.costs == Costs(cpu_us_per_round=2.5, flags=("x",))
     assert Step.from_dict({"pairs": 1, "total_ops_per_s": 1.0}).costs is None
+
+
+def test_stalls_of_two_runs_add_and_read_back_typed() -> None:
+    a = StallSummary(2.0, 1.25, 2, 0, (0,), ())
+    b = StallSummary(2.0, 0.5, 1, 1, (1,), (1,))
+    both = a.plus(b)
+    assert both == StallSummary(2.0, 1.75, 3, 1, (0, 1), (1,))
+    step = Step(pairs=2, total_ops_per_s=5.0, stalls=both)
+    back = Step.from_dict(json.loads(json.dumps(step.to_dict())))
+    assert back.stalls == both
+    assert "stalls" not in Step(pairs=1, total_ops_per_s=1.0).to_dict()  # absent, not null

@@ -17,7 +17,7 @@ from ..engine.latency import PairLatency
 from ..engine.opstats import format_op_stats
 from ..engine.profile.span import SpanProfiler
 from ..engine.profile.window import Profile
-from ..engine.stalls import STALL
+from ..engine.stalls import STALL, StallSummary
 from ..engine.workloads import configured, record_payload
 from ..engine.workloads.msgbench import phase_table
 from ..live.engine_warnings import EngineWarnings
@@ -129,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
     # warnings in the record, not failures of the sweep; a pair stalled for good is.
     warnings = (CONTENTION, STALL)
     failed = any(not e.startswith(warnings) for r in records.values() for e in r.events)
-    stuck = any(s.stalls and s.stalls["stalled_at_end"] for r in records.values() for s in r.steps)
+    stuck = any(s.stalls and s.stalls.stalled_at_end for r in records.values() for s in r.steps)
     return 1 if failed or stuck or not saved else 0
 
 
@@ -212,18 +212,10 @@ def _step(
     return step
 
 
-def _stalls(runs: list[RunResult]) -> dict | None:
+def _stalls(runs: list[RunResult]) -> StallSummary | None:
     """The stalls of the step's runs, summed; None when none stalled."""
-    said = [r.stalls.to_dict() for r in runs if r.stalls is not None]
-    if not said:
-        return None
-    out = dict(said[0])
-    for d in said[1:]:
-        for key in ("left_out_s", "windows_left_out", "gaps"):
-            out[key] += d[key]
-        for key in ("stalled_pairs", "stalled_at_end"):
-            out[key] = sorted(set(out[key]) | set(d[key]))
-    return out
+    said = [r.stalls.summary() for r in runs if r.stalls is not None]
+    return functools.reduce(StallSummary.plus, said) if said else None
 
 
 def _print_step(name: str, step: Step, ncpus: int) -> None:

@@ -34,6 +34,7 @@ from ipctop.analysis.scaling import ScalingPoint, spread_pct
 from ipctop.engine.config import EngineConfig
 from ipctop.engine.costs import Costs
 from ipctop.engine.sample import Sample, lift_extra
+from ipctop.engine.stalls import StallSummary
 from ipctop.errors import RecordError
 from ipctop.output.latency_record import problems as latency_problems
 from ipctop.output.record_checks import record_problems
@@ -113,7 +114,7 @@ class Step:
     windows: list[Rate] = field(default_factory=list)  # every run's window rates, in order
     profile: dict[str, Any] | None = None  # optional: engine.profile.Profile.to_dict
     latency: dict[str, Any] | None = None  # optional: see output/latency_record.py
-    stalls: dict[str, Any] | None = None  # optional: engine.stalls.StallReport.to_dict
+    stalls: StallSummary | None = None  # optional: only when a pair stalled
 
     def __post_init__(self) -> None:
         self.repeats = [float(x) for x in self.repeats] or [float(self.total_ops_per_s)]
@@ -121,6 +122,8 @@ class Step:
         self.threads = [t if isinstance(t, StepThread) else StepThread(**t) for t in self.threads]
         if isinstance(self.costs, dict):  # from_dict's plain dict
             self.costs = Costs.from_dict(self.costs)
+        if isinstance(self.stalls, dict):
+            self.stalls = StallSummary.from_dict(self.stalls)
         if self.spread_pct is None:
             self.spread_pct = spread_pct(self.repeats)
 
