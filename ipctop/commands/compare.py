@@ -116,7 +116,7 @@ def profile_deltas(labels: list[str], records: list[Record]) -> list[str]:
     for label, record in zip(labels[1:], records[1:]):
         for step in record.steps:
             old = base.get(step.pairs)
-            if old is None or not step.profile:
+            if old is None or not old.profile or not step.profile:
                 continue
             text = format_delta(
                 (labels[0], label),

@@ -9,6 +9,7 @@ recognise ipctop's leftovers by key.
 from __future__ import annotations
 
 import errno
+import importlib
 import os
 import secrets
 import threading
@@ -37,8 +38,9 @@ def tracking(client: ReaperClient | None) -> Iterator[None]:
         _tracker = previous
 
 
+_native: Any  # the C extension's module, or None
 try:
-    from .. import _native
+    _native = importlib.import_module("ipctop._native")
 except ImportError:  # no compiler at install time: the Python engine still works
     _native = None
 
@@ -126,7 +128,7 @@ def _current_key(kind: str, ident: int) -> int | None:
     return keys.get((kind, ident))
 
 
-def _create(kind: str, make: Any) -> tuple[int, int, Any]:
+def _create(kind: str, make: Any) -> tuple[Any, ...]:
     for _ in range(64):
         key = new_key()
         try:

@@ -13,7 +13,7 @@ from ipctop.analysis.stats import WINDOW_S, Difference
 from ipctop.engine.sample import Sample
 from ipctop.engine.workloads import record_payload
 from ipctop.errors import RecordError
-from ipctop.output.record import Record, Step
+from ipctop.output.record import Record, RunConfig, Step
 
 if TYPE_CHECKING:
     import argparse
@@ -67,7 +67,7 @@ def ab_record(
     return Record(
         kind="ab",
         box=box,
-        config=config_dict(a.config, kind, a.pairs),
+        config=RunConfig(**config_dict(a.config, kind, a.pairs)),
         steps=steps[:1],
         points=[ScalingPoint.from_repeats(a.pairs, [steps[0].total_ops_per_s], windows=a.windows)],
         timeline=_timeline(results),

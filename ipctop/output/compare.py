@@ -98,7 +98,7 @@ class Comparison:
 
 
 def _records(side: Side) -> list[Record]:
-    return [side] if not isinstance(side, (list, tuple)) else list(side)
+    return list(side) if isinstance(side, Sequence) else [side]
 
 
 def _describe(record: Record) -> str:
@@ -133,7 +133,8 @@ def mismatches(a: Record, b: Record) -> tuple[list[str], list[str]]:
 
 
 def _check_alike(records: list[Record], force: bool) -> list[str]:
-    first, notes = records[0], []
+    first = records[0]
+    notes: list[str] = []
     for other in records[1:]:
         differ, unknown = mismatches(first, other)
         if differ:
@@ -188,10 +189,12 @@ def compare(sides: Sequence[Side], force: bool = False) -> Comparison:
         totals = tuple(p.total_ops_per_s if p else None for p in pts)
         diffs = (None,) + tuple(diff_pct(totals[0], t) for t in totals[1:])
         intervals: list[Difference | None] = [None]
+        base = pts[0]
         for p in pts[1:]:
-            ok = p is not None and pts[0] is not None
-            ok = ok and len(p.samples) >= 2 and len(pts[0].samples) >= 2
-            intervals.append(difference(pts[0].samples, p.samples) if ok else None)
+            if p is None or base is None or len(p.samples) < 2 or len(base.samples) < 2:
+                intervals.append(None)
+            else:
+                intervals.append(difference(base.samples, p.samples))
         rows.append(
             CompareRow(
                 pairs=n,

@@ -41,7 +41,8 @@ def step_latency(runs: list[Any], middle: Any) -> dict[str, Any] | None:
             if any(v is None for v in figures.values()):
                 continue  # a window with no timed round (a starved pair) has no percentile
             for k, v in figures.items():
-                windows[k].append(v)
+                if v is not None:  # none is (the check above): said for the type checker
+                    windows[k].append(v)
     return {"note": middle.latency_note, "pairs": pairs, "windows": windows}
 
 

@@ -154,7 +154,7 @@ class Workload:
             raise UsageError(
                 f"{self.name} is unavailable on the Python engine: {self.python_unavailable}"
             )
-        if engine == "python" and self.python_loop is Workload.python_loop:
+        if engine == "python" and type(self).python_loop is Workload.python_loop:
             raise UsageError(f"{self.name} has no Python loop")
 
     def open(self, engine: str) -> None:
