@@ -94,8 +94,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="PCT",
         help="stop when B/A is known to ±PCT %% (95 %% interval; default 1)",
     )
-    # 120: at the default 0.5 s slots that is about 40 ABBA blocks, what seeing a 5 %
-    # change needed on a quiet 2-CPU VM (bench/stat_power.py, BENCHMARKS.md).
+    # 120: enough ABBA blocks at the default slots to see a 5 % change on a quiet box
+    # (bench/stat_power.py; the figures: BENCHMARKS.md, "Power and false alarms").
     p.add_argument("--max-seconds", type=positive_float, default=120.0, help="default 120")
     # Short slots: the closer A and B are in time, the more of the box's drift a
     # block cancels (bench/stat_power.py measured these defaults).

@@ -162,14 +162,14 @@ def profile_deltas(labels: list[str], records: list[Record]) -> list[str]:
     for label, record in zip(labels[1:], records[1:]):
         for step in record.steps:
             old = base.get(step.pairs)
-            if old is None or not step.profile:
+            if old is None or not old.profile or not step.profile:
                 continue
             text = format_delta(
                 (labels[0], label),
                 Profile.from_dict(old.profile),
                 Profile.from_dict(step.profile),
-                old.costs,
-                step.costs,
+                old.costs.to_dict() if old.costs else None,
+                step.costs.to_dict() if step.costs else None,
             )
             out.append(f"{step.pairs} pair(s): {text}")
     return out

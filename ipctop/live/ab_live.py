@@ -24,6 +24,7 @@ from ..analysis.stopping import SteinStop
 from ..cpus import choose_cpus, read_topology
 from ..engine.config import EngineConfig
 from ..engine.engine import Engine
+from ..engine.workloads import OPTIONS
 from ..errors import IpctopError, UsageError
 from .sources import LiveSource
 
@@ -78,7 +79,7 @@ def _value(flag: str, name: str, text: str) -> Any:
         value = int(text)
     except ValueError:
         raise UsageError(f"B: {flag} {text!r} is not a whole number") from None
-    low = 0 if name in ("think_ns", "prefill") else 1
+    low = OPTIONS[name].low if name in OPTIONS else 0 if name == "think_ns" else 1
     if value < low:
         raise UsageError(f"B: {flag} must be {low} or more, not {value}")
     return value

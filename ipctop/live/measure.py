@@ -103,10 +103,9 @@ def measure_engine(
     ops = _ops(engine, mark, names, op_rates)
     threads = []
     pair_state = {p.index: p.state for p in engine.pairs}
-    stalls = stalled_windows(timeline, _rounds_by_pair(prime))
-    if not stalls.any:
-        stalls = None
-    else:
+    report = stalled_windows(timeline, _rounds_by_pair(prime))
+    stalls = report if report.any else None
+    if stalls is not None:
         events.append(_stall_note(stalls, elapsed))
     left_out = _left_out(timeline, stalls, prime) if stalls else {}
     for end, a, b in zip(ends, r0, r1):
@@ -142,7 +141,7 @@ def measure_engine(
         costs=merge([s.costs for s in timeline]),
         ops=ops,
         latency=lat,
-        latency_all=tracker.all_pairs() if lat else None,
+        latency_all=tracker.all_pairs() if lat and tracker is not None else None,
         latency_note=engine.latency_note,
         windows=window_rates(timeline, sampler.interval, stalls),
         noise=tuple(

@@ -161,7 +161,7 @@ class Comparison:
 
 
 def _records(side: Side) -> list[Record]:
-    return [side] if not isinstance(side, (list, tuple)) else list(side)
+    return list(side) if isinstance(side, Sequence) else [side]
 
 
 def _describe(record: Record) -> str:
@@ -196,7 +196,8 @@ def mismatches(a: Record, b: Record) -> tuple[list[str], list[str]]:
 
 
 def _check_alike(records: list[Record], force: bool) -> list[str]:
-    first, notes = records[0], []
+    first = records[0]
+    notes: list[str] = []
     for other in records[1:]:
         differ, unknown = mismatches(first, other)
         if differ:

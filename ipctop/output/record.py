@@ -34,7 +34,9 @@ from pydantic_core import PydanticCustomError
 
 from ipctop.analysis.scaling import ScalingPoint, spread_pct
 from ipctop.engine.config import EngineConfig
+from ipctop.engine.costs import Costs
 from ipctop.engine.sample import Sample, lift_extra
+from ipctop.engine.stalls import StallSummary
 from ipctop.errors import RecordError
 from ipctop.output.latency_record import problems as latency_problems
 from ipctop.output.record_checks import record_problems
@@ -108,19 +110,23 @@ class Step:
     spread_pct: Rate | None = None
     oversubscribed: bool = False
     threads: list[StepThread] = field(default_factory=list)
-    costs: dict[str, Any] | None = None  # where the time went (engine.costs.Costs.to_dict)
+    costs: Costs | None = None  # where the time went (the median run's)
     ops: dict[str, Any] | None = None  # per-operation rates (life-cycle workloads)
     events: list[str] = field(default_factory=list)
     windows: list[Rate] = field(default_factory=list)  # every run's window rates, in order
     profile: dict[str, Any] | None = None  # optional: engine.profile.Profile.to_dict
     latency: dict[str, Any] | None = None  # optional: see output/latency_record.py
-    stalls: dict[str, Any] | None = None  # optional: engine.stalls.StallReport.to_dict
+    stalls: StallSummary | None = None  # optional: only when a pair stalled
     noise: dict[str, Any] | None = None  # optional: analysis.noise.record_noise, per window
 
     def __post_init__(self) -> None:
         self.repeats = [float(x) for x in self.repeats] or [float(self.total_ops_per_s)]
         self.windows = [float(x) for x in self.windows]
         self.threads = [t if isinstance(t, StepThread) else StepThread(**t) for t in self.threads]
+        if isinstance(self.costs, dict):  # from_dict's plain dict
+            self.costs = Costs.from_dict(self.costs)
+        if isinstance(self.stalls, dict):
+            self.stalls = StallSummary.from_dict(self.stalls)
         if self.spread_pct is None:
             self.spread_pct = spread_pct(self.repeats)
 
@@ -359,7 +365,7 @@ def json_schema() -> dict[str, Any]:
     """The JSON Schema of the files ipctop writes (what the models serialize to)."""
     schema = Record.model_json_schema(mode="serialization")
     # Written only when set (an ab run, a check's A/A floor, warnings): not required of every file.
-    optional = ("ab", "noise", "warnings")
+    optional = ("ab", "noise", "sessions", "warnings")
     schema["required"] = [k for k in schema.get("required", []) if k not in optional]
     step = schema.get("$defs", {}).get("Step")
     if step and "required" in step:  # a step's latency and profile: only when measured

@@ -193,7 +193,7 @@ class IpctopApp(
             self.action_present()
         self._redraw()
         # The widgets, styles and engine live as long as the app: out of the
-        # collector's sight, a full collection no longer walks them twice a second.
+        # collector's sight, so a full collection does not walk them twice a second.
         self.call_after_refresh(gc.freeze)
 
     async def on_unmount(self) -> None:
