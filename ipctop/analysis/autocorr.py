@@ -28,6 +28,10 @@ MIN_FOR_R = 10
 # (BENCHMARKS.md, "window autocorrelation"); erring high only widens an interval.
 R_PRIOR = 0.77
 R_MAX = 0.95
+# Segments shorter than this on average give no session r: their own mean and
+# slope take so much of the lag-1 estimate that the bias correction (a factor
+# L / (L - 4)) amplifies noise, or a short cycle, up to R_MAX.
+MIN_SEGMENT = 12
 
 
 def ar1_factor(n: int, r: float) -> float:
@@ -161,7 +165,7 @@ class SeriesMemory:
         # (about (2 + 4r) / n for a mean and a slope; checked by simulation at
         # r 0.5 and 0.77, a little low at 0.9, which the upper margin covers).
         length = n / k
-        if length <= 4.0:
+        if length < MIN_SEGMENT:
             return None
         raw = num / den
         return _upper((length * raw + 2.0) / (length - 4.0), n)

@@ -237,13 +237,15 @@ def summarize(
     method = METHOD_LOG_T
     if unit == WINDOWS:
         method += f", AR(1) r {r_used:.2f}"
+    # A constant series is its own geometric mean: exp(log(x)) is not x in floats.
+    estimate = float(values[0]) if min(values) == max(values) else math.exp(mean)
     return Summary(
         n,
         med,
-        math.exp(mean - half),
-        math.exp(mean + half),
+        min(math.exp(mean - half), estimate),
+        max(math.exp(mean + half), estimate),
         method,
-        math.exp(mean),
+        estimate,
         unit,
         r_used if unit == WINDOWS else None,
     )

@@ -230,7 +230,7 @@ def side_point(points: Sequence[ScalingPoint]) -> SidePoint:
 
 
 def _geomean(values: Sequence[float]) -> float:
-    if len(values) < 2:
+    if len(values) < 2 or min(values) == max(values):
         return float(values[0]) if values else 0.0
     return math.exp(statistics.fmean(logs_of(values)))
 
