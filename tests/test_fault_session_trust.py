@@ -83,3 +83,112 @@ def test_clean_removes_posix_queues_without_dev_mqueue_mounted(tmp_path: Path) -
     assert "after=0" in r.stdout, (r.stdout, r.stderr)
     assert r.stdout.count("removed posix queue /ipctop-") == 4, r.stdout
     assert "Traceback" not in r.stderr, r.stderr
+
+
+# --- 8 and 16: a session directory that is not the user's own and private -----------
+
+USER = 54321  # a uid nobody on the box uses: its /tmp/ipctop-54321 is the test's alone
+# setpriv execs the interpreter itself: through env, exec as the user meets /root's 0700.
+AS_USER = f"env -u XDG_RUNTIME_DIR setpriv --reuid={USER} --regid={USER} --clear-groups"
+PRIVATE_TMP = ("-m", "--propagation", "private")  # a tmpfs on /tmp, seen only by the test
+
+
+def one_line(r: subprocess.CompletedProcess, code: int) -> str:
+    assert r.returncode == code, (r.returncode, r.stdout, r.stderr)
+    return one_line_of(r.stderr)
+
+
+def one_line_of(stderr: str) -> str:
+    assert "Traceback" not in stderr, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    return lines[0]
+
+
+@root
+@pytest.mark.parametrize(
+    "make, says",
+    [
+        # Another user got there first and left it open to all (then forged a session file).
+        (f"mkdir -m 0777 /tmp/ipctop-{USER} && chown 1:1 /tmp/ipctop-{USER}", "belongs to uid 1"),
+        (f"mkdir -m 0700 /tmp/ipctop-{USER}", "belongs to uid 0"),  # root's: no PermissionError
+        (f"mkdir -m 0777 /tmp/ipctop-{USER} && chown {USER}:{USER} /tmp/ipctop-{USER}",
+         "is mode 0777"),
+        (f"ln -s /tmp /tmp/ipctop-{USER}", "is not a directory"),
+    ],
+    ids=["other-users-0777", "roots-0700", "own-but-0777", "symlink"],
+)  # fmt: skip
+@pytest.mark.parametrize("command", ["clean", "run --cpus 0 --seconds 0.3"], ids=["clean", "run"])
+def test_an_untrusted_session_directory_is_refused(make: str, says: str, command: str) -> None:
+    r = sh(
+        f"mount -t tmpfs none /tmp && {make} && "
+        f"echo '1 cpus=0' > /tmp/ipctop-{USER}/abc 2>/dev/null; "
+        f"{AS_USER} {PY} -m ipctop {command}",
+        ns=("-i", *PRIVATE_TMP),
+    )
+    line = one_line(r, 2)
+    assert f"/tmp/ipctop-{USER}" in line and says in line, line
+
+
+@root
+def test_a_fresh_session_directory_is_made_private() -> None:
+    r = sh(
+        f"mount -t tmpfs none /tmp && {AS_USER} {PY} -m ipctop clean && "
+        f"stat -c '%a %u' /tmp/ipctop-{USER}",
+        ns=("-i", *PRIVATE_TMP),
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().splitlines()[-1] == f"700 {USER}", r.stdout
+
+
+@root
+@pytest.mark.parametrize("command", ["clean", "run --cpus 0 --seconds 0.3"], ids=["clean", "run"])
+def test_read_only_run_and_tmp_is_one_line(command: str) -> None:
+    r = sh(
+        "mount -t tmpfs -o ro none /run && mount -t tmpfs -o ro none /tmp && "
+        f"env -u XDG_RUNTIME_DIR {PY} -m ipctop {command}",
+        ns=("-i", *PRIVATE_TMP),
+    )
+    line = one_line(r, 3)
+    assert "no writable directory for ipctop's session files" in line, line
+
+
+# --- 11 and 16: a FIFO or a folder named like a session tag ---------------------------
+
+
+@root
+@pytest.mark.parametrize("make", ["mkfifo", "mkdir"])
+# The run lasts past the engine's first look at the other sessions (after 1 s).
+@pytest.mark.parametrize("command", ["clean", "run --cpus 0 --seconds 2"], ids=["clean", "run"])
+def test_a_fifo_or_folder_named_like_a_tag_is_passed_over(make: str, command: str) -> None:
+    # The engine reads every session file (contention) and clean judges each: neither
+    # may block on a FIFO's open or unlink a folder.
+    r = sh(
+        f"mount -t tmpfs none /run && mkdir -m 0700 /run/ipctop && {make} /run/ipctop/abc && "
+        # Older than clean's grace for a claim in progress, so clean does judge it.
+        "touch -d @0 /run/ipctop/abc && "
+        f"env -u XDG_RUNTIME_DIR {PY} -m ipctop {command}; echo exit=$?; ls /run/ipctop",
+        ns=("-i", *PRIVATE_TMP),
+    )
+    assert "exit=0" in r.stdout, (r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr, r.stderr
+    assert r.stdout.strip().splitlines()[-1] == "abc", r.stdout  # left as it was, nothing else
+
+
+# --- 6: a full /run/ipctop, and a monitor SIGKILLed while it holds the live lock -----
+
+
+@root
+def test_a_full_session_directory_leaves_no_empty_claim() -> None:
+    # tmpfs gives the file its inode but not its first block: the O_EXCL create of the
+    # claim succeeds and the write of its pid fails, as on a full disk.
+    r = sh(
+        "mount -t tmpfs -o size=64k none /run && mkdir -m 0700 /run/ipctop && "
+        "dd if=/dev/zero of=/run/fill bs=4k 2>/dev/null; "
+        f"env -u XDG_RUNTIME_DIR {PY} -m ipctop run --cpus 0 --seconds 0.3; echo exit=$?; "
+        "echo files: $(ls /run/ipctop)",
+        ns=("-i", *PRIVATE_TMP),
+    )
+    assert "exit=1" in r.stdout, (r.stdout, r.stderr)
+    assert "No space left on device" in one_line_of(r.stderr), r.stderr
+    assert r.stdout.strip().splitlines()[-1] == "files:", r.stdout

@@ -28,6 +28,7 @@ from ..engine.reaper import (
     tag_of,
     unlink_mq,
 )
+from ..engine.session_dir import is_regular
 from ..engine.workloads.msgbench import AREA_PREFIX
 
 MQUEUE_DIR = "/dev/mqueue"
@@ -117,8 +118,8 @@ def stale_sessions() -> list[Path]:
     """
     out = []
     for path in session_dir().iterdir():
-        if not TAG_FILE.fullmatch(path.name):
-            continue  # the live-session lock and anything else are not ours to judge
+        if not TAG_FILE.fullmatch(path.name) or not is_regular(path):
+            continue  # the live-session lock, a folder or FIFO: not ours to judge
         owner = session_owner(int(path.name, 16))
         if owner is None and _younger_than(path, CLAIM_GRACE):
             continue  # being claimed: the pid is written just after the O_EXCL create
