@@ -49,13 +49,17 @@ def sh(script: str, *, ns: tuple[str, ...] = ("-i",), timeout: float = 60):
 @root
 def test_clean_keeps_a_live_run_whose_reaper_could_not_start(tmp_path: Path) -> None:
     out = tmp_path / "run.out"
+    # The run outlasts any start-up of clean on a loaded box; SIGTERM ends it after.
     r = sh(
-        f'{PY} -c "{NO_REAPER}" run --cpus 0 --seconds 4 --interval 0.5 > {out} 2>&1 & '
-        f"{WAIT_FOR_QUEUE} {PY} -m ipctop clean; wait $!; echo run-exit=$?"
+        f'{PY} -c "{NO_REAPER}" run --cpus 0 --seconds 120 --interval 0.5 > {out} 2>&1 & '
+        f"{WAIT_FOR_QUEUE} {PY} -m ipctop clean; echo queues=$(($(wc -l < /proc/sysvipc/msg)-1)); "
+        "echo reapers=$(pgrep -P $! -f ipctop.engine.reaper); kill -TERM $!; wait $!; echo run-exit=$?",
+        timeout=180,
     )
     run_out = out.read_text()
-    assert "no reaper" in run_out, run_out  # the run did go without its reaper
-    assert "run-exit=0" in r.stdout, (r.stdout, run_out)
+    assert "reapers=\n" in r.stdout, r.stdout  # the run did go without its reaper
+    assert "queues=1" in r.stdout, (r.stdout, run_out)  # still there after clean
+    assert "run-exit=143" in r.stdout, (r.stdout, run_out)  # and it ended by the signal
     assert "kept    msg" in r.stdout and "removed msg" not in r.stdout, r.stdout
     assert "Traceback" not in r.stderr + run_out
 
@@ -65,14 +69,13 @@ def test_clean_keeps_a_live_run_whose_reaper_could_not_start(tmp_path: Path) -> 
 
 @root
 def test_clean_removes_posix_queues_without_dev_mqueue_mounted(tmp_path: Path) -> None:
-    if os.path.ismount("/dev/mqueue"):
-        pytest.skip("/dev/mqueue is mounted here: clean lists the queues there")
     mq = tmp_path / "mq"
     mq.mkdir()
     # The test's own view of the private namespace's queues, away from /dev/mqueue.
     count = f"$(ls {mq} | grep -c '^ipctop-')"
     r = sh(
-        f"mount -t mqueue none {mq} && "
+        # Unmounted in the test's own mount namespace only, where the box mounts it.
+        f"(! mountpoint -q /dev/mqueue || umount /dev/mqueue) && mount -t mqueue none {mq} && "
         f"({PY} -m ipctop run -w posix-mq --cpus 0 --pairs 2 --seconds 20 >/dev/null 2>&1 & "
         f"E=$!; i=0; while [ {count} -lt 4 ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; "
         f"R=$(pgrep -P $E -f ipctop.engine.reaper); kill -KILL $E $R; wait $E; "
