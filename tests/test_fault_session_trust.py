@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from terminal import Terminal
 
 root = pytest.mark.skipif(
     os.geteuid() != 0 or not shutil.which("unshare"),
@@ -195,3 +196,33 @@ def test_a_full_session_directory_leaves_no_empty_claim() -> None:
     assert "exit=1" in r.stdout, (r.stdout, r.stderr)
     assert "No space left on device" in one_line_of(r.stderr), r.stderr
     assert r.stdout.strip().splitlines()[-1] == "files:", r.stdout
+
+
+@root
+def test_clean_removes_the_live_lock_of_a_monitor_killed_in_its_ab(tmp_path: Path) -> None:
+    # A folder of the test's bound over /run/ipctop in the monitor's own mount namespace:
+    # what the SIGKILL leaves is seen afterwards, and no other session's lock is touched.
+    run = tmp_path / "ipctop"
+    run.mkdir(mode=0o700)
+    bind = f"mkdir -p -m 0700 /run/ipctop && mount --bind {run} /run/ipctop"
+    private = ["unshare", "-i", "-m", "--propagation", "private", "sh", "-c"]
+    monitor = f"{bind} && exec {PY} -m ipctop --cpus 0 --interval 0.1"
+    launcher = f"import os; os.execvp('unshare', {[*private, monitor]!r})"
+    # IPCTOP_LIVE_LOCK empty: the lock in the session directory, as for any user.
+    with Terminal("-c", launcher, python_args=True, env={"IPCTOP_LIVE_LOCK": ""}) as t:
+        assert t.wait_for_text("pairs 1/", 60), t.output[-500:]
+        t.press("a")
+        assert t.wait_for_text("A/B against the current setting"), t.output[-500:]
+        t.press(*"--mode processes", "\r")
+        assert t.wait_for_text("slot 1/", 60), t.output[-500:]
+        t.proc.kill()
+        t.wait()
+    lock = run / "live-session.lock"
+    assert lock.is_file()  # what the kill leaves: nothing unlinks it
+    clean = f"{bind} && IPCTOP_LIVE_LOCK= {PY} -m ipctop clean"
+    held = sh(f"flock {lock} sh -c '{clean}'", ns=("-i", *PRIVATE_TMP))  # a live session's
+    assert held.returncode == 0 and lock.is_file(), (held.stdout, held.stderr)
+    r = sh(clean, ns=("-i", *PRIVATE_TMP))
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    assert "removed stale live-session lock /run/ipctop/live-session.lock" in r.stdout, r.stdout
+    assert not lock.exists() and not list(run.iterdir()), list(run.iterdir())

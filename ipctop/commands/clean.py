@@ -30,6 +30,7 @@ from ..engine.reaper import (
 )
 from ..engine.session_dir import is_regular
 from ..engine.workloads.msgbench import AREA_PREFIX
+from ..live.live_lock import LOCK_NAME, remove_if_stale
 
 MQUEUE_DIR = "/dev/mqueue"
 TAG_FILE = re.compile(r"[0-9a-f]{3}")
@@ -59,6 +60,10 @@ def _clean_files(dry_run: bool) -> int:
             continue
         path.unlink(missing_ok=True)
         print(f"removed stale session file {path}")
+    lock = session_dir() / LOCK_NAME  # a SIGKILLed monitor's: no holder, never removed
+    stale_lock = remove_if_stale(lock, dry_run)
+    if stale_lock:
+        print(f"{'would remove' if dry_run else 'removed'} stale live-session lock {lock}")
     for path in perf_dirs:
         if dry_run:
             print(f"would remove {path}")
@@ -68,7 +73,7 @@ def _clean_files(dry_run: bool) -> int:
         else:
             path.unlink(missing_ok=True)
         print(f"removed {path}")
-    return len(queues) + len(journals) + len(sessions) + len(perf_dirs)
+    return len(queues) + len(journals) + len(sessions) + len(perf_dirs) + stale_lock
 
 
 def orphan_perf_dirs(uid: int | None = None) -> list[Path]:
