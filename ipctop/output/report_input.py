@@ -19,6 +19,7 @@ from ..analysis.fleet import BoxRun, Figure
 from ..errors import RecordError, UsageError
 from .record import READS, SCHEMA_PREFIX, Record, record_points
 from .record_checks import check_result_problems
+from .record_text import escape_controls
 
 CHECK_SCHEMA = "ipctop.check/1"
 
@@ -90,7 +91,7 @@ def _load_one(path: Path) -> BoxRun:
     except OSError as exc:
         raise _Skip(exc.strerror or str(exc)) from None
     try:
-        d = json.loads(text)
+        d = escape_controls(json.loads(text), text)  # no ESC from a record reaches a terminal
     except (json.JSONDecodeError, RecursionError):
         raise _NotOurs("not JSON") from None
     schema = d.get("schema") if isinstance(d, dict) else None
