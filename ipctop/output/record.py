@@ -342,7 +342,12 @@ def json_schema() -> dict[str, Any]:
         ]
     sample = schema.get("$defs", {}).get("Sample")
     if sample and "required" in sample:  # a sample's stall marks: only when stalled
-        sample["required"] = [k for k in sample["required"] if k not in ("stalled", "gap")]
+        sample["required"] = [
+            k for k in sample["required"] if k not in ("stalled", "gap", "cpu_pressure_pct")
+        ]
+    cpu = schema.get("$defs", {}).get("CpuSample")
+    if cpu and "required" in cpu:  # steal and the clock: only where the box says them
+        cpu["required"] = [k for k in cpu["required"] if k not in ("steal", "mhz")]
     schema["$id"] = f"https://ipctop.invalid/schema/{SCHEMA.replace('/', '-')}.json"
     schema["description"] = (
         "A sweep or live session recorded by ipctop. Version 1 records lack "
