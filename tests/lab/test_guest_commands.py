@@ -1,0 +1,59 @@
+"""In a lab guest: `ipctop check --quick` and `ipctop matrix` end to end on the guest's kernel.
+
+Their records go to the lab's out folder (records/), for the host to read.
+The rates in them are TCG emulation: the tests check which steps, cells and
+classes were measured and that the verdict lines are there, never a rate.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from conftest import run_cli
+from labguest import in_guest, lab_out, lab_smp
+from test_guest_topology import _expected_class, _lscpu
+
+from ipctop.analysis.check_curve import pair_counts
+from ipctop.cpuclass import REMOTE
+
+pytestmark = [in_guest, pytest.mark.timeout(1200)]
+
+
+def test_check_quick_measures_every_step_and_says_its_verdicts() -> None:
+    n = os.cpu_count()
+    record = lab_out("records") / f"check-guest-{n}cpu.json"
+    res = run_cli("check", "--quick", "--json", "--record", str(record), timeout=1100)
+    assert res.returncode in (0, 1), res.stderr[-2000:]  # 1: a verdict failed, still a verdict
+    result = json.loads(res.stdout)
+    assert result["exit_code"] == res.returncode
+    assert sorted(result["cpus"]) == list(range(n))
+    for workload in ("sysv-msg", "sysv-sem"):
+        same = [r for r in result["runs"] if r["workload"] == workload and r["placement"] == "same"]
+        assert sorted(r["pairs"] for r in same) == pair_counts(n), same
+        assert all(r["error"] is None for r in same), [r["error"] for r in same]
+    assert result["verdicts"] and all(v["reason"] and v["status"] for v in result["verdicts"])
+    assert result["status"] in ("ok", "warn", "fail")
+    assert json.loads(record.read_text())["box"]  # the record names the guest's box
+    (lab_out("records") / f"check-guest-{n}cpu.stdout.json").write_text(res.stdout)
+
+
+def test_matrix_measures_each_cell_in_the_class_lscpu_gives() -> None:
+    cpu = _lscpu()
+    sockets, _, _ = lab_smp()
+    record = lab_out("records") / f"matrix-guest-{len(cpu)}cpu.json"
+    args = ["matrix", "--seconds", "0.2", "--warmup", "0.05", "--json", str(record)]
+    res = run_cli(*args, timeout=1100)
+    assert res.returncode == 0, res.stderr[-2000:]
+    (lab_out("records") / f"matrix-guest-{len(cpu)}cpu.txt").write_text(res.stdout)
+    rec = json.loads(record.read_text())
+    cells = rec["cells"]
+    assert cells
+    wrong = [c for c in cells if c["class"] != _expected_class(c["from"], c["to"], cpu)]
+    assert not wrong, wrong[:5]
+    cross = [c for c in cells if cpu[c["from"]]["socket"] != cpu[c["to"]]["socket"]]
+    assert sockets < 2 or cross, "no cell crossed a socket"
+    assert all(c["class"] == REMOTE for c in cross)
+    assert {r["class"] for r in rec["classes"]} == {c["class"] for c in cells}
+    assert all(c["ops_per_s"] > 0 for c in cells)  # each cell ran; how fast is emulation
