@@ -1,7 +1,8 @@
 """`python -m ipctop.lab`: say what is missing, or boot a guest and run the in-guest tests.
 
     python -m ipctop.lab --needs
-    python -m ipctop.lab [--cpus 8|32|64] [--accel auto|kvm|tcg] [--out DIR] [-- CMD ...]
+    python -m ipctop.lab [--cpus 8|32|64] [--accel auto|kvm|tcg] [--out DIR] [--short]
+                         [-- CMD ...]
 
 Exit codes: 0 the guest's tests (or command) passed; 1 they failed, or the
 guest timed out or never ran its command; 2 usage; 4 the lab's needs are
@@ -52,14 +53,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--timeout", type=float, default=3600.0, help="seconds before the guest is killed (3600)"
     )
+    p.add_argument(
+        "--short",
+        action="store_true",
+        help="CI's scope: check and matrix on 4 CPUs that hold every class, not all",
+    )
     p.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD ...: run CMD in the guest")
     return p
 
 
-def _guest_argv(out: str, cpus: int, accel_name: str, command: list[str]) -> list[str]:
+def _guest_argv(out: str, cpus: int, accel_name: str, short: bool, command: list[str]) -> list[str]:
     topo = PRESETS[cpus]
     argv = [sys.executable, "-m", "ipctop.lab.inside", out]
     argv += [str(topo.sockets), str(topo.cores), str(topo.threads), accel_name]
+    argv.append("short" if short else "full")
     return argv + (["--", *command] if command else [])
 
 
@@ -112,7 +119,7 @@ def _boot(args: argparse.Namespace, kernel: str, out: str, topo, command: list[s
     for why in acc.tried:
         print(f"lab: not used: {why}", file=sys.stderr)
     print(f"lab: accelerator {acc.note()}", file=sys.stderr)
-    argv = _guest_argv(out, args.cpus, acc.name, command)
+    argv = _guest_argv(out, args.cpus, acc.name, args.short, command)
     run = guest.run(kernel, topo, acc, out, argv, args.timeout)
     summary = {
         "preset": args.cpus,

@@ -42,3 +42,21 @@ def lab_out(sub: str) -> Path:
     d = Path(os.environ["IPCTOP_LAB_OUT"]) / sub
     d.mkdir(parents=True, exist_ok=True)
     return d
+
+
+def command_cpus(cpu: dict[int, dict[str, int]]) -> list[int]:
+    """CPUs for check and matrix: all of them, or in the short scope (CI's) four that
+    still hold every class: CPU 0, its SMT sibling, a core sharing its LLC, another node."""
+    every = sorted(cpu)
+    if os.environ.get("IPCTOP_LAB_SCOPE") != "short":
+        return every
+    first = every[0]
+
+    def pick(want) -> list[int]:
+        return [c for c in every if c != first and want(cpu[c], cpu[first])][:1]
+
+    chosen = [first]
+    chosen += pick(lambda c, f: c["core"] == f["core"])
+    chosen += pick(lambda c, f: c["core"] != f["core"] and c["llc"] == f["llc"])
+    chosen += pick(lambda c, f: c["node"] != f["node"])
+    return sorted(chosen)

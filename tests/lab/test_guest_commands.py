@@ -8,17 +8,17 @@ classes were measured and that the verdict lines are there, never a rate.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
 import pytest
 from conftest import ROOT
-from labguest import in_guest, lab_out, lab_smp
+from labguest import command_cpus, in_guest, lab_out, lab_smp
 from test_guest_topology import _expected_class, _lscpu
 
 from ipctop.analysis.check_curve import pair_counts
 from ipctop.cpuclass import REMOTE
+from ipctop.cpus import format_cpu_list
 
 pytestmark = [in_guest, pytest.mark.timeout(1500)]
 
@@ -35,13 +35,15 @@ def _ipctop(name: str, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_check_quick_measures_every_step_and_says_its_verdicts() -> None:
-    n = os.cpu_count()
+    cpus = command_cpus(_lscpu())
+    n = len(cpus)
     record = lab_out("records") / f"check-guest-{n}cpu.json"
-    res = _ipctop(f"check-guest-{n}cpu", "check", "--quick", "--json", "--record", str(record))
+    args = ["check", "--quick", "--json", "--record", str(record), "--cpus", format_cpu_list(cpus)]
+    res = _ipctop(f"check-guest-{n}cpu", *args)
     assert res.returncode in (0, 1), res.stderr[-2000:]  # 1: a verdict failed, still a verdict
     result = json.loads(res.stdout)
     assert result["exit_code"] == res.returncode
-    assert sorted(result["cpus"]) == list(range(n))
+    assert sorted(result["cpus"]) == cpus
     for workload in ("sysv-msg", "sysv-sem"):
         same = [r for r in result["runs"] if r["workload"] == workload and r["placement"] == "same"]
         assert sorted(r["pairs"] for r in same) == pair_counts(n), same
@@ -53,10 +55,11 @@ def test_check_quick_measures_every_step_and_says_its_verdicts() -> None:
 
 def test_matrix_measures_each_cell_in_the_class_lscpu_gives() -> None:
     cpu = _lscpu()
+    cpus = command_cpus(cpu)
     sockets, _, _ = lab_smp()
-    record = lab_out("records") / f"matrix-guest-{len(cpu)}cpu.json"
+    record = lab_out("records") / f"matrix-guest-{len(cpus)}cpu.json"
     args = ["matrix", "--seconds", "0.2", "--warmup", "0.05", "--json", str(record)]
-    res = _ipctop(f"matrix-guest-{len(cpu)}cpu", *args)
+    res = _ipctop(f"matrix-guest-{len(cpus)}cpu", *args, "--cpus", format_cpu_list(cpus))
     assert res.returncode == 0, res.stderr[-2000:]
     rec = json.loads(record.read_text())
     cells = rec["cells"]
@@ -67,4 +70,5 @@ def test_matrix_measures_each_cell_in_the_class_lscpu_gives() -> None:
     assert sockets < 2 or cross, "no cell crossed a socket"
     assert all(c["class"] == REMOTE for c in cross)
     assert {r["class"] for r in rec["classes"]} == {c["class"] for c in cells}
+    assert {_expected_class(a, b, cpu) for a in cpus for b in cpus} == {c["class"] for c in cells}
     assert all(c["ops_per_s"] > 0 for c in cells)  # each cell ran; how fast is emulation

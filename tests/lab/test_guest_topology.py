@@ -27,14 +27,10 @@ def _lscpu() -> dict[int, dict[str, int]]:
     for line in text.splitlines():
         if line.startswith("#") or not line.strip():
             continue
-        cpu, core, socket, node, caches = line.split(",", 4)
-        llc = caches.split(":")[-1]  # CACHE is "L1d:L1i:L2:L3"
-        out[int(cpu)] = {
-            "core": int(core),
-            "socket": int(socket),
-            "node": int(node),
-            "llc": int(llc),
-        }
+        # CACHE comes out as ",L1d,L1i,L2,L3" (an empty column first): the LLC is the last one.
+        fields = line.split(",")
+        cpu, core, socket, node = (int(f) for f in fields[:4])
+        out[cpu] = {"core": core, "socket": socket, "node": node, "llc": int(fields[-1])}
     return out
 
 
