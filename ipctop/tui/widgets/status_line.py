@@ -20,7 +20,7 @@ class StatusLine(TextBlock):
 
     def update_status(
         self,
-        own_cpu: float | None,
+        own_cpu: str,
         monitor_cpu: int | None,
         interval: float,
         message: str = "",
@@ -28,7 +28,8 @@ class StatusLine(TextBlock):
     ) -> None:
         # The answer to the key just pressed first and kept; at a narrow width the
         # sample interval goes first, then where the monitor runs (run_header.fit).
-        cpu = "measuring" if own_cpu is None else f"{own_cpu:.1f} % CPU"
+        # own_cpu: tui/own_cpu.py's text, the span's figure with its interval once it has one
+        cpu = own_cpu
         pieces: list[tuple[str, str, int]] = []
         if message:
             pieces.append((f"{message} · ", "bold", KEEP))
