@@ -89,8 +89,13 @@ class RecordSwitch:
         return f"record saved to {path.resolve()}: {rec.samples} samples{why}"
 
     def note(self) -> str:
-        """For the header while recording: "REC path (N samples)"."""
+        """For the header while recording: "REC name (N samples)".
+
+        The file's name, not its path: a long directory pushed the note off an
+        80 or 120 column header; the whole path is said when recording starts
+        and when the record is saved.
+        """
         rec = self.recorder
         if rec is None:
             return ""
-        return f"REC {rec.path} ({rec.samples})"
+        return f"REC {os.path.basename(rec.path)} ({rec.samples})"

@@ -23,9 +23,13 @@ def fit(pieces: list[tuple[str, str, int]], width: int) -> Text:
     """Join (text, style, priority) pieces, dropping the lowest priorities until they fit."""
     kept = list(pieces)
     for level in (LAST, CPUS, LINEAR, PM, STATE, NOTE):
-        if sum(len(t) for t, _, _ in kept) <= width:
-            break
-        kept = [p for p in kept if p[2] != level]
+        # One piece at a time, the last of its level first: a second note need not
+        # take the first (REC path) with it.
+        while sum(len(t) for t, _, _ in kept) > width:
+            at = [i for i, p in enumerate(kept) if p[2] == level]
+            if not at:
+                break
+            del kept[at[-1]]
     out = Text()
     for text, style, _ in kept:
         out.append(text, style)
