@@ -25,8 +25,8 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
 
 # The slow tier (README, "Set up and test"): `pytest -m "not slow"` is the quick
 # loop. Whole files whose tests drive a terminal, a browser, the TUI, a fault, a
-# bench reference or long runs, and single tests elsewhere that took over about
-# 3 s on the 2-CPU box (`pytest --durations=0` says when this list is stale).
+# bench reference or long runs; SLOW_TESTS names single tests of other files
+# that `pytest --durations=0` on a quiet box shows over about 3 s.
 SLOW_FILES = frozenset(
     {
         "test_ab.py",

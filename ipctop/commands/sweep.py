@@ -18,7 +18,7 @@ from ..engine.opstats import format_op_stats
 from ..engine.profile.span import SpanProfiler
 from ..engine.profile.window import Profile
 from ..engine.stalls import STALL, StallSummary
-from ..engine.workloads import configured, record_payload
+from ..engine.workloads import configured
 from ..engine.workloads.msgbench import phase_table
 from ..live.engine_warnings import EngineWarnings
 from ..live.measure import RunResult, measure_engine
@@ -149,8 +149,6 @@ def _new_record(box: dict, config, kind: str, args: argparse.Namespace) -> Recor
             warmup=args.warmup,
             repeat=args.repeat,
             window_s=WINDOW_S,
-            think_ns=config.think_ns,
-            **record_payload(config),
         ),
     )
 
