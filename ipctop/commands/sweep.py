@@ -8,6 +8,7 @@ import sys
 from contextlib import nullcontext
 from pathlib import Path
 
+from ..analysis.noise import record_noise, record_note
 from ..analysis.scaling import ScalingPoint, scalability_pct
 from ..analysis.stats import WINDOW_S
 from ..box import read_box
@@ -206,6 +207,7 @@ def _step(
         profile=profiler.take().to_dict() if profiler is not None else None,
         latency=step_latency(runs, middle),
         stalls=_stalls(runs),
+        noise=record_noise(n for r in runs for n in r.noise),
     )
     return step
 
@@ -235,6 +237,9 @@ def _print_step(name: str, step: Step, ncpus: int) -> None:
     if step.latency:
         print(f"{step.latency['note']} (the median run):")
         print(latency_text.table(PairLatency.from_dict(d) for d in step.latency["pairs"]))
+    noise = record_note(step.noise)
+    if noise:
+        print(noise)
 
 
 def _finish(records: dict[str, Record], names: list[str], args, status: int) -> bool:

@@ -260,7 +260,7 @@ class IpctopApp(
             return  # _dirty stays: the next sample after the answer draws
         self._last_redraw = time.monotonic()
         self._dirty = False
-        own_cpu = self._own_cpu.update(self.source.pair_tids(), self._last_redraw, read_cpu)
+        self._own_cpu.update(self.source.pair_tids(), self._last_redraw, read_cpu)
         notes = []
         if self._paused:
             notes.append("PAUSED (space)")
@@ -273,7 +273,7 @@ class IpctopApp(
         if self._present is not None:
             self._present.update_from(self.info, self.session, self.baseline)
         self.status_line.update_status(
-            own_cpu,
+            self._own_cpu.text(),
             self.source.monitor_cpu,
             self.info.interval,
             self._message,
