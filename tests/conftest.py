@@ -36,6 +36,7 @@ SLOW_FILES = frozenset(
         "test_check.py",
         "test_check_curve.py",
         "test_faults.py",
+        "test_lab_boot.py",
         "test_latency_think.py",
         "test_msgbench.py",
         "test_profile.py",
