@@ -394,7 +394,8 @@ def _latency_text(lat_blocks: list[dict], sides: dict[str, Side]) -> str:
     a, b = sides["A"].latency_note, sides["B"].latency_note
     notes = a if a == b else f"A: {a} · B: {b}"
     if table is None:
-        return f"latency n/a ({notes})"
+        # A note already says "latency n/a (why)" or "latency off": it is the line.
+        return notes if notes.startswith("latency") else f"latency n/a ({notes})"
     return f"{table}\n  {notes}"
 
 

@@ -40,16 +40,18 @@ PERF_DIR = re.compile(re.escape(PERF_DIR_PREFIX) + r"(\d+)-.+")
 AREA_FILE = re.compile(re.escape(AREA_PREFIX) + r"(\d+)-.+")
 
 
-def _clean_files(dry_run: bool) -> int:
-    """Orphan POSIX queues and stale session files; returns how many were found."""
+def _clean_files(dry_run: bool) -> tuple[int, int]:
+    """Orphan POSIX queues and stale session files: (how many were found, removed)."""
     queues, sessions, perf_dirs = orphan_queues(), stale_sessions(), orphan_perf_dirs()
     journals = mq_journal.dead_journals(session_dir(), _alive)
     # Without /dev/mqueue mounted, a dead engine's journal is the only list of its queues.
     journaled = [n[1:] for j in journals for n in mq_journal.names(j) if n[1:] not in queues]
+    removed = 0  # each "removed ..." line printed, for the count at the end
     for name in queues + journaled:
         if dry_run:
             print(f"would remove posix queue /{name}")
         elif unlink_mq("/" + name):
+            removed += 1
             print(f"removed posix queue /{name}")
     for path in journals:
         if not dry_run:
@@ -59,6 +61,7 @@ def _clean_files(dry_run: bool) -> int:
             print(f"would remove stale session file {path}")
             continue
         path.unlink(missing_ok=True)
+        removed += 1
         print(f"removed stale session file {path}")
     lock = session_dir() / LOCK_NAME  # a SIGKILLed monitor's: no holder, never removed
     stale_lock = remove_if_stale(lock, dry_run)
@@ -72,8 +75,11 @@ def _clean_files(dry_run: bool) -> int:
             shutil.rmtree(path, ignore_errors=True)
         else:
             path.unlink(missing_ok=True)
+        removed += 1
         print(f"removed {path}")
-    return len(queues) + len(journals) + len(sessions) + len(perf_dirs) + stale_lock
+    return len(queues) + len(journals) + len(sessions) + len(perf_dirs) + stale_lock, (
+        removed + (stale_lock and not dry_run)
+    )
 
 
 def orphan_perf_dirs(uid: int | None = None) -> list[Path]:
@@ -163,11 +169,10 @@ def orphan_queues(uid: int | None = None) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    cleaned = _clean_files(args.dry_run)
+    cleaned, removed = _clean_files(args.dry_run)
     orphans, in_use = leftovers()
     for kind, ident, key, pid in in_use:
         print(f"kept    {kind} id {ident} key {key:#010x}: in use by ipctop pid {pid}")
-    removed = 0
     tags = set()
     current = current_keys()  # one reading for all: a life-cycle run leaves thousands
     for kind, ident, key, _ in orphans:

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..analysis.fleet import BoxRun, Figure
 from ..errors import RecordError, UsageError
-from .bounded_read import read_bounded_text
+from .bounded_read import json_depth_problem, read_bounded_text
 from .record import READS, SCHEMA_PREFIX, Record, record_points
 from .record_checks import check_result_problems
 from .record_text import escape_controls
@@ -102,6 +102,9 @@ def _load_one(path: Path) -> BoxRun:
         d = escape_controls(json.loads(text), text)  # no ESC from a record reaches a terminal
     except (json.JSONDecodeError, RecursionError):
         raise _NotOurs("not JSON") from None
+    too_deep = json_depth_problem(d)  # as compare and replay: no deeper than a record nests
+    if too_deep:
+        raise _Skip(f"not a record ({too_deep})")
     schema = d.get("schema") if isinstance(d, dict) else None
     if not isinstance(schema, str) or not schema.startswith("ipctop."):
         raise _NotOurs("no ipctop schema")

@@ -14,6 +14,7 @@ from ..errors import IpctopError, RecordError
 from .contrast_floor import AA
 from .screens.present import AAA as PRESENT_CONTRAST
 from .screens.present import PresentScreen
+from .svg_text import tidy_svg
 
 
 class ViewActions:
@@ -121,6 +122,21 @@ class ViewActions:
 
     def action_toggle_theme(self: Any) -> None:
         self.theme = "textual-light" if self.current_theme.dark else "textual-dark"
+
+    def save_screenshot(
+        self: Any,
+        filename: str | None = None,
+        path: str | None = None,
+        time_format: str | None = None,
+    ) -> str:
+        """Textual's save_screenshot, its text tidied for any viewer (svg_text.py)."""
+        from textual.app import generate_datetime_filename
+
+        name = filename or generate_datetime_filename(self.title, ".svg", time_format)
+        svg_path = os.path.expanduser(os.path.join(path or "./", name))
+        with open(svg_path, "w", encoding="utf-8") as f:
+            f.write(tidy_svg(self.export_screenshot()))
+        return svg_path
 
     def action_screenshot(self: Any) -> None:
         try:
