@@ -75,6 +75,11 @@ def add_workload_options(p: argparse.ArgumentParser, many: bool = False) -> None
     p.add_argument(
         "--engine", choices=ENGINES, default="auto", help="native (C) or python (fallback)"
     )
+    p.add_argument(
+        "--transport",
+        choices=("socket", "pipe", "tcp", "unix"),
+        help="hackbench: socket (a unix socketpair, the default) or pipe",
+    )
     _add_counts(p, _WORKLOAD_COUNTS)
     add_latency_options(p)
 
@@ -104,9 +109,12 @@ _WORKLOAD_COUNTS = (
     ("--prefill", 0, 1 << 24, 0, "P",
      "sysv-lifecycle: idle queues each thread makes first, so the phases run in a fuller id "
      "space (default 0)"),
+    ("--fds", 1, 1024, 20, "F",
+     "hackbench: senders and receivers per group (default 20)"),
     ("--size", 1, 1 << 24, None, "BYTES",
      "payload per message: sysv-msg, sysv-msg-shared, posix-mq, pipe, socket (default: the "
-     "seed's, 8 for sysv-msg and posix-mq, 16 for sysv-msg-shared, 1 for pipe and socket)"),
+     "seed's, 8 for sysv-msg and posix-mq, 16 for sysv-msg-shared, 1 for pipe and socket, "
+     "100 for hackbench)"),
 )  # fmt: skip
 _LATENCY_COUNTS = (
     ("--latency-every", 1, 1_000_000, LATENCY_EVERY, "K",
@@ -171,6 +179,8 @@ def engine_config(args: argparse.Namespace, workload: str, cpus: list[int]) -> E
         size=getattr(args, "size", None),
         queues=getattr(args, "queues", None),
         prefill=getattr(args, "prefill", 0),
+        fds=getattr(args, "fds", 20),
+        transport=getattr(args, "transport", None),
     )
 
 

@@ -30,3 +30,5 @@ class EngineConfig:
     size: int | None = None  # payload bytes of a message workload (None: its seed's default)
     queues: int | None = None  # sysv-lifecycle: queues per thread (None: 32768 capped by msgmni)
     prefill: int = 0  # sysv-lifecycle: idle queues each thread makes before its phases
+    fds: int = 20  # hackbench: senders and receivers per group (--fds)
+    transport: str | None = None  # hackbench: socket or pipe; chat: tcp or unix (None: default)

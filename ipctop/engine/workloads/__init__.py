@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .base import PairResources, Workload
+from .hackbench import Hackbench
 from .msgbench import SysvLifecycle
 from .posix import PosixMq, PosixSem
 from .signal_token import Signal
@@ -26,6 +27,7 @@ _CLASSES: list[type[Workload]] = [
     Signal,
     Spin,
     SpinYield,
+    Hackbench,
 ]
 
 WORKLOADS: dict[str, type[Workload]] = {cls.name: cls for cls in _CLASSES}

@@ -136,6 +136,9 @@ class Workload:
         if engine == "python" and self.python_loop is Workload.python_loop:
             raise UsageError(f"{self.name} has no Python loop")
 
+    def check_units(self, n: int) -> None:
+        """Refuse n more units the kernel's limits cannot hold, before the first starts."""
+
     def open(self, engine: str) -> None:
         """Create objects shared by all pairs (most workloads have none)."""
 
