@@ -206,10 +206,13 @@ class _Group:
             for fd in (r, w):
                 flags = fcntl.fcntl(fd, fcntl.F_GETFL)
                 fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
-        for r, w in self.channels:
-            with contextlib.suppress(BlockingIOError):  # full: its reader is not waiting
-                os.write(w, b"\0")
+        # Drain first, so writers blocked on a full pipe go on; then the kick,
+        # which a drain after it would take from the reader it is meant to wake.
+        for r, _ in self.channels:
             _drain(r)
+        for _, w in self.channels:
+            with contextlib.suppress(BlockingIOError):  # full again: its reader is not waiting
+                os.write(w, b"\0")
 
     def remove(self) -> None:
         """Close every descriptor; idempotent."""
