@@ -78,7 +78,8 @@ def add_workload_options(p: argparse.ArgumentParser, many: bool = False) -> None
     p.add_argument(
         "--transport",
         choices=("socket", "pipe", "tcp", "unix"),
-        help="hackbench: socket (a unix socketpair, the default) or pipe",
+        help="hackbench: socket (a unix socketpair, the default) or pipe; chat: tcp (loopback, "
+        "the default) or unix",
     )
     _add_counts(p, _WORKLOAD_COUNTS)
     add_latency_options(p)

@@ -34,6 +34,7 @@ static const struct workload_entry *tables[] = {
     ipctop_signal_loops,
     ipctop_sysv_multi_loops,
     ipctop_hackbench_loops,
+    ipctop_chat_loops,
     NULL,
 };
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .base import PairResources, Workload
+from .chat import Chat
 from .hackbench import Hackbench
 from .msgbench import SysvLifecycle
 from .posix import PosixMq, PosixSem
@@ -28,6 +29,7 @@ _CLASSES: list[type[Workload]] = [
     Spin,
     SpinYield,
     Hackbench,
+    Chat,
 ]
 
 WORKLOADS: dict[str, type[Workload]] = {cls.name: cls for cls in _CLASSES}
