@@ -188,7 +188,7 @@ def test_groups_added_and_removed_live_leave_nothing(transport: str, mode: str) 
         assert wait_for(lambda: delivered(engine.pairs[0]) > still)  # the other group goes on
         engine.add_pair()
         assert wait_for(lambda: delivered(engine.pairs[1]) > 0)
-        assert engine.poll() == []
+        assert not [m for m in engine.poll() if "failed" in m]  # contention notes may come
     finally:
         engine.stop()
     assert not [e for e in engine.events if "did not stop" in e or "killed" in e]

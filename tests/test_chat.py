@@ -1,0 +1,89 @@
+"""chat: real rooms of 80 threads added and removed live, with nothing left after."""
+
+from __future__ import annotations
+
+import os
+
+import psutil
+import pytest
+from conftest import run_cli, two_cpus, wait_for
+
+from ipctop.engine.config import EngineConfig
+from ipctop.engine.engine import Engine
+from ipctop.engine.objects import _native
+from ipctop.engine.workloads.chat import USERS, room_load
+from ipctop.errors import UsageError
+
+needs_native = pytest.mark.skipif(_native is None, reason="the native extension is not built")
+
+
+def _sockets() -> int:
+    """This process's socket descriptors."""
+    n = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            n += os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
+        except OSError:
+            continue  # the listing's own descriptor, closed meanwhile
+    return n
+
+
+def test_a_room_is_80_tasks_40_descriptors_and_a_tcp_backlog() -> None:
+    load = room_load(3, "tcp")
+    assert (load.tasks, load.fds, load.listen_backlog) == (240, 120, 20)
+    assert room_load(1, "unix").listen_backlog == 0
+
+
+@needs_native
+@two_cpus
+@pytest.mark.parametrize("transport", ["tcp", "unix"])
+@pytest.mark.parametrize("mode", ["threads", "processes"])
+def test_rooms_added_and_removed_live_deliver_and_leave_nothing(transport: str, mode: str) -> None:
+    cpus = tuple(sorted(os.sched_getaffinity(0))[:2])
+    config = EngineConfig(workload="chat", cpus=cpus, mode=mode, transport=transport)
+    sockets_before = _sockets()
+    me = psutil.Process()
+    threads_before = me.num_threads()
+    engine = Engine(config)
+    try:
+        engine.start(2)
+        room = engine.pairs[0]
+        assert len(room.ends) == 4 * USERS
+        roles = [e.role for e in room.ends]
+        assert roles[0] == "CS0" and roles[USERS] == "CR0" and roles[-1] == f"SS{USERS - 1}"
+
+        def delivered(pair) -> int:
+            return sum(engine.counters.rounds(e.slot) for e in pair.ends)
+
+        assert wait_for(lambda: all(delivered(p) > 0 for p in engine.pairs))
+        # Only the client receivers count rounds; the server receiver handed each
+        # message on to the other 19 members' queues.
+        ends = {e.role: engine.counters.read(e.slot) for e in room.ends}
+        assert ends["CS0"].rounds == 0 and ends["CS0"].ops[0] > 0
+        assert ends["SR0"].rounds == 0 and ends["SS0"].ops[0] > 0
+        engine.remove_pair()
+        still = delivered(engine.pairs[0])
+        assert wait_for(lambda: delivered(engine.pairs[0]) > still)  # the other room goes on
+        engine.add_pair()
+        assert wait_for(lambda: delivered(engine.pairs[1]) > 0)
+        assert not [m for m in engine.poll() if "failed" in m]  # contention notes may come
+    finally:
+        engine.stop()
+    assert not [e for e in engine.events if "did not stop" in e or "killed" in e], engine.events
+    assert _sockets() == sockets_before
+    assert wait_for(lambda: me.num_threads() <= threads_before)
+    assert not [c for c in me.children() if c.status() != psutil.STATUS_ZOMBIE]
+
+
+def test_a_hackbench_transport_is_refused_for_chat() -> None:
+    with pytest.raises(UsageError, match="chat takes tcp or unix"):
+        Engine(EngineConfig(workload="chat", cpus=(0,), transport="pipe"))
+
+
+@needs_native
+def test_ipctop_run_streams_chat_rooms() -> None:
+    r = run_cli("run", "-w", "chat", "--pairs", "1", "--seconds", "1", "--transport", "unix")
+    assert r.returncode == 0, r.stderr
+    assert "chat · 20 users a room · 100 B · unix" in r.stdout
+    rows = [x for x in r.stdout.splitlines() if x.startswith("t=")]
+    assert rows and all("0CR19@" in x for x in rows)
