@@ -36,8 +36,11 @@ def test_a_room_is_80_tasks_40_descriptors_and_a_tcp_backlog() -> None:
 
 @needs_native
 @two_cpus
-@pytest.mark.parametrize("transport", ["tcp", "unix"])
-@pytest.mark.parametrize("mode", ["threads", "processes"])
+# Processes mode forks 80 ends a room through the engine's forker: slow on a
+# loaded box, so it runs over one transport; the waits are long for the same reason.
+@pytest.mark.parametrize(
+    ("mode", "transport"), [("threads", "tcp"), ("threads", "unix"), ("processes", "unix")]
+)
 def test_rooms_added_and_removed_live_deliver_and_leave_nothing(transport: str, mode: str) -> None:
     cpus = tuple(sorted(os.sched_getaffinity(0))[:2])
     config = EngineConfig(workload="chat", cpus=cpus, mode=mode, transport=transport)
@@ -55,7 +58,7 @@ def test_rooms_added_and_removed_live_deliver_and_leave_nothing(transport: str, 
         def delivered(pair) -> int:
             return sum(engine.counters.rounds(e.slot) for e in pair.ends)
 
-        assert wait_for(lambda: all(delivered(p) > 0 for p in engine.pairs))
+        assert wait_for(lambda: all(delivered(p) > 0 for p in engine.pairs), 30)
         # Only the client receivers count rounds; the server receiver handed each
         # message on to the other 19 members' queues.
         ends = {e.role: engine.counters.read(e.slot) for e in room.ends}
@@ -63,9 +66,9 @@ def test_rooms_added_and_removed_live_deliver_and_leave_nothing(transport: str, 
         assert ends["SR0"].rounds == 0 and ends["SS0"].ops[0] > 0
         engine.remove_pair()
         still = delivered(engine.pairs[0])
-        assert wait_for(lambda: delivered(engine.pairs[0]) > still)  # the other room goes on
+        assert wait_for(lambda: delivered(engine.pairs[0]) > still, 30)  # the other room goes on
         engine.add_pair()
-        assert wait_for(lambda: delivered(engine.pairs[1]) > 0)
+        assert wait_for(lambda: delivered(engine.pairs[1]) > 0, 30)
         assert not [m for m in engine.poll() if "failed" in m]  # contention notes may come
     finally:
         engine.stop()
