@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import subprocess
 
 import psutil
 import pytest
-from conftest import run_cli, two_cpus, wait_for
+from conftest import ROOT, run_cli, two_cpus, wait_for
 
 from ipctop.engine.config import EngineConfig
 from ipctop.engine.engine import Engine
@@ -90,3 +93,23 @@ def test_ipctop_run_streams_chat_rooms() -> None:
     assert "chat · 20 users a room · 100 B · unix" in r.stdout
     rows = [x for x in r.stdout.splitlines() if x.startswith("t=")]
     assert rows and all("0CR19@" in x for x in rows)
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not installed")
+@pytest.mark.parametrize("transport", ["tcp", "unix"])
+def test_the_c_reference_runs_rooms_and_reports_delivered_messages(tmp_path, transport) -> None:
+    binary = tmp_path / "chat"
+    src = ROOT / "bench" / "ref" / "chat.c"
+    subprocess.run(["gcc", "-O2", "-Wall", "-pthread", "-o", binary, src], check=True)
+    r = subprocess.run(
+        [binary, "--rooms", "1", "--transport", transport, "--seconds", "0.5", "--warmup", "0.2"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["threads"] == 4 * USERS and out["transport"] == transport
+    assert out["delivered_per_s"] > 0
+    r = subprocess.run([binary, "--rooms", "0"], capture_output=True, text=True, timeout=10)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
