@@ -99,7 +99,7 @@ def test_the_hackbench_command_prints_hackbench_s_lines() -> None:
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert lines[0] == (
-        "Running in thread mode with 2 groups using 6 file descriptors each (== 12 tasks)"
+        "Running in threaded mode with 2 groups using 6 file descriptors each (== 12 tasks)"
     )
     assert lines[1] == "Each sender will pass 10 messages of 100 bytes"
     assert lines[2].startswith("Time: ") and float(lines[2].split()[1]) >= 0

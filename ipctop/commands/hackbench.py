@@ -42,7 +42,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     cpus = resolve_cpus(args.cpus)
     mode = MODE_NAMES[args.mode]
-    word = "process" if mode == "processes" else "thread"
+    word = "process" if mode == "processes" else "threaded"  # hackbench's own words
     tasks = args.groups * 2 * args.fds
     print(
         f"Running in {word} mode with {args.groups} groups using {2 * args.fds} file "
