@@ -113,3 +113,20 @@ def test_the_c_reference_runs_rooms_and_reports_delivered_messages(tmp_path, tra
     assert out["delivered_per_s"] > 0
     r = subprocess.run([binary, "--rooms", "0"], capture_output=True, text=True, timeout=10)
     assert r.returncode == 2 and r.stderr.count("\n") == 1
+
+
+@needs_native
+@two_cpus
+def test_the_rooms_sweep_prints_each_load_s_rate_with_its_interval() -> None:
+    r = run_cli(
+        "sweep", "-w", "chat", "--rooms", "1", "--transport", "unix", "--seconds", "0.5",
+        "--warmup", "0.2", "--repeat", "2",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert "rooms 1 · 2 fresh run(s) per load" in lines[0]
+    row = lines[2].split()
+    assert row[:2] == ["1", "80"] and row[2].replace(",", "").isdigit() and "n=2" in lines[2]
+    assert "collapse" in lines[3]
+    r = run_cli("sweep", "-w", "hackbench", "--rooms", "1,2")
+    assert r.returncode == 2 and "-w chat" in r.stderr

@@ -242,3 +242,21 @@ def test_a_bad_groups_list_is_one_line_and_exit_2() -> None:
     assert r.stderr.strip().count("\n") == 0 and "--groups" in r.stderr
     r = run_cli("sweep", "-w", "pipe", "--groups", "1,2")
     assert r.returncode == 2 and "-w hackbench" in r.stderr
+
+
+def test_a_collapse_is_named_on_the_seed_s_volanomark_shape() -> None:
+    from ipctop.analysis.load_scaling import RatePoint, find_collapse
+
+    # 2.6.4: 5850 msgs/s at 15 rooms, 2857 at 60, 1024 at 75 (three runs each, planted)
+    pts = [
+        RatePoint(15, (5800.0, 5850.0, 5900.0)),
+        RatePoint(45, (5700.0, 5790.0, 5880.0)),
+        RatePoint(60, (2800.0, 2857.0, 2900.0)),
+        RatePoint(75, (1000.0, 1024.0, 1050.0)),
+    ]
+    c = find_collapse(pts)
+    assert c is not None and c.at.units == 60 and c.best.units == 15
+    assert c.line("room").startswith("collapse at 60 rooms: 2,857 [")
+    # mm1 held 5000-6221 up to 135: no collapse in a flat, noisy band
+    held = [RatePoint(r, (5000.0, 5600.0, 6221.0)) for r in (15, 60, 135)]
+    assert find_collapse(held) is None

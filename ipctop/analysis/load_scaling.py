@@ -102,3 +102,50 @@ def find_knee(points: Sequence[LoadPoint], margin_pct: float = KNEE_PCT) -> Knee
 
 def _ms(seconds: float | None) -> str:
     return "?" if seconds is None else f"{seconds * 1e3:.3g} ms"
+
+
+@dataclass(frozen=True)
+class RatePoint:
+    """One load of a continuous workload: the rate of each repeated fresh run."""
+
+    units: int
+    rates: tuple[float, ...]
+
+    @property
+    def rate(self) -> Summary:
+        return summarize(self.rates)
+
+
+@dataclass(frozen=True)
+class Collapse:
+    at: RatePoint
+    best: RatePoint
+    drop_pct: float
+
+    def line(self, unit: str, what: str = "messages/s") -> str:
+        a, b = self.at.rate, self.best.rate
+        return (
+            f"collapse at {self.at.units} {unit}s: {a.median:,.0f} [{_n(a.low)}, {_n(a.high)}] "
+            f"{what}, {self.drop_pct:.0f} % below {b.median:,.0f} [{_n(b.low)}, {_n(b.high)}] "
+            f"at {self.best.units}"
+        )
+
+
+def find_collapse(points: Sequence[RatePoint], margin_pct: float = KNEE_PCT) -> Collapse | None:
+    """The first load whose rate interval lies wholly below the best earlier load's
+    and whose median is more than margin_pct below its median (check's 10 %)."""
+    best: RatePoint | None = None
+    for p in sorted(points, key=lambda p: p.units):
+        s = p.rate
+        if best is not None:
+            b = best.rate
+            drop = 100.0 * (b.median - s.median) / b.median if b.median > 0 else 0.0
+            if s.high is not None and b.low is not None and s.high < b.low and drop > margin_pct:
+                return Collapse(p, best, drop)
+        if best is None or s.median > best.rate.median:
+            best = p
+    return None
+
+
+def _n(v: float | None) -> str:
+    return "?" if v is None else f"{v:,.0f}"

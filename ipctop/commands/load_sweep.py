@@ -11,11 +11,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..analysis.load_scaling import PROJECT_TO, LoadPoint, find_knee
+from ..analysis.load_scaling import PROJECT_TO, LoadPoint, RatePoint, find_collapse, find_knee
 from ..engine.workloads.hackbench import check_message, check_transport, group_load, run_fixed
 from ..engine.workloads.load_limits import check_load
 from ..errors import UsageError
-from .common import cpu_text, resolve_cpus
+from .common import cpu_text, engine_config, resolve_cpus
 
 MAX_GROUPS = 100_000
 
@@ -32,6 +32,8 @@ def parse_loads(text: str, flag: str = "--groups") -> list[int]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "rooms", None) is not None:
+        return run_rooms(args)
     if args.workload != "hackbench":
         raise UsageError("--groups sweeps the hackbench workload (-w hackbench)")
     loads = parse_loads(args.groups)
@@ -88,3 +90,55 @@ def _row(p: LoadPoint, fds: int) -> str:
     return (
         f"{p.units:>6} {tasks:>6}  {interval:<28} {p.rate:>10,.0f} {cost:>9.4g}  {proj:.4g}{span}"
     )
+
+
+def run_rooms(args: argparse.Namespace) -> int:
+    """chat by rooms: each repeat a fresh engine, its rate over --seconds after --warmup."""
+    from ..engine.engine import Engine
+    from ..engine.workloads.chat import USERS, room_load
+    from ..engine.workloads.hackbench import on_cpus
+    from ..live.measure import measure_engine
+
+    if args.workload != "chat":
+        raise UsageError("--rooms sweeps the chat workload (-w chat)")
+    loads = parse_loads(args.rooms, "--rooms")
+    cpus = resolve_cpus(args.cpus)
+    config = engine_config(args, "chat", cpus)
+    Engine(config).counters.close()  # validates the options before any room starts
+    check_load(room_load(loads[-1], config.transport or "tcp"))
+    # free: the CPU set is a mask the ends inherit, and the scheduler places them in it
+    mask = cpus if args.placement == "free" else None
+    print(
+        f"ipctop sweep · chat · {USERS} users a room · {config.transport or 'tcp'} · "
+        f"{args.placement} · {args.mode} · engine native · CPUs {cpu_text(cpus)} · rooms "
+        f"{','.join(map(str, loads))} · {args.repeat} fresh run(s) per load of "
+        f"{args.seconds:g} s after {args.warmup:g} s"
+    )
+    print(f"{'rooms':>6} {'threads':>7}  {'messages/s, 95 % interval':<36} {'per room':>10} "
+          f"{'us/message':>10}")  # fmt: skip
+    points: list[RatePoint] = []
+    for r in loads:
+        rates = []
+        for _ in range(args.repeat):
+            with on_cpus(mask), Engine(config) as engine:
+                engine.start(r)
+                rates.append(measure_engine(engine, args.seconds, args.warmup).total_ops_per_s)
+        p = RatePoint(r, tuple(rates))
+        points.append(p)
+        s = p.rate
+        span = f" [{s.low:,.0f}, {s.high:,.0f}]" if s.low is not None else ""
+        interval = f"{s.median:,.0f}{span} n={s.n}"
+        cost = 1e6 / s.median if s.median > 0 else float("inf")
+        print(f"{r:>6} {4 * USERS * r:>7}  {interval:<36} {s.median / r:>10,.0f} {cost:>10.3g}",
+              flush=True)  # fmt: skip
+    collapse = find_collapse(points)
+    if collapse is not None:
+        print(collapse.line("room"))
+    elif len(points) >= 2 and args.repeat >= 2:
+        print(
+            "no collapse shown: no load's rate is, interval below interval, more than 10 % "
+            f"under the best smaller load's ({len(points)} loads)"
+        )
+    else:
+        print("no collapse judged: it needs two or more loads of two or more runs (--repeat 2)")
+    return 0

@@ -65,13 +65,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--repeat fresh runs of --loops (see ipctop hackbench)",
     )
     p.add_argument("--loops", type=count(1, 10**9), default=100, help="hackbench --groups (100)")
+    p.add_argument(
+        "--rooms",
+        metavar="LIST",
+        help="chat: sweep the load, e.g. 1,2,4 rooms, each load --repeat fresh runs of --seconds",
+    )
     p.add_argument("--json", metavar="FILE", help="write the record (one per workload)")
     p.add_argument("--csv", metavar="FILE", help="write one row per step and thread")
     p.add_argument("--quiet", "-q", action="store_true", help="only the summary")
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.groups is not None:
+    if args.groups is not None or args.rooms is not None:
         from .load_sweep import run as load_sweep
 
         return load_sweep(args)
