@@ -260,3 +260,20 @@ def test_a_collapse_is_named_on_the_seed_s_volanomark_shape() -> None:
     # mm1 held 5000-6221 up to 135: no collapse in a flat, noisy band
     held = [RatePoint(r, (5000.0, 5600.0, 6221.0)) for r in (15, 60, 135)]
     assert find_collapse(held) is None
+
+
+def test_the_continuous_form_checks_every_group_before_the_first_starts() -> None:
+    import subprocess
+
+    r = subprocess.run(
+        [sys.executable, "-m", "ipctop", "run", "-w", "hackbench", "--groups", "10",
+         "--seconds", "1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        preexec_fn=_lowered_nofile(200),
+    )  # fmt: skip
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert r.stderr.count("\n") == 1 and "10 hackbench group(s)" in r.stderr
+    assert "RLIMIT_NOFILE is 200" in r.stderr and "t=" not in r.stdout
