@@ -106,6 +106,42 @@ def test_the_hackbench_command_prints_hackbench_s_lines() -> None:
     assert "engine native" in lines[3]
 
 
+@needs_native
+@two_cpus
+def test_a_task_killed_mid_run_ends_the_run_with_one_line_and_nothing_left() -> None:
+    import signal
+    import subprocess
+
+    # Loops enough that the run is still going when receiver R0 is killed: the
+    # senders' writes to it fail (EPIPE) and they end; R1 must then see EOF
+    # (it closed the write ends it inherited) instead of waiting for ever.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ipctop", "hackbench", "--groups", "1", "--fds", "2",
+         "--loops", "100000000", "--mode", "process"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )  # fmt: skip
+    try:
+        parent = psutil.Process(proc.pid)
+        assert wait_for(lambda: len(parent.children()) == 4, timeout=30), parent.children()
+        tasks = sorted(parent.children(), key=lambda c: c.pid)  # R0, R1, then S0, S1
+        # Under way once a sender has written a message (not only its "ready").
+        assert wait_for(lambda: tasks[-1].io_counters().write_chars > 100, timeout=30)
+        os.kill(tasks[0].pid, signal.SIGKILL)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 1, out + err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "a task was killed by a signal" in lines[0], err
+    assert "Time:" not in out
+    assert not [t for t in tasks if t.is_running() and t.status() != psutil.STATUS_ZOMBIE]
+
+
 # -- limits before the first task ------------------------------------------------
 
 

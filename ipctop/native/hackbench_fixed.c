@@ -122,7 +122,17 @@ struct hb_run {
     pthread_attr_t attr;
 };
 
-static int start_task(struct hb_run *r, struct hb_task *t)
+/* A forked receiver closes the write ends it inherited (its own and its group's
+ * earlier ones, as hackbench's receiver closes in_fds[1]): once every sender
+ * is gone it then sees EOF instead of waiting for ever. */
+static void close_inherited(const int *gfds, int upto)
+{
+    for (int k = 0; k <= upto; k++)
+        if (gfds[2 * k + 1] >= 0)
+            close(gfds[2 * k + 1]);
+}
+
+static int start_task(struct hb_run *r, struct hb_task *t, const int *gfds, int receiver)
 {
     if (!r->procs) {
         int err = pthread_create(&t->thread, &r->attr, hb_thread, t);
@@ -141,6 +151,8 @@ static int start_task(struct hb_run *r, struct hb_task *t)
         signal(SIGPIPE, SIG_IGN);
         close(r->wake[1]); /* or the parent's giving up would not show as POLLHUP */
         close(r->ready[0]);
+        if (receiver >= 0)
+            close_inherited(gfds, receiver);
         _exit(hb_work(t) ? 1 : 0);
     }
     t->pid = pid;
@@ -156,10 +168,12 @@ static void close_fd(int *fd)
     }
 }
 
-/* Reap every task made; returns the first error one of them reported. */
+/* Reap every task made; returns the first error one of them reported, a task
+ * killed by a signal (EINTR) before all else: the receivers' EOF that follows
+ * from it is its consequence, not the cause. */
 static int reap(struct hb_run *r)
 {
-    int first = 0;
+    int first = 0, killed = 0;
     for (int i = 0; i < r->ntasks; i++) {
         struct hb_task *t = &r->tasks[i];
         if (!r->procs) {
@@ -171,12 +185,12 @@ static int reap(struct hb_run *r)
         int status;
         while (waitpid(t->pid, &status, 0) < 0 && errno == EINTR)
             ;
-        if (!first && WIFSIGNALED(status))
-            first = EINTR;
+        if (WIFSIGNALED(status))
+            killed = 1;
         else if (!first && WEXITSTATUS(status))
             first = EIO;
     }
-    return first;
+    return killed ? EINTR : first;
 }
 
 static int make_groups(struct hb_run *r)
@@ -200,7 +214,7 @@ static int make_groups(struct hb_run *r)
             struct hb_task *t = &r->tasks[(size_t)g * per + i];
             t->in_fd = ch[0];
             t->messages = (long)r->nfds * r->loops;
-            if ((err = start_task(r, t)))
+            if ((err = start_task(r, t, gfds, i)))
                 return err;
             if (r->procs)
                 close_fd(&gfds[2 * i]); /* the receiver holds it now */
@@ -211,13 +225,54 @@ static int make_groups(struct hb_run *r)
             t->out_fds = outs;
             t->nout = r->nfds;
             t->messages = r->loops;
-            int err = start_task(r, t);
+            int err = start_task(r, t, gfds, -1);
             if (err)
                 return err;
         }
         if (r->procs)
             for (int i = 0; i < r->nfds; i++)
                 close_fd(&gfds[2 * i + 1]);
+    }
+    return 0;
+}
+
+/* 1 if a forked task has already ended (it is left for reap() to collect). */
+static int a_task_ended(const struct hb_run *r)
+{
+    for (int i = 0; i < r->ntasks; i++) {
+        siginfo_t info = {0};
+        if (waitid(P_PID, (id_t)r->tasks[i].pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+            info.si_pid != 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Every task made says ready once, started or not. A forked task killed
+ * before it said so never will, and the parent's own copy of the ready pipe's
+ * write end means no EOF either: so in process mode the wait looks, every
+ * 200 ms, for a task that has ended, and gives up with EINTR (a task killed). */
+static int await_ready(struct hb_run *r)
+{
+    struct pollfd p = {.fd = r->ready[0], .events = POLLIN};
+    for (int k = 0; k < r->ntasks;) {
+        if (r->procs) {
+            int n = poll(&p, 1, 200);
+            if (n < 0 && errno != EINTR)
+                return errno;
+            if (n <= 0) {
+                if (n == 0 && a_task_ended(r))
+                    return EINTR;
+                continue;
+            }
+        }
+        char c;
+        ssize_t got = read(r->ready[0], &c, 1);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got != 1)
+            return got < 0 ? errno : EPIPE;
+        k++;
     }
     return 0;
 }
@@ -248,19 +303,9 @@ static int hb_run(struct hb_run *r, double *seconds)
             r->tasks[i].wake_fd = r->wake[0];
         }
         err = make_groups(r);
-        /* Every task made says ready once, started or not. */
-        for (int k = 0; k < r->ntasks; k++) {
-            char c;
-            ssize_t got = read(r->ready[0], &c, 1);
-            if (got < 0 && errno == EINTR) {
-                k--;
-                continue;
-            }
-            if (got != 1 && !err)
-                err = got < 0 ? errno : EPIPE;
-            if (got != 1)
-                break;
-        }
+        int waited = await_ready(r);
+        if (!err)
+            err = waited;
         if (!err) {
             clock_gettime(CLOCK_MONOTONIC, &t0);
             char c = 'w';

@@ -20,7 +20,7 @@ import struct
 from collections.abc import Iterator
 from functools import partial
 
-from ...errors import ResourceError, UsageError
+from ...errors import IpctopError, ResourceError, UsageError
 from .base import PairResources, Workload
 from .limits import check_pipe_size, check_socket_size, fd_error
 from .load_limits import Load, check_load
@@ -104,7 +104,11 @@ def run_fixed(
                     "tasks; raise `ulimit -u`, `ulimit -n` or kernel.threads-max, or use "
                     "fewer groups"
                 ) from None
-            raise
+            why = "a task was killed by a signal" if exc.errno == errno.EINTR else exc.strerror
+            raise IpctopError(
+                f"{groups} hackbench group(s): {why}; every task was reaped and every "
+                "descriptor closed"
+            ) from None
 
 
 class Hackbench(Workload):
