@@ -17,6 +17,8 @@ from ..analysis.scaling import ScalingCurve, ScalingPoint, scalability_pct
 from ..analysis.settle import SETTLED, Settler
 from ..engine.latency import whole
 from ..engine.sample import Sample, ThreadSample
+from ..engine.workloads import load_unit
+from .unit_rows import UnitHistory
 
 P99_SAMPLES = 20  # the p99 curve's point at a pair count: the median of this many samples
 
@@ -49,6 +51,9 @@ class Session:
     def __init__(self, history: int = HISTORY, workload: str | None = None) -> None:
         self.history = history
         self.workload = workload  # names this run's curve in a comparison
+        #: "group" or "room" for a load workload: its rows are units, its ideal flat
+        self.unit = load_unit(workload)
+        self.units = UnitHistory(history) if self.unit else None
         self.latest: Sample | None = None
         self.count = 0
         self.threads: dict[ThreadKey, deque[float]] = {}
@@ -94,6 +99,8 @@ class Session:
         self.ctxt.append(sample.ctxt_per_s or 0.0)
         self.totals.append(sample.total_ops_per_s)
         self.events.extend(sample.events)
+        if self.units is not None:
+            self.units.feed(sample)
         self._feed_latency(sample)
         self._settle(sample)
 

@@ -39,4 +39,13 @@ def make_workload(name: str) -> Workload:
     return WORKLOADS[name]()
 
 
-__all__ = ["PairResources", "Workload", "WORKLOADS", "make_workload"]
+def load_unit(name: str | None) -> str | None:
+    """The unit a load workload grows by ("group", "room"), None for a pair workload.
+
+    A load workload asks whether a rate holds as units are added on fixed
+    CPUs, not whether it scales with them."""
+    cls = WORKLOADS.get(name or "")
+    return cls.unit if cls is not None and cls.unit != "pair" else None
+
+
+__all__ = ["PairResources", "Workload", "WORKLOADS", "load_unit", "make_workload"]

@@ -76,6 +76,9 @@ class Workload:
     python_note: str | None = None
     #: ends in one unit: a ping-pong pair has two; a unit is what sweeps add per step
     ends_per_unit: int = 2
+    #: what a unit is called; a load workload (hackbench's group, chat's room) names
+    #: its own, and the monitor then draws rate by load against a flat ideal
+    unit: str = "pair"
     #: names of the per-operation counters a loop keeps in its slot (life-cycle)
     ops: tuple[str, ...] = ()
     #: bytes a message carries by default (its seed's), None for no payload (--size refused)

@@ -45,6 +45,7 @@ class Chat(Workload):
     )
     python_unavailable = "a room's 80 ends share process-shared queues only C can run"
     default_size = DEFAULT_SIZE
+    unit = "room"
     ends_per_unit = 4 * USERS
 
     def __init__(self) -> None:

@@ -120,6 +120,7 @@ class Hackbench(Workload):
     )
     python_unavailable = "a group's 2F ends are native loops only"
     default_size = DEFAULT_SIZE
+    unit = "group"
 
     def configure(self, config) -> None:
         self.transport = check_transport(config.transport)
