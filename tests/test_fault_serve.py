@@ -73,3 +73,22 @@ def test_ipv6_url_has_brackets() -> None:
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(TIMEOUT) == 143
+
+
+@pytest.mark.parametrize("where", ["busy port", "bad host"])
+def test_serve_that_cannot_listen_says_so_first_and_exits_2(where: str) -> None:
+    # Issue 27 #19: main printed "serving the monitor on http://..." and then
+    # "cannot listen", exit 1; --metrics gives 2 for the same fault.
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        host = "127.0.0.1" if where == "busy port" else "no-such-host.invalid"
+        r = subprocess.run(
+            [sys.executable, "-m", "ipctop", "serve", "--host", host, "--port", str(port)],
+            cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT,
+        )  # fmt: skip
+    assert "Traceback" not in r.stderr, r.stderr
+    assert r.returncode == 2, r.stderr
+    (line,) = r.stderr.strip().splitlines()
+    assert "serving" not in line and "cannot listen" in line and host in line, line

@@ -81,3 +81,19 @@ def test_one_bad_mechanism_refuses_the_whole_sweep_in_one_line(args: tuple, word
     assert len(lines) == 1, r.stderr
     assert words in lines[0]
     assert "summary" not in r.stdout  # refused before anything ran
+
+
+@native
+@pytest.mark.parametrize("workloads", ["posix-mq", "sysv-msg,posix-mq"])
+def test_posix_mq_sweeps_alone_and_beside_others(workloads: str, tmp_path) -> None:
+    # Issue 27 #13: posix-mq counts its queues in a `queues` attribute too, which the sweep
+    # took for sysv-lifecycle's and asked it for a prefill: AttributeError before any run.
+    out = tmp_path / "mq.json"
+    r = run_cli("sweep", "-w", workloads, "--max-pairs", "1", "--cpus", "0", "--json", str(out),
+                *QUICK)  # fmt: skip
+    assert "Traceback" not in r.stderr, r.stderr
+    assert r.returncode == 0, r.stderr
+    assert "posix-mq summary" in r.stdout
+    many = "," in workloads  # one record per workload, named for it
+    written = [tmp_path / "mq.posix-mq.json"] if many else [out]
+    assert all(p.exists() for p in written), sorted(tmp_path.iterdir())

@@ -107,10 +107,20 @@ def test_each_visit_records_one_settled_point_and_unsettled_ones_say_settling() 
     assert pts[2].settled and pts[2].total_ops_per_s == pytest.approx(380.0)
     assert s.scalability_at(2) == pytest.approx(190.0)
     assert s.scalability_now() == pytest.approx(190.0)
-    # A second visit to 1 pair adds a repeat instead of overwriting.
+    # A second visit to 1 pair at the same level adds a repeat instead of overwriting.
     for i in range(30, 45):
-        s.feed(_sample(i / 2, [110.0]))
-    assert {p.pairs: p for p in s.points()}[1].repeats == (200.0, 220.0)
+        s.feed(_sample(i / 2, [100.5 if i % 2 else 99.5]))
+    one = {p.pairs: p for p in s.points()}[1]
+    assert len(one.repeats) == 2 and s.curve.replaced(1) == 0
+    # One that disagrees (the box changed) replaces them: no settled point wider
+    # than the stated width made of two regimes.
+    for i in range(45, 47):
+        s.feed(_sample(i / 2, [100.0, 90.0]))
+    for i in range(47, 62):
+        s.feed(_sample(i / 2, [150.0]))
+    one = {p.pairs: p for p in s.points()}[1]
+    assert one.repeats == (300.0,) and s.curve.replaced(1) == 2
+    assert one.summary.half_width_pct is not None and one.summary.half_width_pct <= 10.0
     s.reset_curve()
     assert s.points() == [] and s.scalability_now() is None
 

@@ -15,7 +15,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ipctop.analysis.stats import Summary, summarize
+from ipctop.analysis.settle import CI_MAX_PCT
+from ipctop.analysis.stats import Summary, TooFewWindows, difference, summarize
 
 
 def spread_pct(totals: Sequence[float]) -> float:
@@ -108,6 +109,46 @@ def scalability_pct(points: Iterable[ScalingPoint], n: int) -> float | None:
     return 100.0 * pt.total_ops_per_s / base
 
 
+def scalability_interval(points: Iterable[ScalingPoint], n: int) -> tuple[float, float] | None:
+    """The 95 % interval of total(n) / total(1) x 100 from both points' windows
+    (Welch on log rates, analysis.stats), or None without two windows a side."""
+    by = _by_pairs(points)
+    one, pt = by.get(1), by.get(n)
+    if one is None or pt is None or n == 1:
+        return None
+    try:
+        d = difference(one.samples, pt.samples)
+    except TooFewWindows:
+        return None
+    return 100.0 * d.low, 100.0 * d.high
+
+
+def above_linear(points: Iterable[ScalingPoint], n: int, short: bool = False) -> str | None:
+    """A line naming a scalability above linear (n x 100 %), with its interval;
+    None at or below linear. Above linear is either a low 1-pair reading (noise,
+    other load on its CPU) or a real effect (a cache, a clock that rises with
+    load), so it is never passed over as "ok". short: for a narrow table."""
+    points = list(points)
+    scal = scalability_pct(points, n)
+    if scal is None or n < 2 or scal <= 100.0 * n:
+        return None
+    span = scalability_interval(points, n)
+    linear = 100.0 * n
+    figure = f"{scal:.0f} %" if span is None else f"{scal:.0f} % [{span[0]:.0f}, {span[1]:.0f}]"
+    if span is None:
+        why = "no interval"
+        long = "no interval to tell noise from a low 1-pair reading or a cache/clock effect"
+    elif span[0] <= linear:
+        why = "within noise"
+        long = "linear is inside the interval: noise, not a gain"
+    else:
+        why = "beyond noise"
+        long = "beyond its interval: a low 1-pair reading (load on its CPU) or a cache/clock effect"
+    if short:
+        return f"{figure} > linear {linear:.0f} %, {why}"
+    return f"{figure} is above linear ({linear:.0f} %): {long}"
+
+
 def efficiency_pct(points: Iterable[ScalingPoint], n: int) -> float | None:
     """total(n) / (n x total(1)) x 100, or None if either point is missing."""
     scal = scalability_pct(points, n)
@@ -137,6 +178,7 @@ class _Slot:
     settled: list[float] = field(default_factory=list)
     provisional: float | None = None
     windows: list[float] = field(default_factory=list)  # every settled visit's samples
+    replaced: int = 0  # earlier visits dropped because the latest one disagreed with them
 
 
 class ScalingCurve:
@@ -148,6 +190,12 @@ class ScalingCurve:
     An unsettled reading only stands in until the first settled one arrives,
     so the curve can draw something while the numbers are still moving.
     Call add(..., settled=True) once per settled visit, not once per sample.
+
+    A point is settled only within its stated width (settle.CI_MAX_PCT): when
+    a revisit's windows pooled with the earlier ones would widen the interval
+    past it (the box changed between the visits), the earlier visits are
+    dropped and the latest stands alone (`replaced` counts them), rather than
+    a "settled" point of ±150 % whose bar stretches the chart.
     """
 
     def __init__(self) -> None:
@@ -161,8 +209,15 @@ class ScalingCurve:
             raise ValueError(f"pair count must be at least 1, got {pairs}")
         slot = self._slots.setdefault(pairs, _Slot())
         if settled:
+            new = [float(x) for x in windows]
+            if slot.settled and new and slot.windows:
+                pooled = summarize(slot.windows + new).half_width_pct
+                if pooled is None or pooled > CI_MAX_PCT:
+                    slot.replaced += len(slot.settled)
+                    slot.settled.clear()
+                    slot.windows.clear()
             slot.settled.append(float(total))
-            slot.windows.extend(float(x) for x in windows)
+            slot.windows.extend(new)
             slot.provisional = None
         elif not slot.settled:
             slot.provisional = float(total)
@@ -175,17 +230,24 @@ class ScalingCurve:
                 # The total stays the median of the visits; the windows give the interval.
                 point = ScalingPoint.from_repeats(pairs, slot.settled, settled=True)
                 if slot.windows:
+                    half = summarize(slot.windows).half_width_pct
                     point = ScalingPoint(
                         pairs,
                         point.total_ops_per_s,
                         repeats=point.repeats,
-                        settled=True,
+                        # Never settled wider than the stated width, whatever said so.
+                        settled=half is not None and half <= CI_MAX_PCT,
                         windows=tuple(slot.windows),
                     )
                 out.append(point)
             elif slot.provisional is not None:
                 out.append(ScalingPoint(pairs, slot.provisional, settled=False))
         return out
+
+    def replaced(self, pairs: int) -> int:
+        """How many earlier settled visits at this pair count a disagreeing revisit dropped."""
+        slot = self._slots.get(pairs)
+        return slot.replaced if slot is not None else 0
 
     def reset(self) -> None:
         self._slots.clear()

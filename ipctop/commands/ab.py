@@ -23,6 +23,7 @@ import sys
 import time
 from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from ..analysis import ab_latency
 from ..analysis.stats import (
@@ -44,6 +45,7 @@ from ..live.engine_warnings import EngineWarnings
 from ..live.measure import RunResult, measure_engine
 from ..output.ab_latency_text import format_ab_latency
 from ..output.ab_record import ab_record
+from ..output.output_paths import check_output_file, write_or_keep
 from ..output.profile_table import format_delta
 from ..output.record_io import write_record
 from ..signals import deferred
@@ -153,6 +155,8 @@ def run_hook(flag: str, cmd: str | None) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.json:  # before the first pair: a result that cannot be saved is found out now
+        check_output_file(args.json, "--json")
     sides = {}
     for name in "AB":
         config, pairs = option_set(args, f"--{name.lower()}", getattr(args, name.lower()))
@@ -201,8 +205,9 @@ def run(args: argparse.Namespace) -> int:
         if profiles is not None:
             rec.ab["profile"] = {n: p.to_dict() for n, p in profiles.items()}
             rec.ab["costs"] = costs
-        path = write_record(args.json, rec)
-        print(f"record written to {path}", file=sys.stderr)
+        said, ok = write_or_keep(Path(args.json), lambda p: write_record(p, rec))
+        print(f"{'' if ok else 'ipctop: '}{said}", file=sys.stderr)
+        return 0 if ok else 1
     return 0
 
 
@@ -319,11 +324,14 @@ def _side_costs(results: list[tuple[str, RunResult]], name: str) -> dict | None:
 def _restore(cmd: str | None) -> None:
     if not cmd:
         return
-    done = subprocess.run(cmd, shell=True, capture_output=True, text=True)
-    if done.returncode != 0:
-        err = done.stderr.strip() or "(no stderr)"
-        print(f"ipctop: --restore-cmd {cmd!r} failed with exit {done.returncode}: {err}",
-              file=sys.stderr)  # fmt: skip
+    # A signal raised inside subprocess.run would kill the restore and leave the knob
+    # changed: it waits until the command has finished, then stops the run.
+    with deferred():
+        done = subprocess.run(cmd, shell=True, capture_output=True, text=True)
+        if done.returncode != 0:
+            err = done.stderr.strip() or "(no stderr)"
+            print(f"ipctop: --restore-cmd {cmd!r} failed with exit {done.returncode}: {err}",
+                  file=sys.stderr)  # fmt: skip
 
 
 def _what(s: Side) -> str:

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from contextlib import nullcontext
+from pathlib import Path
 from typing import Any
 
 from ..analysis.check_curve import NoiseFloor, aa_noise_floor, judge_baseline, judge_noise
@@ -26,6 +28,7 @@ from ..analysis.verdicts import FAIL, Verdict, exit_code, judge_check, overall
 from ..box import describe, read_box
 from ..engine.engine import ENGINES, resolve_engine
 from ..errors import UsageError
+from ..output.output_paths import check_output_file, write_or_keep
 from ..output.record import Record, Step
 from ..output.record_io import read_record, write_record
 from .check_runs import TIMING, CheckRunner, Printer, measure_all, planned_runs
@@ -63,6 +66,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.record:  # before the first run: a result that cannot be saved is found out now
+        check_output_file(args.record, "--record")
     kind = resolve_engine(args.engine)
     cpus = resolve_cpus(args.cpus)
     box = read_box()
@@ -93,8 +98,12 @@ def run(args: argparse.Namespace) -> int:
     if args.record:
         rec = _record(box_dict, cpus, kind, readings, floor[0], args)
         rec.warnings = runner.warnings.lines or None
-        path = write_record(args.record, rec)
-        say(f"record written to {path}")
+        said, ok = write_or_keep(Path(args.record), lambda p: write_record(p, rec))
+        if ok:
+            say(said)
+        else:  # the result lives on in the temp dir, but the run did not do what was asked
+            print(f"ipctop: {said}", file=sys.stderr)
+            code = max(code, 1)
     if args.json:
         result = _result(box_dict, cpus, kind, args.quick, readings, verdicts, code)
         result["noise"] = floor[0].to_dict() if floor[0] else None

@@ -15,6 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from ..engine import mq_journal
 from ..engine.profile.recorder import PERF_DIR_PREFIX
 from ..engine.reaper import (
     _alive,
@@ -40,11 +41,17 @@ AREA_FILE = re.compile(re.escape(AREA_PREFIX) + r"(\d+)-.+")
 def _clean_files(dry_run: bool) -> int:
     """Orphan POSIX queues and stale session files; returns how many were found."""
     queues, sessions, perf_dirs = orphan_queues(), stale_sessions(), orphan_perf_dirs()
-    for name in queues:
+    journals = mq_journal.dead_journals(session_dir(), _alive)
+    # Without /dev/mqueue mounted, a dead engine's journal is the only list of its queues.
+    journaled = [n[1:] for j in journals for n in mq_journal.names(j) if n[1:] not in queues]
+    for name in queues + journaled:
         if dry_run:
             print(f"would remove posix queue /{name}")
         elif unlink_mq("/" + name):
             print(f"removed posix queue /{name}")
+    for path in journals:
+        if not dry_run:
+            path.unlink(missing_ok=True)
     for path in sessions:
         if dry_run:
             print(f"would remove stale session file {path}")
@@ -60,7 +67,7 @@ def _clean_files(dry_run: bool) -> int:
         else:
             path.unlink(missing_ok=True)
         print(f"removed {path}")
-    return len(queues) + len(sessions) + len(perf_dirs)
+    return len(queues) + len(journals) + len(sessions) + len(perf_dirs)
 
 
 def orphan_perf_dirs(uid: int | None = None) -> list[Path]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from ..box import read_box
 from ..cpuclass import CLASSES, ordered_pairs, read_classes
@@ -15,6 +16,7 @@ from ..errors import UsageError
 from ..live.priority import raise_monitor
 from ..output import matrix_text
 from ..output.matrix_record import MatrixRecord, write_matrix
+from ..output.output_paths import check_output_file, write_or_keep
 from .common import count, cpu_text, non_negative_float, positive_float, resolve_cpus
 
 # Every ordered pair up to this many CPUs (64 cells); a sample per class above it.
@@ -43,6 +45,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.json:  # before the first cell: a result that cannot be saved is found out now
+        check_output_file(args.json, "--json")
     workloads = [w.strip() for w in args.workload.split(",") if w.strip()]
     if not workloads:
         raise UsageError("--workload is empty")
@@ -84,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
                   "seconds": args.seconds, "warmup": args.warmup, "sample": sample,
                   "baseline": BASELINE if args.baseline else None, "rt": args.rt,
                   "unknown": list(classes.unknown)}  # fmt: skip
-        write_matrix(args.json, MatrixRecord(read_box().to_dict(), config, measured))
-        print(f"record written to {args.json}", file=sys.stderr)
+        rec = MatrixRecord(read_box().to_dict(), config, measured)
+        said, ok = write_or_keep(Path(args.json), lambda p: write_matrix(p, rec))
+        print(f"{'' if ok else 'ipctop: '}{said}", file=sys.stderr)
+        return 0 if ok else 1
     return 0

@@ -25,6 +25,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..errors import IpctopError
     from ..live.replay_source import ReplaySource
     from ..output.record_io import read_record
     from ..signals import Interrupted
@@ -45,4 +46,7 @@ def run(args: argparse.Namespace) -> int:
         source.stop()
     if app.signalled is not None:
         raise Interrupted(app.signalled)
+    crashed = app.crash_line()  # as run_app: one line and exit 1, not a blank exit 0
+    if crashed:
+        raise IpctopError(crashed)
     return int(code or 0)

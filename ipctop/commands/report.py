@@ -35,7 +35,9 @@ def run(args: argparse.Namespace) -> int:
         for s in loaded.skipped:
             print(f"ipctop: skipped {s}", file=sys.stderr)
     if not loaded.runs:
-        raise UsageError(f"no ipctop records to report on in {' '.join(args.paths)}")
+        # Say why the last one was left out: a lone malformed record is otherwise a mystery.
+        why = f" (skipped {loaded.skipped[-1]})" if loaded.skipped else ""
+        raise UsageError(f"no ipctop records to report on in {' '.join(args.paths)}{why}")
     groups = group_runs(loaded.runs)
     text = _render(args.format, groups, loaded.skipped)
     if args.output:

@@ -7,6 +7,8 @@ import json
 import sys
 from contextlib import nullcontext
 
+from ..analysis.noise import noise_words, pair_cpus, window_noise
+from ..analysis.noise import summary_line as noise_summary
 from ..analysis.stats import summarize
 from ..engine.engine import Engine
 from ..engine.profile.window import Profile
@@ -92,6 +94,9 @@ def _run(args: argparse.Namespace, config, cpus: list[int], metrics) -> int:
             file=notes,
             flush=True,
         )
+    noise = noise_summary(result.timeline)
+    if noise:
+        print(f"# noise: {noise}", file=notes, flush=True)
     if result.latency:
         print(f"# {result.latency_note}; over the whole window:", file=notes)
         for line in latency_text.table(result.latency).splitlines():
@@ -133,6 +138,7 @@ def _line(s: Sample) -> None:
         parts.append("stalled=" + ",".join(map(str, s.stalled)))
     if s.gap:
         parts.append(f"late={s.dt:.1f}s")
+    parts += noise_words(window_noise(s, pair_cpus(s)))
     print(" ".join(parts), flush=True)
     for e in s.events:
         print(f"# {e}", file=sys.stderr, flush=True)

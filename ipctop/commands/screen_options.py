@@ -33,7 +33,7 @@ def add_screen_options(
     if screenshots is not None:
         p.add_argument(
             "--screenshot-dir",
-            default=".",
+            default=None,  # None: "." unchecked; key S says so if it cannot write there
             metavar="DIR",
             help=f"where key S saves {screenshots} (the current directory)",
         )
@@ -53,7 +53,10 @@ def screen_settings(args: argparse.Namespace) -> tuple[str | None, Any]:
         raise UsageError(
             f"--theme: unknown theme {theme!r}; choose from {', '.join(BUILTIN_THEMES)}"
         )
-    if hasattr(args, "screenshot_dir"):
+    if getattr(args, "screenshot_dir", None) is not None:
         check_output_dir(args.screenshot_dir, "--screenshot-dir")
+    elif hasattr(args, "screenshot_dir"):
+        # Not asked for: a monitor or replay started in / must not refuse over it.
+        args.screenshot_dir = "."
     path = getattr(args, "baseline", None)
     return theme, load_baseline(path) if path else None

@@ -15,6 +15,7 @@ import ipaddress
 import os
 import shlex
 import signal
+import socket
 import sys
 
 from ..errors import IpctopError, UsageError
@@ -80,6 +81,25 @@ def _loopback(host: str) -> bool:
         return False
 
 
+def _listen(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before anything is printed; a usage error (2) as --metrics."""
+    sock = None
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as aiohttp; not a busy port
+        sock.bind(address)
+        sock.listen(128)
+    except OSError as exc:
+        if sock is not None:
+            sock.close()
+        reason = exc.strerror or str(exc)
+        raise UsageError(f"--host {host} --port {port}: cannot listen: {reason}") from None
+    return sock
+
+
 def run(args: argparse.Namespace) -> int:
     from textual_serve.server import Server
 
@@ -96,6 +116,7 @@ def run(args: argparse.Namespace) -> int:
     # exec: textual-serve runs it through a shell; the monitor must be the server's own
     # child for PR_SET_PDEATHSIG to fire when the server dies.
     command = "exec " + shlex.join(served_command(args))
+    sock = _listen(args.host, args.port)  # before any line of its own: a busy port is 2
     if not _loopback(args.host):
         print(
             f"ipctop: warning: serving on {args.host}, not loopback: anyone who can reach "
@@ -108,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
 
     class QuietServer(Server):
         signalled: int | None = None
+        sock: socket.socket  # bound by _listen before the server starts
 
         async def on_startup(self, app: object) -> None:
             print(f"ipctop: serving the monitor on {url} (Ctrl-C stops)", file=sys.stderr)
@@ -130,16 +152,19 @@ def run(args: argparse.Namespace) -> int:
 
             for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
                 loop.add_signal_handler(sig, stop, sig)
-            web.run_app(self._make_app(), host=self.host, port=self.port, handle_signals=False,
+            web.run_app(self._make_app(), sock=self.sock, handle_signals=False,
                         loop=loop, print=lambda *a: None, shutdown_timeout=SHUTDOWN_GRACE)  # fmt: skip
 
     server = QuietServer(command, host=args.host, port=args.port, title="ipctop")
+    server.sock = sock
     try:
         server.serve()
     except OSError as exc:
         raise IpctopError(
             f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}"
         ) from None
+    finally:
+        server.sock.close()
     if server.signalled is not None:
         raise Interrupted(server.signalled)
     return 0

@@ -176,7 +176,8 @@ def _payload(config) -> dict:
     """Optional keys: a message workload's payload bytes, msgbench's queues."""
     w = _configured(config)
     out: dict = {} if w.size is None else {"size": w.size}
-    if hasattr(w, "queues"):
+    # Only sysv-lifecycle sizes itself in queues and prefill; posix-mq has a `queues` count too.
+    if hasattr(w, "prefill"):
         out.update(queues=w.queues, prefill=w.prefill, queues_note=w.cap_note or None,
                    queue_keys=w.keys)  # fmt: skip
     return out

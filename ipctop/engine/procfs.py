@@ -112,6 +112,60 @@ def cpu_percent_split(
 _TICK_FIELDS = tuple(CpuTicks.__dataclass_fields__)
 
 
+def steal_percent(prev: dict[int, CpuTicks], cur: dict[int, CpuTicks]) -> dict[int, float]:
+    """Percent of each CPU's ticks the hypervisor gave another guest between two
+    readings (steal: this vCPU wanted to run and did not). CPUs in only one
+    reading, or with no ticks in between, are left out, as in cpu_percent_split."""
+    out: dict[int, float] = {}
+    for cpu, b in cur.items():
+        a = prev.get(cpu)
+        if a is None:
+            continue
+        d = CpuTicks(*(max(0, getattr(b, f) - getattr(a, f)) for f in _TICK_FIELDS))
+        if d.total > 0:
+            out[cpu] = 100.0 * d.steal / d.total
+    return out
+
+
+def cpu_pressure_total_us(proc: str = "/proc") -> float | None:
+    """PSI's cumulative "some" stall of /proc/pressure/cpu, in microseconds; None
+    without PSI. Two readings give the share of a window some task waited for a
+    CPU, which avg10 (a 10 s decaying mean) cannot say of a 0.5 s window."""
+    pressure = read_cpu_pressure(proc)
+    return None if pressure is None else pressure.get("some", {}).get("total")
+
+
+def cpufreq_cpus(sysfs: str = "/sys/devices/system/cpu") -> tuple[int, ...]:
+    """The CPUs whose clock cpufreq reports (scaling_cur_freq); () in most VMs."""
+    try:
+        names = os.listdir(sysfs)
+    except OSError:
+        return ()
+    return tuple(
+        sorted(
+            int(n[3:])
+            for n in names
+            if n.startswith("cpu")
+            and n[3:].isdigit()
+            and os.path.exists(os.path.join(sysfs, n, "cpufreq", "scaling_cur_freq"))
+        )
+    )
+
+
+def read_cpu_mhz(cpus: tuple[int, ...], sysfs: str = "/sys/devices/system/cpu") -> dict[int, float]:
+    """Each CPU's current clock in MHz (cpufreq's scaling_cur_freq is in kHz);
+    a CPU whose file is gone or unreadable is left out."""
+    out: dict[int, float] = {}
+    for cpu in cpus:
+        try:
+            data = _read(os.path.join(sysfs, f"cpu{cpu}", "cpufreq", "scaling_cur_freq"))
+        except OSError:
+            continue  # EBUSY/EIO from a driver that cannot say now: no figure this window
+        if data is not None and data.strip().isdigit():
+            out[cpu] = int(data) / 1000.0
+    return out
+
+
 # -- /proc/interrupts ------------------------------------------------------------
 
 # Matched on the description, not the label: x86 says "RES"/"CAL", arm64

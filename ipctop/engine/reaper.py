@@ -24,6 +24,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from . import mq_journal
+
 KEY_PREFIX = 0x1C000000
 KEY_MASK = 0xFF000000
 TAG_SHIFT = 12
@@ -170,6 +172,7 @@ class ReaperClient:
     def __init__(self, session_line: str | None = None) -> None:
         # session_line: what the session file says ("PID cpus=0-3"); the pid comes first.
         self.tag = claim_tag(os.getpid(), session_line)
+        self.mq_journal = mq_journal.journal_path(session_dir(), os.getpid(), self.tag)
         self.warnings: list[str] = []
         try:
             self.proc: subprocess.Popen | None = subprocess.Popen(
@@ -181,7 +184,8 @@ class ReaperClient:
                 text=True,
             )
         except OSError as exc:
-            release_tag(self.tag)
+            # The tag stays claimed until close(): released now, the live run's objects
+            # would look orphaned and the user's own `ipctop clean` would remove them.
             self.proc = None
             self.warnings.append(f"no reaper ({exc}): a killed ipctop may leave objects")
 
@@ -198,6 +202,9 @@ class ReaperClient:
         Each flush wakes the reaper, and on a loaded box that wake-up costs the
         engine its time slice: a bulk start of 1,024 pairs paid seconds for it.
         """
+        if line.startswith("+ mq "):
+            # Noted before the reaper is told: without one, clean still finds the name.
+            mq_journal.note(self.mq_journal, line[5:])
         if self.proc is None or self.proc.stdin is None:
             return
         try:
@@ -240,6 +247,8 @@ class ReaperClient:
                 self.proc.kill()
                 self.proc.wait()
             self.proc = None
+        # Every queue is unlinked by now (by the workload, or by the reaper at EOF).
+        self.mq_journal.unlink(missing_ok=True)
         release_tag(self.tag)
 
 
@@ -282,6 +291,7 @@ def main(argv: list[str]) -> int:
         else:
             remove_checked(kind, int(name), key)
     sweep_tag(tags, os.getuid())
+    mq_journal.journal_path(session_dir(), parent, tag).unlink(missing_ok=True)
     for t in tags:
         if session_owner(t) == parent:
             release_tag(t)

@@ -50,6 +50,11 @@ class CpuSample:
     system: float
     softirq: float
     idle: float
+    # Optional (written only when known): the share of the interval the
+    # hypervisor ran another guest on this vCPU (/proc/stat steal, inside busy),
+    # and the clock where cpufreq reports one.
+    steal: float | None = None
+    mhz: float | None = None
 
     @property
     def busy(self) -> float:
@@ -85,6 +90,9 @@ class Sample:
     # STALL_S at this reading, and a reading STALL_S later than its period.
     stalled: tuple[int, ...] = ()
     gap: bool = False
+    # Optional (written only when known): the share of the interval some task
+    # waited for a CPU, from PSI's /proc/pressure/cpu "some" total.
+    cpu_pressure_pct: float | None = None
 
     @property
     def rate_sample(self) -> bool:
@@ -99,6 +107,12 @@ class Sample:
         for key in ("stalled", "gap"):
             if not d[key]:
                 del d[key]
+        if d["cpu_pressure_pct"] is None:
+            del d["cpu_pressure_pct"]
+        for c in d["cpus"]:
+            for key in ("steal", "mhz"):
+                if c[key] is None:
+                    del c[key]
         return d
 
     @classmethod
@@ -122,6 +136,7 @@ class Sample:
             side=d.get("side"),
             stalled=tuple(int(p) for p in d.get("stalled") or ()),
             gap=bool(d.get("gap", False)),
+            cpu_pressure_pct=d.get("cpu_pressure_pct"),
         )
 
 

@@ -2,7 +2,8 @@
 
 One reading costs a request and a read of each end's slot (native ends
 answer with their CPU and switch counts there), and one read each of
-/proc/stat and /proc/interrupts. Only ends that cannot answer (the Python
+/proc/stat (the CPU split and steal), /proc/interrupts and /proc/pressure/cpu,
+and of each CPU's clock where cpufreq has one. Only ends that cannot answer (the Python
 engine) and the detail view open each thread's /proc stat and status files. The thread re-arms only after a reading finished, so
 readings never overlap; consumers get immutable Samples through a callback
 (nothing is kept here: whoever wants a history keeps its own).
@@ -16,9 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-import psutil
-
-from ..cpus import parse_cpu_list, read_topology
+from ..cpus import read_topology
 from ..engine.opstats import op_stats
 from . import procfs
 from .costs import CostTracker
@@ -63,7 +62,12 @@ class Sampler:
         self._t0 = time.monotonic()
         self._last_t = self._t0
         self._seen: dict[tuple[int, str, int], _Seen] = {}
-        self._cpu_prev = psutil.cpu_times(percpu=True)
+        self._cpu_prev = procfs.read_cpu_ticks(proc)
+        self._psi_prev = procfs.cpu_pressure_total_us(proc)
+        self._psi_at = self._t0
+        # Probed once: a VM without cpufreq costs no reads per interval.
+        self.sysfs = "/sys/devices/system/cpu"
+        self._freq_cpus = procfs.cpufreq_cpus(self.sysfs)
         self._ctxt_prev = procfs.read_ctxt(proc)
         self._ipi_prev = procfs.read_ipis(proc)
         self._thread: threading.Thread | None = None
@@ -186,6 +190,7 @@ class Sampler:
             costs=costs,
             stalled=stalled,
             gap=gap is not None,
+            cpu_pressure_pct=self._pressure(now),
         )
         # Asked now, answered at the ends' next round: the next reading has
         # answers at most an interval old even when nothing asks again.
@@ -282,27 +287,29 @@ class Sampler:
         return seen, f"pair {end.pair} {end.role} is bound to CPU {end.bound_cpu} but {where}{why}"
 
     def _cpus(self) -> tuple[CpuSample, ...]:
-        cur = psutil.cpu_times(percpu=True)
-        online = _online_cpus(len(cur))
-        out = []
-        for cpu, a, b in zip(online, self._cpu_prev, cur):
-            d = {f: max(0.0, getattr(b, f, 0.0) - getattr(a, f, 0.0)) for f in b._fields}
-            total = sum(d.values()) or 1.0
-            user = d.get("user", 0.0) + d.get("nice", 0.0)
-            system = d.get("system", 0.0) + d.get("irq", 0.0)
-            softirq = d.get("softirq", 0.0)
-            idle = d.get("idle", 0.0) + d.get("iowait", 0.0)
-            out.append(
-                CpuSample(
-                    cpu,
-                    round(100 * user / total, 1),
-                    round(100 * system / total, 1),
-                    round(100 * softirq / total, 1),
-                    round(100 * idle / total, 1),
-                )
-            )
+        cur = procfs.read_cpu_ticks(self.proc)
+        split = procfs.cpu_percent_split(self._cpu_prev, cur)
+        steal = procfs.steal_percent(self._cpu_prev, cur)
+        mhz = procfs.read_cpu_mhz(self._freq_cpus, self.sysfs) if self._freq_cpus else {}
         self._cpu_prev = cur
-        return tuple(out)
+        return tuple(
+            CpuSample(
+                cpu,
+                *(round(v, 1) for v in split[cpu]),
+                steal=round(steal[cpu], 1) if cpu in steal else None,
+                mhz=mhz.get(cpu),
+            )
+            for cpu in sorted(split)
+        )
+
+    def _pressure(self, now: float) -> float | None:
+        """Percent of the interval some task waited for a CPU (PSI), or None."""
+        cur = procfs.cpu_pressure_total_us(self.proc)
+        prev, at = self._psi_prev, self._psi_at
+        self._psi_prev, self._psi_at = cur, now
+        if cur is None or prev is None or now <= at:
+            return None
+        return round(min(100.0, max(0.0, (cur - prev) / 1e4 / (now - at))), 1)
 
     def _ctxt(self, dt: float) -> float | None:
         cur = procfs.read_ctxt(self.proc)
@@ -369,13 +376,3 @@ def _rate(prev: int | float | None, cur: int | float | None, dt: float) -> float
     if prev is None or cur is None:
         return None
     return max(0.0, (cur - prev) / dt)
-
-
-def _online_cpus(n: int) -> list[int]:
-    """psutil lists online CPUs in order; name them by number, not position."""
-    try:
-        with open("/sys/devices/system/cpu/online") as f:
-            cpus = parse_cpu_list(f.read())
-    except (OSError, ValueError):
-        return list(range(n))  # no sysfs (a container): name them by position
-    return cpus if len(cpus) == n else list(range(n))

@@ -185,5 +185,5 @@ class ReplaySource(SampleSource):
     def remove_pair(self) -> str:
         raise UnsupportedError("a replay cannot remove pairs")
 
-    def reconfigure(self, **changes: str) -> str:
+    def reconfigure(self, pairs: int | None = None, **changes: str) -> str:
         raise UnsupportedError("a replay cannot be restarted")

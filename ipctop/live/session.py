@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from itertools import islice
 from typing import NamedTuple
 
-from ..analysis.scaling import ScalingCurve, ScalingPoint, scalability_pct
+from ..analysis.scaling import ScalingCurve, ScalingPoint, above_linear, scalability_pct
 from ..analysis.settle import SETTLED, Settler
 from ..engine.latency import whole
 from ..engine.sample import Sample, ThreadSample
@@ -45,6 +45,18 @@ class ThreadRow(NamedTuple):
     @property
     def imbalanced(self) -> bool:
         return self.off_median is not None and abs(self.off_median) > IMBALANCE
+
+
+class Headline(NamedTuple):
+    """The header's figures, each with where it comes from, so that the header,
+    the table and the chart show one value per figure or say why two differ."""
+
+    now: float | None  # the last sample's total (one sampler interval)
+    settled: ScalingPoint | None  # the table's settled point at the current pair count
+    scal: float | None  # scalability % of the settled point, else of the settling window
+    scal_settled: bool  # scal is the table's figure (else a settling window's)
+    scal_none: str  # why there is no scal ("" when there is one)
+    above: str | None  # a scal above linear, named with its interval
 
 
 class Session:
@@ -193,6 +205,25 @@ class Session:
         reading = self.settler.reading if self.settler.pairs == s.pairs else None
         now = reading if reading is not None else s.total_ops_per_s
         return 100.0 * now / one.total_ops_per_s
+
+    def headline(self) -> Headline:
+        s = self.latest
+        if s is None:
+            return Headline(None, None, None, False, "no sample yet", None)
+        pts = self.points()
+        here = next((p for p in pts if p.pairs == s.pairs and p.settled), None)
+        if s.pairs < 2:
+            # total(N)/total(1) at N = 1 is 100 % by definition: not a measurement.
+            return Headline(s.total_ops_per_s, here, None, False, "at 1 pair there is none", None)
+        if here is not None:
+            scal = scalability_pct(pts, s.pairs)
+            why = "" if scal is not None else "needs a 1-pair reading"
+            return Headline(
+                s.total_ops_per_s, here, scal, scal is not None, why, above_linear(pts, s.pairs)
+            )
+        now = self.scalability_now()
+        why = "" if now is not None else "needs a 1-pair reading"
+        return Headline(s.total_ops_per_s, None, now, False, why, None)
 
     def scalability_at(self, pairs: int) -> float | None:
         return scalability_pct(self.points(), pairs)

@@ -80,8 +80,9 @@ class SampleSource(Protocol):
 
     def remove_pair(self) -> str: ...
 
-    def reconfigure(self, **changes: str) -> str:
-        """Restart the pairs with a new workload, placement or mode, same count."""
+    def reconfigure(self, pairs: int | None = None, **changes: str) -> str:
+        """Restart the pairs with a new workload, placement or mode, same count
+        unless `pairs` says otherwise (W starts a mechanism at 1 pair)."""
         ...
 
     def set_detail(self, on: bool) -> None:

@@ -169,7 +169,7 @@ class LiveSource(SampleSource):
                 return "no pair to remove"
             return f"pair {pair.index} removed with its objects"
 
-    def reconfigure(self, **changes: str) -> str:
+    def reconfigure(self, pairs: int | None = None, **changes: str) -> str:
         with self._lock:
             if self._stopped:  # a late caller (an A/B ending) must not start pairs again
                 raise UnsupportedError("the pairs were stopped: nothing to restart")
@@ -178,10 +178,10 @@ class LiveSource(SampleSource):
             new_config = replace(old.config, **changes)
             if new_config.size is not None and WORKLOADS[new_config.workload].default_size is None:
                 new_config = replace(new_config, size=None)  # --size means nothing there
-            if new_config == old.config:
+            count = len(old.pairs) if pairs is None else pairs
+            if new_config == old.config and count == len(old.pairs):
                 return "nothing changed"
             new = Engine(new_config)  # raises UsageError before the old run is touched
-            count = len(old.pairs)
             had_sampler = self._sampler is not None
             if self._sampler is not None:
                 self._sampler.stop()
@@ -347,7 +347,7 @@ class FixedSource(SampleSource):
     def remove_pair(self) -> str:
         raise UnsupportedError(f"a {self._info.source} source cannot remove pairs")
 
-    def reconfigure(self, **changes: str) -> str:
+    def reconfigure(self, pairs: int | None = None, **changes: str) -> str:
         raise UnsupportedError(f"a {self._info.source} source cannot be restarted")
 
     def set_detail(self, on: bool) -> None:

@@ -167,9 +167,12 @@ static inline void lat_add(struct lat_hist *h, uint64_t v)
     __atomic_store_n(&h->sum_ns, h->sum_ns + v, __ATOMIC_RELAXED);
 }
 
-/* Call just before the call that wakes the peer. The loops post right after
- * they wake, with nothing in between but a few stores, so the clock read at
- * the wake-up is this stamp too: one read per end per round, not two. */
+/* Call just before the call that wakes the peer. Without --think-ns the loops
+ * post right after they wake, with nothing in between but a few stores, so the
+ * clock read at the wake-up is this stamp too: one read per end per round, not
+ * two. With a think in between, that read is the think's length too early:
+ * the stamp is read anew, or every one-way latency would carry the sender's
+ * think (and the round trip the end's own). */
 static inline void lat_post(struct end_ctx *c)
 {
     if (!c->lat)
@@ -183,7 +186,7 @@ static inline void lat_post(struct end_ctx *c)
     if (__atomic_load_n(&c->lat->paused, __ATOMIC_RELAXED))
         return;
     c->lat_left = c->lat_every;
-    c->lat_posted = woke ? woke : lat_now();
+    c->lat_posted = (woke && !c->think_loops) ? woke : lat_now();
     __atomic_store_n(&c->lat->stamp, c->lat_posted, __ATOMIC_RELEASE);
 }
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..engine.matrix import Cell, ClassRow, class_rows
@@ -42,8 +43,8 @@ class MatrixRecord:
         }
 
 
-def write_matrix(path: str | os.PathLike[str], rec: MatrixRecord) -> None:
-    atomic_write_text(path, json.dumps(rec.to_dict(), indent=1, allow_nan=False) + "\n")
+def write_matrix(path: str | os.PathLike[str], rec: MatrixRecord) -> Path:
+    return atomic_write_text(path, json.dumps(rec.to_dict(), indent=1, allow_nan=False) + "\n")
 
 
 def is_matrix(d: Any) -> bool:

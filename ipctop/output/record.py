@@ -35,6 +35,7 @@ from ipctop.engine.config import EngineConfig
 from ipctop.engine.sample import Sample, lift_extra
 from ipctop.errors import RecordError
 from ipctop.output.latency_record import problems as latency_problems
+from ipctop.output.record_checks import record_problems
 from ipctop.output.record_problems import phrase
 
 SCHEMA = "ipctop.record/2"
@@ -318,7 +319,8 @@ def _validate(d: Any) -> tuple[Record | None, list[str]]:
         record = Record.model_validate_json(json.dumps(d, allow_nan=True), strict=True)
     except ValidationError as e:
         problems += [phrase(err) for err in e.errors(include_url=False)]
-        return None, list(dict.fromkeys(problems))
+        return None, list(dict.fromkeys(problems + record_problems(d)))
+    problems += record_problems(d)  # the ab object, profiles, and every number's bounds
     return (None if problems else record), problems
 
 
@@ -340,7 +342,12 @@ def json_schema() -> dict[str, Any]:
         ]
     sample = schema.get("$defs", {}).get("Sample")
     if sample and "required" in sample:  # a sample's stall marks: only when stalled
-        sample["required"] = [k for k in sample["required"] if k not in ("stalled", "gap")]
+        sample["required"] = [
+            k for k in sample["required"] if k not in ("stalled", "gap", "cpu_pressure_pct")
+        ]
+    cpu = schema.get("$defs", {}).get("CpuSample")
+    if cpu and "required" in cpu:  # steal and the clock: only where the box says them
+        cpu["required"] = [k for k in cpu["required"] if k not in ("steal", "mhz")]
     schema["$id"] = f"https://ipctop.invalid/schema/{SCHEMA.replace('/', '-')}.json"
     schema["description"] = (
         "A sweep or live session recorded by ipctop. Version 1 records lack "

@@ -18,6 +18,7 @@ from typing import Any
 from ..analysis.fleet import BoxRun, Figure
 from ..errors import RecordError, UsageError
 from .record import READS, SCHEMA_PREFIX, Record, record_points
+from .record_checks import check_result_problems
 
 CHECK_SCHEMA = "ipctop.check/1"
 
@@ -96,6 +97,9 @@ def _load_one(path: Path) -> BoxRun:
     if not isinstance(schema, str) or not schema.startswith("ipctop."):
         raise _NotOurs("no ipctop schema")
     if schema == CHECK_SCHEMA:
+        problems = check_result_problems(d)
+        if problems:
+            raise _Skip(f"a malformed {schema} result: {problems[0]}")
         try:
             return from_check(d, path.name)
         except (KeyError, TypeError, ValueError) as exc:

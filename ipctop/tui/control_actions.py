@@ -96,8 +96,20 @@ class ControlActions:
             self._say(f"no other mechanism runs here ({why})", "warning")
             return
         note = f" (skipped {', '.join(n for n, _ in skipped)})" if skipped else ""
+        count = self.source.pair_count()
+        if getattr(self, "sweeping", False):
+            self._end_sweep("sweep stopped: W restarts the pairs")
 
         def switch() -> str:
-            return self.source.reconfigure(workload=name) + note
+            # From 1 pair: without a 1-pair reading the new curve has no
+            # scalability and no ideal line. Then back up to the count it had.
+            said = self.source.reconfigure(pairs=1, workload=name) + note
+            if count <= 1:
+                return said
+            self.call_from_thread(self._start_sweep, count, 1, "")
+            return (
+                f"{said}; {name} takes its 1-pair reading first (the base of scalability), "
+                f"then a pair per settled step up to {count}"
+            )
 
         self._control(f"compare with {name}", switch)

@@ -74,7 +74,7 @@ MONITOR_KEYS: tuple[KeySpec, ...] = (
         "W",
         "compare_next",
         "compare",
-        "compare: switch to the next mechanism, one curve each",
+        "compare: the next mechanism from 1 pair back up to this count, one curve each",
         display="W",
     ),
     KeySpec(

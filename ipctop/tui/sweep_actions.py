@@ -41,9 +41,18 @@ class SweepActions:
         if pairs >= target:
             self._say(f"every CPU already has a pair ({pairs}/{target}); remove some first")
             return
+        self._start_sweep(
+            target, pairs, f"sweep: one pair every {self.sweep_step:g} s up to {target}"
+        )
+
+    def _start_sweep(self: Any, target: int, pairs: int, message: str) -> None:
+        """Climb from `pairs` to `target`, a pair each settled step (keys s and W)."""
+        if self._sweep is not None:
+            self._end_sweep("sweep stopped")
         self._sweep = AutoSweep(target, self.sweep_step, time.monotonic(), pairs)
         self._sweep_timer = self.set_interval(TICK, self._sweep_tick)
-        self._say(f"sweep: one pair every {self.sweep_step:g} s up to {target}")
+        if message:
+            self._say(message)
 
     def _sweep_tick(self: Any) -> None:
         sweep = self._sweep

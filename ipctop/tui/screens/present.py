@@ -139,7 +139,6 @@ class PresentScreen(Screen[None]):
             )
 
     def on_mount(self) -> None:
-        self.query_one(ScalingPanel).border_title = "total ops/s by pairs, against the ideal"
         self.app.redraw_now()  # type: ignore[attr-defined]
 
     def update_from(self, info: RunInfo, session: Session, baseline: Baseline | None) -> None:
@@ -151,11 +150,26 @@ class PresentScreen(Screen[None]):
             f"ipctop · {info.workload} · {info.placement} · {info.mode} · engine {info.engine}"
             f" · {info.source}"
         )
-        total, unit = split_si(latest.total_ops_per_s) if latest is not None else ("-", "")
-        self.query_one("#fig-total", Figure).show(total, f"{unit} ops/s total".strip())
+        head = session.headline()
+        if head.settled is not None:
+            # The table's settled figure, as the header shows it: one value per figure.
+            total, unit = split_si(head.settled.total_ops_per_s)
+            caption = f"{unit} ops/s settled"
+        elif head.now is not None:
+            total, unit = split_si(head.now)
+            caption = f"{unit} ops/s, {info.interval:g} s"
+        else:
+            total, caption = "-", "ops/s total"
+        self.query_one("#fig-total", Figure).show(total, caption.strip())
         self.query_one("#fig-pairs", Figure).show("-" if pairs is None else str(pairs))
-        scal = session.scalability_now()
-        self.query_one("#fig-scal", Figure).show("-" if scal is None else f"{scal:.0f}")
+        scal = head.scal
+        # Captions stay short: four figures and their captions fit 80 columns.
+        scal_caption = "scalability %" if head.scal_settled or scal is None else "scal. %, settling"
+        if head.above is not None:
+            scal_caption = "scal. %, > linear"  # the note under the figures says by how much
+        self.query_one("#fig-scal", Figure).show(
+            "-" if scal is None else f"{scal:.0f}", scal_caption
+        )
         points = session.points()
         diff, verdict = baseline_verdict(baseline, points, pairs)
         self.query_one("#fig-diff", Figure).show(diff)
@@ -167,10 +181,20 @@ class PresentScreen(Screen[None]):
                 if info.source.startswith("live")
                 else f"no scaling curve in these samples ({info.source}): nothing settled"
             )
+        elif scal is None and pairs is not None and pairs < 2:
+            note = "no scalability % at 1 pair: it is total(N) / total(1), from 2 pairs on"
         elif scal is None:
             note = "no scalability %: the curve has no settled 1-pair reading to divide by"
+        elif head.above is not None:
+            note = head.above
         self.query_one("#present-note", Static).update(note)
         panel = self.query_one(ScalingPanel)
+        has_one = any(p.pairs == 1 and p.settled for p in points)
+        panel.border_title = (
+            "total ops/s by pairs, against the ideal"
+            if has_one
+            else "total ops/s by pairs (no ideal line: no 1-pair reading)"
+        )
         if panel.baseline is not baseline:
             panel.set_baseline(baseline)
         panel.update_from(session, pairs)

@@ -1,7 +1,14 @@
-"""One row per CPU of the run (all CPUs on request): busy history and split."""
+"""One row per CPU of the run (all CPUs on request): busy history and split.
+
+Where the box says them, two more columns: the share the hypervisor stole
+(a CPU over STEAL_MARK_PCT is marked) and the clock (cpufreq); the window's
+CPU pressure (PSI) is in the subtitle. Without them (old records, a kernel
+without PSI, a VM without cpufreq) the columns are not drawn.
+"""
 
 from __future__ import annotations
 
+from ...analysis.noise import STEAL_MARK_PCT, is_stolen
 from ...engine.sample import CpuSample
 from ...live.session import Session
 from .rows_view import Row, RowsView
@@ -9,12 +16,15 @@ from .spark import spark
 
 LEFT = 9  # "cpu 12 ● "
 RIGHT = 18  # busy usr sys sirq
+STEAL_W = 6  # " stl% " with its mark
+MHZ_W = 5  # " 3400"
 
 
 class CpusPanel(RowsView):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self._rows: list[tuple[CpuSample, tuple[float, ...], bool]] = []
+        self._steal = self._mhz = False
         self.show_all = False
 
     def update_from(self, session: Session, run_cpus: tuple[int, ...]) -> None:
@@ -26,7 +36,15 @@ class CpusPanel(RowsView):
             if self.show_all or c.cpu in wanted:
                 rows.append((c, tuple(session.cpu_busy.get(c.cpu, ())), c.cpu in hosts))
         self._rows = rows
+        self._steal = any(c.steal is not None for c, _, _ in rows)
+        self._mhz = any(c.mhz is not None for c, _, _ in rows)
         subtitle = "all CPUs (c)" if self.show_all else "CPUs of this run (c: all)"
+        if s is not None and s.cpu_pressure_pct is not None:
+            subtitle += f" · PSI {s.cpu_pressure_pct:.0f} %"
+        stolen = [c.cpu for c, _, _ in rows if is_stolen(c.steal)]
+        if stolen:
+            names = ",".join(f"cpu{c}" for c in stolen)
+            subtitle += f" · ! steal > {STEAL_MARK_PCT:g} % on {names}"
         if subtitle != self.border_subtitle:
             self.border_subtitle = subtitle
         self.changed()
@@ -34,18 +52,35 @@ class CpusPanel(RowsView):
     def row_count(self) -> int:
         return len(self._rows)
 
+    def _extra(self) -> int:
+        return STEAL_W * self._steal + MHZ_W * self._mhz
+
     def heading(self, width: int) -> str:
-        sw = max(0, width - LEFT - RIGHT)
+        sw = max(0, width - LEFT - RIGHT - self._extra())
         label = "busy %" if sw >= 6 else ""
-        return f"{'cpu':<8} {label:<{sw}} {'busy':>4} {'usr':>3} {'sys':>3} {'sirq':>4}"
+        head = f"{'cpu':<8} {label:<{sw}} {'busy':>4} {'usr':>3} {'sys':>3} {'sirq':>4}"
+        if self._steal:
+            head += f" {'stl':>4} "
+        if self._mhz:
+            head += f" {'MHz':>4}"
+        return head
 
     def row(self, index: int, width: int) -> Row:
         c, history, hosts = self._rows[index]
-        sw = max(0, width - LEFT - RIGHT)
-        return [
+        sw = max(0, width - LEFT - RIGHT - self._extra())
+        pieces = [
             (f"cpu{c.cpu:>3} ", None),
             ("●" if hosts else " ", "mark"),
             (" ", None),
             (spark(history, sw, 100.0), "spark"),
             (f" {c.busy:>3.0f}% {c.user:>3.0f} {c.system:>3.0f} {c.softirq:>4.0f}", None),
-        ], None
+        ]
+        if self._steal:
+            text = "   -" if c.steal is None else f"{c.steal:>4.1f}"
+            if is_stolen(c.steal):
+                pieces.append((f" {text}!", "flag"))
+            else:
+                pieces.append((f" {text} ", None))
+        if self._mhz:
+            pieces.append((f" {'-' if c.mhz is None else f'{c.mhz:.0f}':>4}", None))
+        return pieces, None

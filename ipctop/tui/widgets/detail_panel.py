@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...analysis.noise import STEAL_MARK_PCT, WindowNoise, window_noise
 from ...engine.costs import Costs, CpuCost, ThreadCost, na
 from ...live.session import Session
 from .rows_view import Pieces, Row, RowsView
@@ -100,6 +101,22 @@ class DetailLine:
     style: str | None = None  # a RowsView component name: heading, flag, dim
 
 
+def noise_line(n: WindowNoise) -> DetailLine | None:
+    """This window's steal, PSI and clock over the pairs' CPUs, flagged when the
+    hypervisor stole more than STEAL_MARK_PCT; None when the box says none of them."""
+    if n.steal_pct is None and n.pressure_pct is None and n.mhz is None:
+        return None
+    steal = "n/a" if n.steal_pct is None else f"max {n.steal_pct:.1f} % (cpu{n.steal_cpu})"
+    text = (
+        f"this window: steal {steal} · CPU pressure (PSI some) "
+        f"{na(n.pressure_pct, 'no PSI', '{:.0f} %')} · clock "
+        f"{na(n.mhz, 'no cpufreq', '{:.0f} MHz')}"
+    )
+    if n.stolen:
+        return DetailLine(f"! {text}: over {STEAL_MARK_PCT:g} % stolen, figures widen", "flag")
+    return DetailLine(text)
+
+
 def detail_lines(costs: Costs | None, note: str = "") -> list[DetailLine]:
     """Everything below the heading, as lines: threads, CPUs, flags, missing sources."""
     if costs is None:
@@ -146,6 +163,9 @@ class DetailPanel(RowsView):
         costs = s.costs if s is not None else None
         self._head = summary(costs) if costs is not None else "where the time goes"
         self._detail = detail_lines(costs, note)
+        noise = noise_line(window_noise(s, session.pair_cpus())) if s is not None else None
+        if noise is not None:
+            self._detail.insert(0, noise)
         flags = len(costs.flags) if costs is not None else 0
         subtitle = f"{flags} flag(s)" if flags else ""
         if subtitle != self.border_subtitle:

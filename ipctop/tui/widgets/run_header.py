@@ -1,4 +1,9 @@
-"""Two lines on top: what runs where, and how well it scales right now."""
+"""Two lines on top: what runs where, and how well it scales right now.
+
+The second line is built of pieces with a priority; at a narrow width the
+least needed go first (the last interval's total, the linear reference, the
+CPU list), so the figures that remain are whole words, never cut mid-figure.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,22 @@ from ...live.session import Session
 from ...live.sources import RunInfo
 from .header_band import HeaderBand
 from .spark import si
+
+# Priorities: KEEP is never dropped; higher numbers are dropped later.
+KEEP, NOTE, STATE, LINEAR, CPUS, LAST = 9, 5, 4, 3, 2, 1
+
+
+def fit(pieces: list[tuple[str, str, int]], width: int) -> Text:
+    """Join (text, style, priority) pieces, dropping the lowest priorities until they fit."""
+    kept = list(pieces)
+    for level in (LAST, CPUS, LINEAR, STATE, NOTE):
+        if sum(len(t) for t, _, _ in kept) <= width:
+            break
+        kept = [p for p in kept if p[2] != level]
+    out = Text()
+    for text, style, _ in kept:
+        out.append(text, style)
+    return out
 
 
 class RunHeader(HeaderBand):
@@ -26,23 +47,36 @@ class RunHeader(HeaderBand):
         line1.append(f" · kernel {info.kernel} · {info.cpu_model}", "dim")
         if info.source != "live":
             line1.append(f" · {info.source}", "bold")
-        line2 = Text()
         active = s.pairs if s is not None else (pairs or 0)
         ncpu = len(info.cpus)
-        line2.append(f"pairs {active}/{ncpu} CPUs ({format_cpu_list(info.cpus)})", "bold")
+        pieces: list[tuple[str, str, int]] = [(f"pairs {active}/{ncpu} CPUs", "bold", KEEP)]
+        pieces.append((f" ({format_cpu_list(info.cpus)})", "bold", CPUS))
         if s is not None and s.oversubscribed:
-            line2.append(" oversubscribed", "bold reverse")
-        total = s.total_ops_per_s if s is not None else None
-        line2.append(f" · total {si(total)} ops/s")
-        scal = session.scalability_now()
-        if scal is None:
-            line2.append(" · scalability - (needs a 1-pair reading)")
+            pieces.append((" oversubscribed", "bold reverse", KEEP))
+        head = session.headline()
+        here = head.settled
+        if here is not None:
+            # The table's figure first; the last interval beside it, named as such.
+            half = here.summary.half_width_pct
+            pm = f" ±{half:.1f} %" if half is not None else ""
+            pieces.append((f" · total {si(here.total_ops_per_s)} ops/s settled{pm}", "", KEEP))
+            pieces.append((f" (last {info.interval:g} s {si(head.now)})", "dim", LAST))
         else:
-            line2.append(f" · scalability {scal:.0f} %", "bold")
-            if active > 0:
-                line2.append(f" (linear {100 * active} %)")
-        if s is not None and s.pairs > 0:
-            line2.append(f" · {session.settle_state}")
+            pieces.append((f" · total {si(head.now)} ops/s", "", KEEP))
+            pieces.append((f" (last {info.interval:g} s)", "", LAST))
+        if active >= 2:
+            if head.scal is None:
+                pieces.append((f" · scalability - ({head.scal_none})", "", KEEP))
+            else:
+                tag = "" if head.scal_settled else " settling"
+                pieces.append((f" · scalability {head.scal:.0f} %{tag}", "bold", KEEP))
+                if head.above is not None:
+                    pieces.append((f" above linear {100 * active} %", "bold reverse", KEEP))
+                else:
+                    pieces.append((f" (linear {100 * active} %)", "", LINEAR))
+        if s is not None and s.pairs > 0 and here is None:
+            pieces.append((f" · {session.settle_state}", "", STATE))
         for note in notes:
-            line2.append(f" · {note}", "bold reverse")
-        self.show(Text("\n").join([line1, line2]))
+            pieces.append((f" · {note}", "bold reverse", NOTE))
+        width = max(0, self.size.width - 2) or 10_000  # the padding; unmounted: no limit
+        self.show(Text("\n").join([line1, fit(pieces, width)]))

@@ -18,7 +18,7 @@ from textual.containers import Vertical
 from textual_plotext import PlotextPlot
 
 from ...analysis.load_curve import flat_line, hold_pct
-from ...analysis.scaling import ScalingPoint, ideal_line, scalability_pct
+from ...analysis.scaling import ScalingPoint, above_linear, ideal_line, scalability_pct
 from ...engine.latency import format_ns
 from ...live.baseline import Baseline
 from ...live.session import Session
@@ -59,7 +59,7 @@ class ScalingPanel(Vertical):
     DEFAULT_CSS = """
     ScalingPanel > PlotextPlot { height: 1fr; min-height: 6; }
     ScalingPanel > #scaling-table {
-        height: 1; max-height: 6; text-wrap: nowrap; text-overflow: ellipsis;
+        height: 1; max-height: 8; text-wrap: nowrap; text-overflow: ellipsis;
     }
     """
 
@@ -95,13 +95,15 @@ class ScalingPanel(Vertical):
         others = tuple(
             (n, tuple((p.pairs, p.total_ops_per_s) for p in c)) for n, c in compared.items()
         )
-        key = (settled, moving, state, others)
+        replaced = {p.pairs: session.curve.replaced(p.pairs) for p in points}
+        replaced = {n: k for n, k in replaced.items() if k}
+        key = (settled, moving, state, others, tuple(replaced.items()))
         if key == self._drawn:
             return
         # A settling reading moves every sample; redraw it at a calmer pace.
         now = time.monotonic()
         drawn = self._drawn
-        calm = drawn is not None and drawn[0] == settled and drawn[2:] == (state, others)
+        calm = drawn is not None and drawn[0] == settled and drawn[2:] == key[2:]
         if calm and now - self._drawn_at < SETTLING_REDRAW:
             return
         self._drawn, self._drawn_at = key, now
@@ -110,7 +112,7 @@ class ScalingPanel(Vertical):
         table = (
             comparison_table(name, points, compared)
             if compared
-            else _table(points, settling_pairs, state, self.baseline, self.unit)
+            else _table(points, settling_pairs, state, self.baseline, replaced, self.unit)
         )
         self.query_one("#scaling-table", TextBlock).show(table)
 
@@ -223,10 +225,15 @@ def _table(
     settling_pairs: int | None,
     state: str | None,
     baseline: Baseline | None = None,
+    replaced: dict[int, int] | None = None,
     unit: str | None = None,
 ) -> Text:
     """The seeds' table: pairs, total, scalability % (Diff % against a baseline);
-    for a load workload: groups or rooms, messages/s, hold %."""
+    for a load workload: groups or rooms, messages/s, hold %.
+
+    Under it, a line for what the rows alone would hide: a scalability above
+    linear (with its interval) and a revisit that replaced an earlier reading.
+    """
     diff_head = f" {'diff %':>7}" if baseline is not None else ""
     heads = (f"{unit}s", "msgs/s", "hold %") if unit else ("pairs", "ops/s", "scal %")
     w = 6 if unit else 5  # "groups" and "rooms" fit
@@ -245,4 +252,14 @@ def _table(
         lines.append(row)
     if not points:
         lines.append(Text("no reading yet: " + (state or "no pairs running")))
+    settled = [p for p in points if p.settled] if not unit else []  # linear is no load's ideal
+    for p in settled:
+        above = above_linear(settled, p.pairs, short=True)
+        if above is not None:
+            lines.append(Text(f"! {p.pairs} pairs {above}", "bold"))
+    for n, k in sorted((replaced or {}).items()):
+        visits = "visit" if k == 1 else "visits"
+        lines.append(
+            Text(f"{n} {unit or 'pair'}s: last visit differed, replaced {k} earlier {visits}")
+        )
     return Text("\n").join(lines)
