@@ -16,6 +16,7 @@ noise does not read as one.
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -42,7 +43,17 @@ class LoadPoint:
 
     @property
     def time(self) -> Summary:
-        return summarize(self.seconds)
+        """The median time with its interval, built on the runs' rates and turned
+        back: stats works on log rates with a floor meant for ops/s, under which
+        a sub-millisecond time would fall; log time is -log rate plus a constant,
+        so the interval is the same one."""
+        if self.messages <= 0:
+            return summarize(self.seconds)
+        r = summarize([self.messages / s for s in self.seconds])
+        med = float(statistics.median(self.seconds))
+        if r.low is None or r.high is None:
+            return Summary(r.n, med, None, None, r.method)
+        return Summary(r.n, med, self.messages / r.high, self.messages / r.low, r.method)
 
     def cost(self) -> tuple[float, float | None, float | None]:
         """Seconds per unit: median, low, high (None without an interval)."""

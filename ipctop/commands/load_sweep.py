@@ -16,6 +16,7 @@ from ..engine.workloads.hackbench import check_message, check_transport, group_l
 from ..engine.workloads.load_limits import check_load
 from ..errors import UsageError
 from .common import cpu_text, engine_config, resolve_cpus
+from .load_record import add_load, check_record_path, new_record, recording
 
 MAX_GROUPS = 100_000
 
@@ -37,6 +38,7 @@ def run(args: argparse.Namespace) -> int:
     if args.workload != "hackbench":
         raise UsageError("--groups sweeps the hackbench workload (-w hackbench)")
     loads = parse_loads(args.groups)
+    check_record_path(args.json)
     cpus = resolve_cpus(args.cpus)
     transport = check_transport(args.transport)
     size = args.size or 100
@@ -54,14 +56,23 @@ def run(args: argparse.Namespace) -> int:
         f"{'ms/group':>9}  projection {PROJECT_TO} groups [s]"
     )
     points: list[LoadPoint] = []
-    for g in loads:
-        seconds = tuple(
-            run_fixed(g, args.fds, loops, size, transport, args.mode, cpus)
-            for _ in range(args.repeat)
-        )
-        p = LoadPoint(g, seconds, messages=g * args.fds * args.fds * loops)
-        points.append(p)
-        print(_row(p, args.fds), flush=True)
+    with recording(args.json) as rec:
+        rec.append(
+            new_record(
+                "hackbench", "group", args.mode, "free", cpus, repeat=args.repeat, fds=args.fds,
+                loops=loops, size=size, transport=transport,
+                messages_per_group=args.fds * args.fds * loops,
+            )
+        )  # fmt: skip
+        for g in loads:
+            seconds = tuple(
+                run_fixed(g, args.fds, loops, size, transport, args.mode, cpus)
+                for _ in range(args.repeat)
+            )
+            p = LoadPoint(g, seconds, messages=g * args.fds * args.fds * loops)
+            points.append(p)
+            add_load(rec[0], g, [p.messages / s for s in seconds])
+            print(_row(p, args.fds), flush=True)
     knee = find_knee(points)
     if knee is not None:
         print(knee.line("group"))
@@ -102,6 +113,7 @@ def run_rooms(args: argparse.Namespace) -> int:
     if args.workload != "chat":
         raise UsageError("--rooms sweeps the chat workload (-w chat)")
     loads = parse_loads(args.rooms, "--rooms")
+    check_record_path(args.json)
     cpus = resolve_cpus(args.cpus)
     config = engine_config(args, "chat", cpus)
     Engine(config).counters.close()  # validates the options before any room starts
@@ -117,20 +129,24 @@ def run_rooms(args: argparse.Namespace) -> int:
     print(f"{'rooms':>6} {'threads':>7}  {'messages/s, 95 % interval':<36} {'per room':>10} "
           f"{'us/message':>10}")  # fmt: skip
     points: list[RatePoint] = []
-    for r in loads:
-        rates = []
-        for _ in range(args.repeat):
-            with on_cpus(mask), Engine(config) as engine:
-                engine.start(r)
-                rates.append(measure_engine(engine, args.seconds, args.warmup).total_ops_per_s)
-        p = RatePoint(r, tuple(rates))
-        points.append(p)
-        s = p.rate
-        span = f" [{s.low:,.0f}, {s.high:,.0f}]" if s.low is not None else ""
-        interval = f"{s.median:,.0f}{span} n={s.n}"
-        cost = 1e6 / s.median if s.median > 0 else float("inf")
-        print(f"{r:>6} {4 * USERS * r:>7}  {interval:<36} {s.median / r:>10,.0f} {cost:>10.3g}",
-              flush=True)  # fmt: skip
+    with recording(args.json) as rec:
+        rec.append(
+            new_record(
+                "chat", "room", args.mode, args.placement, cpus, repeat=args.repeat,
+                seconds=args.seconds, warmup=args.warmup, size=config.size or 100,
+                transport=config.transport or "tcp",
+            )
+        )  # fmt: skip
+        for r in loads:
+            rates = []
+            for _ in range(args.repeat):
+                with on_cpus(mask), Engine(config) as engine:
+                    engine.start(r)
+                    rates.append(measure_engine(engine, args.seconds, args.warmup).total_ops_per_s)
+            p = RatePoint(r, tuple(rates))
+            points.append(p)
+            add_load(rec[0], r, rates)
+            _rate_row(p)
     collapse = find_collapse(points)
     if collapse is not None:
         print(collapse.line("room"))
@@ -142,3 +158,15 @@ def run_rooms(args: argparse.Namespace) -> int:
     else:
         print("no collapse judged: it needs two or more loads of two or more runs (--repeat 2)")
     return 0
+
+
+def _rate_row(p: RatePoint) -> None:
+    from ..engine.workloads.chat import USERS
+
+    s = p.rate
+    span = f" [{s.low:,.0f}, {s.high:,.0f}]" if s.low is not None else ""
+    interval = f"{s.median:,.0f}{span} n={s.n}"
+    cost = 1e6 / s.median if s.median > 0 else float("inf")
+    r = p.units
+    print(f"{r:>6} {4 * USERS * r:>7}  {interval:<36} {s.median / r:>10,.0f} {cost:>10.3g}",
+          flush=True)  # fmt: skip

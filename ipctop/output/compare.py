@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Union
 
+from ipctop.analysis.load_curve import hold_pct
 from ipctop.analysis.scaling import ScalingPoint, diff_pct, scalability_pct
 from ipctop.analysis.stats import TEST_WELCH, Difference, difference, pct_digits
 from ipctop.errors import UsageError
@@ -28,7 +29,8 @@ if TYPE_CHECKING:
 # the first three; compare refuses any of these differing).
 SAME_KEYS = ("workload", "placement", "mode")
 MATCH_KEYS = SAME_KEYS + (
-    "engine", "cpus", "size", "threads", "sems", "think_ns", "queues", "prefill", "queue_keys"
+    "engine", "cpus", "size", "threads", "sems", "think_ns", "queues", "prefill", "queue_keys",
+    "load_unit", "fds", "loops", "transport",  # a load sweep's (commands/load_record.py)
 )  # fmt: skip
 
 UNSETTLED = "unsettled: not judged"
@@ -74,6 +76,7 @@ class Comparison:
     rows: tuple[CompareRow, ...]
     forced: bool = False
     notes: tuple[str, ...] = ()  # mismatches accepted because of force, and unknowns
+    unit: str | None = None  # a load sweep's "group" or "room": its steps are loads
 
     @property
     def worst_regression_pct(self) -> float | None:
@@ -182,6 +185,8 @@ def compare(sides: Sequence[Side], force: bool = False) -> Comparison:
         raise UsageError("compare needs at least two records")
     notes = _check_alike([r for g in groups for r in g], force)
     curves = [pooled_points(g) for g in groups]
+    unit = getattr(groups[0][0].config, "load_unit", None)
+    scale = hold_pct if unit else scalability_pct  # a load's ideal is flat, not linear
     rows = []
     for n in sorted(set().union(*curves)):
         pts = [c.get(n) for c in curves]
@@ -197,7 +202,7 @@ def compare(sides: Sequence[Side], force: bool = False) -> Comparison:
                 pairs=n,
                 totals=totals,
                 diffs=diffs,
-                scalability=tuple(scalability_pct(c.values(), n) for c in curves),
+                scalability=tuple(scale(c.values(), n) for c in curves),
                 intervals=tuple(intervals),
                 settled=tuple(p.settled if p else True for p in pts),
                 samples=tuple(len(p.samples) if p else 0 for p in pts),
@@ -208,6 +213,7 @@ def compare(sides: Sequence[Side], force: bool = False) -> Comparison:
         rows=tuple(rows),
         forced=force,
         notes=tuple(notes),
+        unit=unit,
     )
 
 
@@ -223,9 +229,10 @@ def _diff_cells(row: CompareRow, i: int) -> list[str]:
 
 def format_comparison(cmp: Comparison) -> str:
     """A seeds-style table: ops/s per side, then Diff, its 95 % interval and the verdict."""
-    headers, align = ["pairs"], "l"
+    first = f"{cmp.unit}s" if cmp.unit else "pairs"
+    headers, align = [first], "l"
     for i in range(len(cmp.labels)):
-        headers.append("ops/s")
+        headers.append("msgs/s" if cmp.unit else "ops/s")
         align += "r"
         if i > 0:
             headers += ["Diff [%]", "95% interval", "verdict"]
@@ -250,12 +257,19 @@ def format_comparison(cmp: Comparison) -> str:
     if any(not s for r in cmp.rows for s in r.settled):
         legend.append("~ not settled: shown, never judged")
     parts.append("\n".join(legend))
+    lightest = cmp.rows[0].pairs if cmp.rows and cmp.unit else 1
     scal_rows = [
-        [str(r.pairs)] + [fmt_pct(s) for s in r.scalability] for r in cmp.rows if r.pairs > 1
+        [str(r.pairs)] + [fmt_pct(s) for s in r.scalability] for r in cmp.rows if r.pairs > lightest
     ]
     if scal_rows:
-        scal = format_table(["pairs"] + list(cmp.labels), scal_rows, "l" + "r" * len(cmp.labels))
-        parts.append("Scalability [%]\n" + scal)
+        scal = format_table([first] + list(cmp.labels), scal_rows, "l" + "r" * len(cmp.labels))
+        title = (
+            f"Hold [%] (messages/s against the lightest load's, {lightest} {cmp.unit}"
+            f"{'' if lightest == 1 else 's'})"
+            if cmp.unit
+            else "Scalability [%]"
+        )
+        parts.append(title + "\n" + scal)
     return "\n\n".join(parts)
 
 
