@@ -64,6 +64,17 @@ def test_a_knee_is_named_where_the_cost_interval_rises_above_the_cheapest() -> N
     assert find_knee(noisy) is None
 
 
+def test_a_sub_millisecond_time_keeps_its_own_interval() -> None:
+    # A small run takes well under 1 ms; the interval must still bracket it.
+    p = LoadPoint(1, (0.00030, 0.00035, 0.00040), messages=400)
+    t = p.time
+    assert t.low is not None and t.high is not None
+    assert t.low < 0.00030 and 0.00035 == t.median and 0.00040 < t.high < 0.001
+    # the same runs 1000 times slower: the same interval, scaled
+    slow = LoadPoint(1, (0.30, 0.35, 0.40), messages=400).time
+    assert slow.low == pytest.approx(t.low * 1000) and slow.high == pytest.approx(t.high * 1000)
+
+
 # -- the fixed form: real tasks, nothing left ----------------------------------
 
 
