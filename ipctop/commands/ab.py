@@ -78,7 +78,8 @@ def precision(text: str) -> float:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_workload_options(p)
-    p.add_argument("--pairs", type=count(1, 4096), default=1, help="default 1")
+    p.add_argument("--pairs", "--groups", "--rooms", type=count(1, 4096), default=1,
+                   help="default 1 (--groups, --rooms: hackbench's and chat's name for it)")  # fmt: skip
     p.add_argument("--a", default="", metavar="'OPTIONS'", help="A's options over the shared ones")
     p.add_argument("--b", default="", metavar="'OPTIONS'", help="B's options over the shared ones")
     p.add_argument("--a-cmd", metavar="CMD", help="shell command run before each A slot")
@@ -123,7 +124,7 @@ def option_set(args: argparse.Namespace, flag: str, text: str) -> tuple[EngineCo
     """The shared options with `text` (e.g. '--placement cross') on top."""
     sub = _OptionSetParser(prog=f"ipctop ab {flag}", add_help=False)
     add_workload_options(sub)
-    sub.add_argument("--pairs", type=count(1, 4096))
+    sub.add_argument("--pairs", "--groups", "--rooms", dest="pairs", type=count(1, 4096))
     try:
         tokens = shlex.split(text)
     except ValueError as exc:

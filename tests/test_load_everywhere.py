@@ -1,0 +1,40 @@
+"""hackbench and chat through the commands every workload goes through: ab by
+load (--groups, --rooms), run --rooms, --metrics (real runs, real ends)."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import run_cli, two_cpus
+
+from ipctop.engine.objects import _native
+
+needs_native = pytest.mark.skipif(_native is None, reason="the native extension is not built")
+
+
+@needs_native
+@two_cpus
+def test_ab_sets_one_load_against_another(tmp_path) -> None:
+    path = tmp_path / "ab.json"
+    r = run_cli(
+        "ab", "-w", "hackbench", "--fds", "2", "--a", "--groups 1", "--b", "--groups 2",
+        "--max-seconds", "20", "--window", "0.3", "--settle", "0.1", "--json", str(path),
+    )  # fmt: skip
+    assert r.returncode in (0, 1), r.stderr  # 1: a difference is a finding, not a failure
+    assert "A: --groups 1 · B: --groups 2 · hackbench" in r.stdout
+    assert path.exists()
+
+
+def test_a_load_name_in_an_option_set_is_checked_like_pairs() -> None:
+    r = run_cli("ab", "-w", "chat", "--a", "--rooms 0", "--b", "--rooms 1")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--rooms" in r.stderr
+
+
+@needs_native
+@two_cpus
+def test_run_takes_rooms_for_chat() -> None:
+    r = run_cli(
+        "run", "-w", "chat", "--rooms", "1", "--transport", "unix", "--seconds", "1",
+        "--interval", "0.5",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "1 pair(s)" in r.stdout
