@@ -38,3 +38,35 @@ def test_run_takes_rooms_for_chat() -> None:
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert "1 pair(s)" in r.stdout
+
+
+def test_check_s_load_verdict_names_the_seed_s_knee() -> None:
+    from ipctop.analysis.load_scaling import LoadPoint
+    from ipctop.commands.check_load import judge_load
+
+    # 2.6.4: 39.0 s at 100 groups, 218.8 at 400 (three runs each, planted)
+    pts = [
+        LoadPoint(100, (38.5, 39.0, 39.5), messages=1),
+        LoadPoint(400, (216.0, 218.8, 221.0), messages=1),
+    ]
+    v = judge_load(pts)
+    assert v.status == "warn" and v.reason.startswith("knee at 400 groups")
+    # mm1 held: 15.5 (310) to 181.7 (363) is +17 %, but intervals that overlap are no knee
+    held = [
+        LoadPoint(50, (14.0, 15.5, 17.5), messages=1),
+        LoadPoint(500, (160.0, 181.7, 200.0), messages=1),
+    ]
+    assert judge_load(held).status == "ok"
+
+
+@needs_native
+@two_cpus
+def test_check_load_adds_its_verdict_to_the_json() -> None:
+    import json
+
+    r = run_cli("check", "--quick", "--load", "--json", timeout=300)
+    assert r.returncode in (0, 1), r.stderr  # a loaded box may fail other verdicts
+    result = json.loads(r.stdout)
+    (load,) = [v for v in result["verdicts"] if v["subject"] == "hackbench by load"]
+    assert load["status"] in ("ok", "warn")
+    assert "1, 2 groups" in load["reason"] or "knee at 2 groups" in load["reason"]
