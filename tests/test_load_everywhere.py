@@ -70,3 +70,37 @@ def test_check_load_adds_its_verdict_to_the_json() -> None:
     (load,) = [v for v in result["verdicts"] if v["subject"] == "hackbench by load"]
     assert load["status"] in ("ok", "warn")
     assert "1, 2 groups" in load["reason"] or "knee at 2 groups" in load["reason"]
+
+
+@needs_native
+@two_cpus
+def test_a_group_s_senders_are_costed_per_message_of_their_group() -> None:
+    import time
+
+    from ipctop.engine.config import EngineConfig
+    from ipctop.engine.engine import Engine
+    from ipctop.engine.sampler import Sampler
+    from ipctop.tui.widgets.detail_panel import detail_lines, summary
+
+    cpus = (0, 1)
+    config = EngineConfig(workload="hackbench", cpus=cpus, fds=2, placement="cross")
+    with Engine(config) as e:
+        e.start(1)
+        sampler = Sampler(e)
+        sampler.detail = True
+        sampler.sample()
+        time.sleep(0.4)
+        s = sampler.sample()
+    c = s.costs
+    assert c is not None and len(c.threads) == 4
+    senders = [t for t in c.threads if t.role.startswith("S")]
+    assert len(senders) == 2
+    # Senders count no rounds of their own; per message of their group they cost CPU.
+    assert all(t.cpu_us_per_round is not None and t.cpu_us_per_round > 0 for t in senders)
+    # The box-wide figure is every end's CPU over each message once: the sum of
+    # the ends' shares of one message (one group, so one divisor).
+    per_message = sum(t.cpu_us_per_round for t in c.threads)  # type: ignore[misc]
+    assert c.cpu_us_per_round == pytest.approx(per_message, rel=1e-6)
+    assert summary(c, "group").startswith("CPU per message ")
+    heads = [x.text for x in detail_lines(c, "", "group") if x.style == "heading"]
+    assert "per thread, per message of its group (µs unless named)" in heads
