@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 
 import psutil
 import pytest
@@ -130,3 +131,19 @@ def test_the_rooms_sweep_prints_each_load_s_rate_with_its_interval() -> None:
     assert "collapse" in lines[3]
     r = run_cli("sweep", "-w", "hackbench", "--rooms", "1,2")
     assert r.returncode == 2 and "-w chat" in r.stderr
+
+
+@needs_native
+@two_cpus
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not installed")
+def test_the_fidelity_bench_sets_ipctop_against_the_reference_in_abba_blocks() -> None:
+    # The bench's workings only: tiny slots on a loaded box, no figure is judged.
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "chat_fidelity.py"), "--rooms", "1",
+         "--transport", "unix", "--seconds", "0.3", "--warmup", "0.1", "--blocks", "2"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert [x.split(":")[0] for x in lines if x.startswith("block ")] == ["block 1", "block 2"]
+    assert lines[-1].startswith("ipctop/reference rate: ") and "within 5 %: " in lines[-1]
