@@ -104,3 +104,28 @@ def test_a_group_s_senders_are_costed_per_message_of_their_group() -> None:
     assert summary(c, "group").startswith("CPU per message ")
     heads = [x.text for x in detail_lines(c, "", "group") if x.style == "heading"]
     assert "per thread, per message of its group (µs unless named)" in heads
+
+
+@needs_native
+@two_cpus
+def test_metrics_serve_a_group_s_ends_and_its_messages_per_second() -> None:
+    from test_metrics import start, wait_for
+
+    proc, url = start("run", "-w", "hackbench", "--groups", "2", "--fds", "2", "--seconds", "4",
+                      "--interval", "0.2")  # fmt: skip
+    try:
+        m = wait_for(
+            url,
+            lambda m: sum(s.value for s in m.get("ipctop_pair_ops_per_second", [])) > 0,
+            "a group's messages/s",
+        )
+        ends = m["ipctop_end_ops_per_second"]
+        assert {s.labels["workload"] for s in ends} == {"hackbench"}
+        assert sorted({s.labels["role"] for s in ends}) == ["R0", "R1", "S0", "S1"]
+        assert {s.labels["pair"] for s in ends} == {"0", "1"}
+        # senders count none; the receivers' rounds are the messages delivered
+        assert all(s.value == 0 for s in ends if s.labels["role"].startswith("S"))
+    finally:
+        proc.wait(timeout=60)
+        proc.communicate()
+    assert proc.returncode == 0
