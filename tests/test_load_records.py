@@ -81,3 +81,36 @@ def test_a_load_record_path_that_cannot_be_written_is_refused_before_any_run(tmp
     r = run_cli(*HB, "--json", str(tmp_path / "no" / "such" / "dir" / "a.json"))
     assert r.returncode == 2 and "--json" in r.stderr and r.stderr.count("\n") == 1
     assert "groups" not in r.stdout  # no table: nothing ran
+
+
+@needs_native
+@two_cpus
+def test_a_load_record_replays_as_rate_by_load_against_a_flat_ideal(tmp_path) -> None:
+    import asyncio
+    import time
+
+    from ipctop.live.replay_source import ReplaySource
+    from ipctop.tui.app import IpctopApp
+    from ipctop.tui.widgets.scaling_panel import ScalingPanel
+    from ipctop.tui.widgets.text_block import TextBlock
+
+    path = tmp_path / "a.json"
+    assert run_cli(*HB, "--json", str(path)).returncode == 0
+    replay = ReplaySource(read_record(path), speed=1000.0)
+
+    async def play() -> None:
+        app = IpctopApp(replay)
+        async with app.run_test(size=(120, 40)) as pilot:
+            deadline = time.monotonic() + 30
+            while sorted(p.pairs for p in app.session.points() if p.settled) != [1, 2]:
+                assert time.monotonic() < deadline, "the two loads never settled in the replay"
+                await pilot.pause(0.05)
+            app.redraw_now()
+            await pilot.pause()
+            panel = app.query_one(ScalingPanel)
+            assert panel.unit == "group"
+            table = panel.query_one("#scaling-table", TextBlock)
+            text = str(table.render())
+            assert text.split("\n")[0].split()[:2] == ["groups", "msgs/s"] and "hold %" in text
+
+    asyncio.run(play())
