@@ -137,7 +137,7 @@ def _younger_than(path: Path, seconds: float) -> bool:
 def orphan_queues(uid: int | None = None) -> list[str]:
     """POSIX queues /ipctop-<pid>-... of this user whose creating process is gone."""
     uid = os.getuid() if uid is None else uid
-    out = []
+    out: list[str] = []
     try:
         names = os.listdir(MQUEUE_DIR)
     except OSError:

@@ -26,7 +26,7 @@ def others_on(cpus: list[int], me: int | None = None) -> list[tuple[int, list[in
     """(pid, shared CPUs) of every other live ipctop session that pins to any of `cpus`."""
     me = os.getpid() if me is None else me
     mine = set(cpus)
-    out = []
+    out: list[tuple[int, list[int]]] = []
     try:
         paths = list(session_dir().iterdir())
     except OSError:

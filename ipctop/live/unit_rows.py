@@ -19,7 +19,7 @@ from typing import NamedTuple
 from ..cpus import format_cpu_list
 from ..engine.sample import Sample, ThreadSample
 
-IMBALANCE = 0.20  # as session.IMBALANCE for threads
+IMBALANCE = 0.20  # as thread_table.IMBALANCE for threads
 
 UnitKey = tuple[int, int]  # (unit, the lowest tid of its ends): a re-added unit starts anew
 

@@ -6,6 +6,7 @@ record gets one line naming its first problem.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 _WANT = {
@@ -54,7 +55,7 @@ def where(loc: tuple[Any, ...]) -> str:
     return out
 
 
-def phrase(err: dict[str, Any]) -> str:
+def phrase(err: Mapping[str, Any]) -> str:
     """One pydantic error dict as "where what"."""
     at = where(err["loc"]) or "top level"
     kind = err["type"]

@@ -43,6 +43,14 @@ class Chat(Workload):
         "receiving); the server sends each 100-byte message (--size) to the other 19; "
         "loopback TCP (--transport unix: socketpairs); messages delivered"
     )
+    one_round = (
+        "a unit is a room of 20 users, each one connection (loopback TCP, `--transport unix`: "
+        "a socketpair) and 4 threads: client sender and receiver, server receiver (hands each "
+        "100-byte message to the other 19 members' bounded queues, process-shared mutex and "
+        "condvars) and server sender; 80 ends a room, rounds are messages delivered to clients"
+    )
+    timed = False  # no token passes between two ends: a message fans out to 19
+    options = ()  # --transport is a run field (a word, not a count)
     python_unavailable = "a room's 80 ends share process-shared queues only C can run"
     default_size = DEFAULT_SIZE
     unit = "room"
@@ -61,6 +69,9 @@ class Chat(Workload):
 
     def check_size(self, size: int) -> None:
         check_socket_size(size)
+
+    def record_payload(self) -> dict:
+        return {**super().record_payload(), "transport": self.transport}
 
     def detail_text(self) -> str:
         return f" · {USERS} users a room · {self.size} B · {self.transport}"

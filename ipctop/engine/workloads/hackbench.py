@@ -24,6 +24,7 @@ from ...errors import IpctopError, ResourceError, UsageError
 from .base import PairResources, Workload
 from .limits import check_pipe_size, check_socket_size, fd_error
 from .load_limits import Load, check_load
+from .option import Option
 from .shared import close_area
 
 TRANSPORTS = ("socket", "pipe")
@@ -118,6 +119,15 @@ class Hackbench(Workload):
         "a unit is a group: F senders (default 20, --fds) each write --size bytes (100) to each "
         "of F receivers, over socketpairs (--transport pipe: pipes); messages delivered"
     )
+    one_round = (
+        "a unit is a group: F receivers (`--fds`, 20) each own a socketpair (`--transport "
+        "pipe`: a pipe); F senders write `--size` bytes (100) to every receiver of the group, "
+        "one `write` per message per receiver; a receiver's rounds are the messages it got "
+        "(senders count theirs in ops, so the total is messages delivered/s)"
+    )
+    timed = False  # no token passes between two ends: F senders to F receivers
+    options = (Option("--fds", 1, MAX_FDS, DEFAULT_FDS, "senders and receivers per group",
+                      metavar="F"),)  # fmt: skip
     python_unavailable = "a group's 2F ends are native loops only"
     default_size = DEFAULT_SIZE
     unit = "group"
@@ -135,6 +145,9 @@ class Hackbench(Workload):
 
     def check_size(self, size: int) -> None:
         check_message(self.transport, size)
+
+    def record_payload(self) -> dict:
+        return {**super().record_payload(), "transport": self.transport}
 
     def detail_text(self) -> str:
         return f" · {self.fds} fds · {self.size} B · {self.transport}"
