@@ -20,7 +20,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .stats import Summary, summarize
+from .stats import RUNS, Summary, summarize
 
 PROJECT_TO = 1000  # the seeds' column: the time 1000 groups would take
 KNEE_PCT = 10.0
@@ -48,12 +48,14 @@ class LoadPoint:
         a sub-millisecond time would fall; log time is -log rate plus a constant,
         so the interval is the same one."""
         if self.messages <= 0:
-            return summarize(self.seconds)
-        r = summarize([self.messages / s for s in self.seconds])
+            return summarize(self.seconds, unit=RUNS)
+        r = summarize([self.messages / s for s in self.seconds], unit=RUNS)
         med = float(statistics.median(self.seconds))
+        m = self.messages
+        est = None if r.estimate is None else m / r.estimate
         if r.low is None or r.high is None:
-            return Summary(r.n, med, None, None, r.method)
-        return Summary(r.n, med, self.messages / r.high, self.messages / r.low, r.method)
+            return Summary(r.n, med, None, None, r.method, est, RUNS)
+        return Summary(r.n, med, m / r.high, m / r.low, r.method, est, RUNS)
 
     def cost(self) -> tuple[float, float | None, float | None]:
         """Seconds per unit: median, low, high (None without an interval)."""
@@ -124,7 +126,7 @@ class RatePoint:
 
     @property
     def rate(self) -> Summary:
-        return summarize(self.rates)
+        return summarize(self.rates, unit=RUNS)  # each fresh run is one replicate
 
 
 @dataclass(frozen=True)
