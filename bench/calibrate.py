@@ -192,13 +192,17 @@ def compare_trial(workload: str, cpus: str, fail_below: float) -> Callable[[str,
         paths = []
         for side in ("a", "b"):
             path = os.path.join(tmp, f"{i}{side}.json")
-            p = _ipctop("sweep", "-w", workload, "--cpus", cpus, "--json", path)
-            if p.returncode != 0:
-                raise SystemExit(f"sweep failed: {p.stderr.strip()}")
+            for _attempt in range(3):  # a pair that could not start on a loaded box: again
+                p = _ipctop("sweep", "-w", workload, "--cpus", cpus, "--json", path)
+                if p.returncode == 0:
+                    break
+                print(f"  sweep failed, again: {p.stderr.strip().splitlines()[-1]}", flush=True)
+            else:
+                raise SystemExit(f"sweep failed 3 times: {p.stderr.strip()}")
             paths.append(path)
         p = _ipctop("compare", *paths, "--json", "-", "--fail-below", str(fail_below))
         doc = json.loads(p.stdout[p.stdout.index("{") :])
-        verdicts = [c for pt in doc["points"] for c in pt["sides"][1:]]
+        verdicts = doc["points"]  # one entry per (pair count, side after the first)
         called = sum(c["verdict"] in ("regression", "improvement") for c in verdicts)
         return called, len(verdicts), int(called > 0 or p.returncode == 1)
 

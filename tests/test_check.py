@@ -363,6 +363,8 @@ def test_above_linear_is_named_with_its_interval_even_when_ok() -> None:
     assert "a low 1-CPU reading or a cache/clock effect" in v.reason
 
 
+@two_cpus
+@pytest.mark.timeout(900)  # a whole check --quick plus two child sessions, on a loaded box
 def test_sessions_are_separate_processes_and_their_spread_is_recorded(tmp_path: Path) -> None:
     """check --sessions 2 starts two real child sessions; the spread reaches the JSON and
     the record, and compare takes it from the record without --session-sd."""

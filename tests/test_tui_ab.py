@@ -4,13 +4,14 @@ the running verdict on screen, and A put back however it ends."""
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import time
 from collections.abc import Callable
 
 import pytest
 from conftest import two_cpus
-from test_tui_live import live, pair_threads
+from test_tui_live import CPUS, live, pair_threads
 
 from ipctop.analysis.stats import IMPROVEMENT, NO_DIFFERENCE, REGRESSION, fmt_diff
 from ipctop.engine.config import EngineConfig
@@ -140,6 +141,34 @@ def test_quitting_during_an_ab_leaves_nothing_running() -> None:
         async with app.run_test(size=(120, 40)) as pilot:
             await in_a_b_slot(pilot, app, source)
             await pilot.press("q")
+
+    asyncio.run(go())
+    assert source.engine._closed and not pair_threads()
+
+
+@two_cpus
+def test_b_cpus_is_checked_against_the_box_not_the_pinned_monitor_thread() -> None:
+    # Issue 27 #20: B "--cpus 0" was refused ("CPU 0 is not in the allowed set 1"): the
+    # check read the affinity of the UI thread, which the monitor had pinned to CPU 1.
+    source = live(1, placement="same")  # its pair on CPU 0, so the monitor moves to CPU 1
+
+    async def go() -> None:
+        app = IpctopApp(source)
+        app.ab_timing = ENDLESS
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_for(pilot, lambda: source.monitor_cpu is not None, "the monitor to pin")
+            pinned = os.sched_getaffinity(0)
+            assert pinned == {source.monitor_cpu} and 0 not in pinned, pinned
+            await pilot.press("a")
+            await pilot.pause(0.1)
+            await pilot.press(*"--cpus 0", "enter")
+            await pilot.pause(0.2)
+            assert "not in the allowed set" not in (app._message or ""), app._message
+            await wait_for(pilot, lambda: app.ab_running, "the A/B to start")
+            assert app._ab.b == {"cpus": (0,)}
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: not app.ab_running, "the A/B to stop")
+            assert tuple(source.engine.config.cpus) == CPUS  # A is back
 
     asyncio.run(go())
     assert source.engine._closed and not pair_threads()

@@ -187,8 +187,20 @@ def run_configs(args: argparse.Namespace) -> list[EngineConfig]:
 
 
 def run_config(args: argparse.Namespace) -> EngineConfig:
-    """The run of a command that takes one workload: the first one named."""
-    return run_configs(args)[0]
+    """The run of a command that takes one workload; a list is a usage error.
+
+    Taking the first of `-w sysv-msg,sysv-sem` would measure less than was asked
+    for and say nothing of it.
+    """
+    from ..errors import UsageError
+
+    configs = run_configs(args)
+    if len(configs) > 1:
+        raise UsageError(
+            f"--workload {args.workload}: this command runs one workload at a time;"
+            " sweep and matrix take a list"
+        )
+    return configs[0]
 
 
 def cpu_text(cpus: list[int]) -> str:

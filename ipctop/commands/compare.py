@@ -179,11 +179,13 @@ def _load(path: str):
     """A matrix record, or a sweep/session record (whose reader names any problem)."""
     from ..errors import RecordError
     from ..output.bounded_read import read_bounded_text
+    from ..output.record_text import escape_controls
 
     try:
         # Bounded, and never blocking on a FIFO: `compare a.json /dev/zero` must not
         # read until the OOM killer comes.
-        d = json.loads(read_bounded_text(path))
+        text = read_bounded_text(path)
+        d = escape_controls(json.loads(text), text)  # no ESC from a record reaches a terminal
     except (RecordError, ValueError, RecursionError):
         return read_record(path)
     if is_matrix(d):

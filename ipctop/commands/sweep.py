@@ -138,6 +138,12 @@ def run(args: argparse.Namespace) -> int:
             r.interrupted = True
         status = -1
         raise
+    except BaseException:
+        # Any failure mid-sweep (a full /run/ipctop, a pair that would not start): the
+        # record still keeps what was measured, and says that it is not the whole sweep.
+        for r in records.values():
+            r.interrupted = True
+        raise
     finally:
         if profiler is not None:
             profiler.close()  # perf stops on every path
@@ -289,6 +295,8 @@ def _finish(records: dict[str, Record], names: list[str], args, status: int) -> 
                 _path_for(base, name, len(names)), lambda p, w=writer, r=rec: w(p, r), what
             )
             saved = saved and ok
+            if ok and rec.interrupted:
+                said += f" (interrupted after {len(rec.steps)} step(s))"
             print(f"{'' if ok else 'ipctop: '}{said}", file=sys.stderr)
     return saved
 

@@ -205,6 +205,11 @@ class Engine:
             self.pairs = [p for p in self.pairs if id(p) not in gone]
             self._stop_pairs(pairs)
 
+    def remove_all_pairs(self) -> None:
+        """Stop and remove every pair in one pass (one wake-up and join round for all)."""
+        with self._lock:
+            self._drop(list(self.pairs))
+
     def remove_pair(self) -> Pair | None:
         """Stop and remove the last pair; the others keep running."""
         with self._lock, deferred():

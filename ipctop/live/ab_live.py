@@ -15,7 +15,7 @@ import math
 import shlex
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,9 +35,16 @@ _FLAGS = {"-w": "workload"}
 _SWITCHES = {"--no-latency": ("latency", False), "--latency": ("latency", True)}
 
 
-def parse_change(text: str, config: EngineConfig) -> dict[str, Any]:
+def parse_change(
+    text: str, config: EngineConfig, allowed: Iterable[int] | None = None
+) -> dict[str, Any]:
     """B's options (e.g. '--placement cross') as changed EngineConfig fields;
-    a UsageError (one line) for an unknown option, a bad value or no change."""
+    a UsageError (one line) for an unknown option, a bad value or no change.
+
+    ``allowed`` is the set B's --cpus is checked against: the live source's, read
+    before it pinned the monitor; the calling thread's own affinity (the default)
+    is a pinned monitor thread's single CPU, not the box's.
+    """
     try:
         tokens = shlex.split(text)
     except ValueError as exc:
@@ -62,7 +69,7 @@ def parse_change(text: str, config: EngineConfig) -> dict[str, Any]:
             if not tokens:
                 raise UsageError(f"B: {flag} needs a value")
             value = tokens.pop(0)
-        change[name] = _value(flag, name, value)
+        change[name] = _value(flag, name, value, allowed)
     new = dataclasses.replace(config, **change)
     if new == config:
         raise UsageError(f"B {text!r} is the current setting: nothing to compare")
@@ -70,9 +77,9 @@ def parse_change(text: str, config: EngineConfig) -> dict[str, Any]:
     return {k: v for k, v in change.items() if getattr(config, k) != v}
 
 
-def _value(flag: str, name: str, text: str) -> Any:
+def _value(flag: str, name: str, text: str, allowed: Iterable[int] | None) -> Any:
     if name == "cpus":
-        return tuple(choose_cpus(text, read_topology()))
+        return tuple(choose_cpus(text, read_topology(allowed=allowed)))
     if name in ("workload", "placement", "mode", "engine"):
         return text  # the Engine check names the choices
     try:

@@ -98,6 +98,11 @@ class LiveSource(SampleSource):
         return not self._stopped
 
     @property
+    def allowed(self) -> frozenset[int]:
+        """The CPUs pairs may use: the affinity read before the monitor pinned itself."""
+        return frozenset(self._allowed)
+
+    @property
     def monitor_cpu(self) -> int | None:
         return self._monitor_cpu
 

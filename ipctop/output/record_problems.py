@@ -68,6 +68,8 @@ def phrase(err: Mapping[str, Any]) -> str:
     if kind == "finite_number":
         return f"{at} is NaN" if v != v else f"{at} is infinite"
     if kind in ("greater_than_equal", "greater_than"):
+        if isinstance(v, float) and v != v:  # NaN fails every bound: it is not "negative"
+            return f"{at} is NaN"
         bound = ctx.get("ge", ctx.get("gt"))
         return f"{at} is negative ({v})" if bound == 0 else f"{at} is below {bound} ({v})"
     if kind == "literal_error":

@@ -1,0 +1,99 @@
+"""Boot one guest with virtme-ng, run a command in it, and always take it down.
+
+The guest sees the host's root file system read-only (so this checkout, its
+venv and the native extension are there at the same paths) and one
+read-write folder, `out`, where it leaves what the host reads back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+
+from .accel import Accel
+from .needs import find_vng
+from .topology import LabTopology
+
+STARTED = "guest-started"  # the guest writes it first: the host's boot time ends there
+
+
+@dataclass(frozen=True)
+class GuestRun:
+    returncode: int | None  # None: timed out and killed
+    boot_seconds: float | None  # launch to the guest's first command; None if it never ran
+    total_seconds: float
+    log: str  # vng's stdout and stderr
+    command: tuple[str, ...]
+
+
+def vng_command(
+    kernel: str, topo: LabTopology, accel: Accel, out: str, guest_argv: list[str]
+) -> list[str]:
+    vng = find_vng()
+    if vng is None:
+        raise RuntimeError("lab: vng not found (pip install virtme-ng)")
+    qemu = f"-cpu {accel.cpu_model} -smp {topo.smp()}"
+    cmd = [vng, "-r", kernel, "--cpus", str(topo.cpus), "--memory", f"{topo.memory_mb}M"]
+    cmd += topo.vng_numa()
+    if accel.emulated:
+        cmd.append("--disable-kvm")
+    cmd += ["--rwdir", out, f"--qemu-opts={qemu}", "--"]
+    # The guest's shell marks the start, then runs the command.
+    started = os.path.join(out, STARTED)
+    return cmd + ["sh", "-c", f'date +%s > {started} && exec "$@"', "lab", *guest_argv]
+
+
+def run(
+    kernel: str,
+    topo: LabTopology,
+    accel: Accel,
+    out: str,
+    guest_argv: list[str],
+    timeout: float,
+) -> GuestRun:
+    os.makedirs(out, exist_ok=True)
+    started = os.path.join(out, STARTED)
+    if os.path.exists(started):
+        os.unlink(started)
+    cmd = vng_command(kernel, topo, accel, out, guest_argv)
+    env = dict(os.environ)
+    # vng runs virtme-run from PATH; in a venv that is beside vng, not on PATH.
+    env["PATH"] = os.path.dirname(cmd[0]) + os.pathsep + env.get("PATH", "")
+    log_path = os.path.join(out, "vng.log")
+    t0 = time.monotonic()
+    boot: float | None = None
+    with open(log_path, "wb") as log:
+        # Its own session: a kill takes vng, virtme-run and qemu together.
+        proc = subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
+            start_new_session=True,
+        )  # fmt: skip
+        try:
+            while proc.poll() is None and time.monotonic() - t0 < timeout:
+                if boot is None and os.path.exists(started):
+                    boot = time.monotonic() - t0
+                time.sleep(0.5)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                rc = None
+            else:
+                rc = proc.returncode
+                _reap_group(proc.pid)
+    if boot is None and os.path.exists(started):
+        boot = time.monotonic() - t0  # ran, but between two polls: an upper bound
+    with open(log_path, encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    return GuestRun(rc, boot, time.monotonic() - t0, text, tuple(cmd))
+
+
+def _reap_group(pgid: int) -> None:
+    """qemu exits with vng; anything of the group still there is killed, not left behind."""
+    # The usual case is an empty group (ProcessLookupError): nothing was left.
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, signal.SIGKILL)

@@ -1,0 +1,119 @@
+"""On the host: boot the small lab guest (8 CPUs, 2 sockets, 2 nodes, SMT 2) and run
+tests/lab inside it, once; and kill a guest by timeout and by SIGTERM.
+
+Each boot takes minutes under TCG, so these run only with IPCTOP_LAB=1 (CI's
+lab step) and when the lab's needs are here; they never run inside a guest.
+Timings in lab.json are emulation and are not judged.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import psutil
+import pytest
+from conftest import ROOT
+from labguest import IN_GUEST
+
+from ipctop.lab.needs import missing, missing_line
+
+_gaps = missing()
+pytestmark = [
+    pytest.mark.skipif(IN_GUEST, reason="already inside a lab guest"),
+    pytest.mark.skipif(
+        os.environ.get("IPCTOP_LAB") != "1",
+        reason="boots a guest for minutes: IPCTOP_LAB=1 pytest tests/lab runs it",
+    ),
+    pytest.mark.skipif(bool(_gaps), reason=missing_line(_gaps) if _gaps else ""),
+]
+
+
+def _lab(*args: str) -> list[str]:
+    return [sys.executable, "-m", "ipctop.lab", *args]
+
+
+def _guest_processes(out: Path) -> list[psutil.Process]:
+    """vng, virtme-run and qemu of a guest: each names the out folder on its command line."""
+    found = []
+    for p in psutil.process_iter(["cmdline"]):
+        if str(out) in " ".join(p.info["cmdline"] or ()):
+            found.append(p)
+    return found
+
+
+@pytest.mark.timeout(600)
+def test_timeout_kills_the_whole_guest(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    res = subprocess.run(
+        _lab("--cpus", "8", "--accel", "tcg", "--timeout", "20", "--out", str(out)),
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )  # fmt: skip
+    assert res.returncode == 1, res.stderr
+    assert "guest killed after --timeout 20 s" in res.stderr
+    assert "Traceback" not in res.stderr
+    assert not _guest_processes(out)
+    assert json.loads((out / "lab.json").read_text())["returncode"] is None
+
+
+@pytest.mark.timeout(600)
+def test_sigterm_kills_the_whole_guest(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        _lab("--cpus", "8", "--accel", "tcg", "--out", str(out)),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 300
+        while not any("qemu-system" in " ".join(p.cmdline()) for p in _guest_processes(out)):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "qemu never started"
+            time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 143, err
+    assert "the guest was killed" in err and "Traceback" not in err
+    assert not _guest_processes(out)
+
+
+@pytest.mark.timeout(3000)
+def test_small_guest_runs_the_in_guest_tests_and_brings_back_what_they_made(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "out"
+    res = subprocess.run(
+        _lab("--cpus", "8", "--short", "--out", str(out)),
+        capture_output=True, text=True, timeout=2900, cwd=ROOT,
+    )  # fmt: skip
+    log = (out / "pytest.log").read_text() if (out / "pytest.log").exists() else res.stderr
+    assert res.returncode == 0, log[-4000:]
+    assert not _guest_processes(out)
+    summary = json.loads((out / "lab.json").read_text())
+    assert summary["accelerator"] in ("kvm", "tcg") and summary["note"]
+    assert summary["boot_seconds"] is not None and summary["returncode"] == 0
+    suite = ET.parse(out / "junit.xml").getroot().find("testsuite")
+    assert suite is not None
+    counts = {k: int(suite.get(k, "0")) for k in ("tests", "failures", "errors", "skipped")}
+    # Every in-guest test ran there (only the host-side ones skip inside a guest).
+    guest_tests = [
+        tc for tc in suite.iter("testcase") if ".test_guest_" in "." + tc.get("classname", "")
+    ]
+    assert len(guest_tests) >= 8, counts
+    assert all(tc.find("skipped") is None for tc in guest_tests), log[-4000:]
+    assert counts["failures"] == counts["errors"] == 0, counts
+    lscpu = (out / "facts" / "lscpu-p.csv").read_text()
+    assert sum(1 for ln in lscpu.splitlines() if ln[:1].isdigit()) == 8
+    # --short: check and matrix on 4 CPUs that hold every class.
+    assert (out / "records" / "check-guest-4cpu.json").exists()
+    assert (out / "records" / "matrix-guest-4cpu.json").exists()
+    assert len(list((out / "screenshots").glob("monitor-8cpu-*.svg"))) == 2
