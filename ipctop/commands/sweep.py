@@ -60,12 +60,28 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=count(1, MAX_PAIRS),
         help=f"stop at this many pairs (at most {MAX_PAIRS})",
     )
+    p.add_argument(
+        "--groups",
+        metavar="LIST",
+        help="hackbench: sweep the load, e.g. 1,2,4,8 groups on the fixed CPU set, each load "
+        "--repeat fresh runs of --loops (see ipctop hackbench)",
+    )
+    p.add_argument("--loops", type=count(1, 10**9), default=100, help="hackbench --groups (100)")
+    p.add_argument(
+        "--rooms",
+        metavar="LIST",
+        help="chat: sweep the load, e.g. 1,2,4 rooms, each load --repeat fresh runs of --seconds",
+    )
     p.add_argument("--json", metavar="FILE", help="write the record (one per workload)")
     p.add_argument("--csv", metavar="FILE", help="write one row per step and thread")
     p.add_argument("--quiet", "-q", action="store_true", help="only the summary")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.groups is not None or args.rooms is not None:
+        from .load_sweep import run as load_sweep
+
+        return load_sweep(args)
     configs = {c.workload: c for c in run_configs(args)}
     names = list(configs)
     cpus = list(configs[names[0]].cpus)
