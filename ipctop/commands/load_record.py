@@ -47,8 +47,7 @@ def new_record(
             warmup=warmup,
             repeat=repeat,
             interval=None,
-            load_unit=unit,
-            **config,  # type: ignore[arg-type]
+            **{"load_unit": unit, **config},  # RunConfig keeps extra keys
         ),
     )
 
