@@ -1,5 +1,9 @@
 """Total ops/s against pair count: settled points, the ideal line, scalability %.
 
+A load workload (hackbench's groups, chat's rooms) is drawn as rate by load
+on its fixed CPUs: the ideal is flat at the lightest load's rate (a constant
+cost per message) and the percentage is hold % (analysis/load_curve.py).
+
 The chart is redrawn only when a point changes, not on every sample:
 plotext builds the whole picture each time it renders.
 """
@@ -14,6 +18,7 @@ from textual.app import ComposeResult, RenderResult
 from textual.containers import Vertical
 from textual_plotext import PlotextPlot
 
+from ...analysis.load_curve import flat_line, hold_pct
 from ...analysis.scaling import ScalingPoint, above_linear, ideal_line, scalability_pct
 from ...engine.latency import format_ns
 from ...live.baseline import Baseline
@@ -70,6 +75,7 @@ class ScalingPanel(Vertical):
         self.default_subtitle = ""  # the bottom edge when the legend is in the plot
         self.baseline_label = ""  # what the baseline differs in (Baseline.label_for)
         self._last: tuple[Session, int | None] | None = None
+        self.unit: str | None = None  # a load workload's unit: flat ideal, hold %
 
     def compose(self) -> ComposeResult:
         yield ScalingPlot(id="scaling-plot")
@@ -77,6 +83,14 @@ class ScalingPanel(Vertical):
 
     def update_from(self, session: Session, settling_pairs: int | None) -> None:
         self._last = (session, settling_pairs)
+        if session.unit != self.unit:
+            self.unit = session.unit
+            self._drawn = None
+            self.default_subtitle = self.border_subtitle = (
+                f"messages/s by {self.unit}s, on fixed CPUs"
+                if self.unit
+                else "total ops/s by pairs"
+            )
         if self.metric == "p99":
             self._update_p99(session)
             return
@@ -102,11 +116,16 @@ class ScalingPanel(Vertical):
         self._drawn, self._drawn_at = key, now
         name = session.workload or "this run"
         legend = self._draw(points, compared, name)
+        if self.size.height > 0 and self.query_one(ScalingPlot).size.height == 0:
+            # Drawn before the plot had its size: whether the legend fits in it is not
+            # known yet, so draw again once it has one.
+            self._drawn = None
+            self.call_after_refresh(self._update_last)
         width = self.content_size.width or 10_000
         table = (
             comparison_table(name, points, compared)
             if compared
-            else _table(points, settling_pairs, state, self.baseline, replaced, width)
+            else _table(points, settling_pairs, state, self.baseline, replaced, width, self.unit)
         )
         # A low plot's legend takes the panel's bottom edge: no table row is lost to it.
         subtitle = _legend(legend) if legend else self.default_subtitle
@@ -190,12 +209,12 @@ class ScalingPanel(Vertical):
         if self.baseline is not None:
             base_xs, base_top = plot_baseline(plt, self.baseline, self.baseline_label)
             xs, top = xs + base_xs, max(top, base_top)
-        ideal = ideal_line(points)
+        ideal = flat_line(points) if self.unit else ideal_line(points)
         if ideal:
             top = max(top, max(y for _, y in ideal))
-            line(
-                plt, [x for x, _ in ideal], [y for _, y in ideal], IDEAL, "ideal N x total(1)", "○"
-            )
+            what = "ideal: flat cost per message" if self.unit else "ideal N x total(1)"
+            line(plt, [x for x, _ in ideal], [y for _, y in ideal], IDEAL, what, "○")
+        pct = hold_pct if self.unit else scalability_pct
         settled = [p for p in points if p.settled]
         for p in settled:
             top = max(top, draw_interval(plt, p, MEASURED))
@@ -219,7 +238,7 @@ class ScalingPanel(Vertical):
                 marker="x",
             )
         for p in points:
-            scal = scalability_pct(points, p.pairs)
+            scal = pct(points, p.pairs)
             label = "settling" if not p.settled else ("" if scal is None else f"{scal:.0f}%")
             if low and not p.settled:
                 label = ""  # the legend under the plot says what x is; a word here covers it
@@ -232,8 +251,8 @@ class ScalingPanel(Vertical):
         plt.ylim(0, top * 1.15)
         plot.y_top = top * 1.15
         plt.xticks(list(range(lo, hi + 1)))
-        plt.xlabel("pairs")
-        plt.ylabel("total ops/s")
+        plt.xlabel(f"{self.unit}s" if self.unit else "pairs")
+        plt.ylabel("messages/s" if self.unit else "total ops/s")
         plot.refresh()
         return out.entries if out is not None else []
 
@@ -253,24 +272,28 @@ def _table(
     baseline: Baseline | None = None,
     replaced: dict[int, int] | None = None,
     width: int = 10_000,
+    unit: str | None = None,
 ) -> Text:
-    """The seeds' table: pairs, total, scalability % (Diff % against a baseline).
+    """The seeds' table: pairs, total, scalability % (Diff % against a baseline);
+    for a load workload: groups or rooms, messages/s, hold %.
 
     Under it, a line for what the rows alone would hide: a scalability above
     linear (with its interval) and a revisit that replaced an earlier reading.
     """
     diff_head = f" {'diff %':>7}" if baseline is not None else ""
     # Narrow (80 columns with a side panel): the same columns, closer, so none is cut.
-    w = (2, 8, 4, 6) if width < COMPACT_WIDTH + len(diff_head) else (5, 9, 5, 7)
-    name = "n" if w[0] < 5 else "pairs"
+    heads = (f"{unit}s", "msgs/s", "hold %") if unit else ("pairs", "ops/s", "scal %")
+    first = 6 if unit else 5  # "groups" and "rooms" fit
+    w = (2, 8, 4, 6) if width < COMPACT_WIDTH + len(diff_head) else (first, 9, 5, 7)
+    name = "n" if w[0] < 5 else heads[0]
     lines = [
         Text(
-            f"{name:>{w[0]}} {'ops/s':>{w[1]}} {'± %':>{w[2]}} {'scal %':>{w[3]}}{diff_head}",
+            f"{name:>{w[0]}} {heads[1]:>{w[1]}} {'± %':>{w[2]}} {heads[2]:>{w[3]}}{diff_head}",
             "bold",
         )  # fmt: skip
     ]
     for p in points[-TABLE_ROWS:]:
-        scal = scalability_pct(points, p.pairs)
+        scal = (hold_pct if unit else scalability_pct)(points, p.pairs)
         note = "settled" if p.settled else "settling"
         pct = "-" if scal is None else f"{scal:.1f}"
         row = Text(
@@ -286,14 +309,15 @@ def _table(
     # The lines under the rows wrap at the panel's width rather than end in "…".
     if not points:
         lines += _wrapped("no reading yet: " + (state or "no pairs running"), width)
-    settled = [p for p in points if p.settled]
+    settled = [p for p in points if p.settled] if not unit else []  # linear is no load's ideal
     for p in settled:
         above = above_linear(settled, p.pairs, short=True)
         if above is not None:
             lines += _wrapped(f"! {p.pairs} pairs {above}", width, "bold")
     for n, k in sorted((replaced or {}).items()):
         visits = "visit" if k == 1 else "visits"
-        lines += _wrapped(f"{n} pairs: last visit differed, replaced {k} earlier {visits}", width)
+        said = f"{n} {unit or 'pair'}s: last visit differed, replaced {k} earlier {visits}"
+        lines += _wrapped(said, width)
     return Text("\n").join(lines)
 
 
