@@ -42,8 +42,10 @@ def test_planted_blocks_a_slower_b_is_read_through_the_drift() -> None:
         assert ab_latency.verdict(d) == ab_latency.SLOWER
     text = format_ab_latency(blocks)
     assert text is not None
-    rows = {line.split("  ")[0]: line for line in text.splitlines()[2:]}
+    *body, note = text.splitlines()[2:]
+    rows = {line.split("  ")[0]: line for line in body}
     assert set(rows) == {name for _, name in ab_latency.FIGURES}
+    assert note == "verdicts Holm-adjusted over the 4 figure(s), 5 % family-wise"
     assert all("+20" in r and "B slower" in r for r in rows.values())
 
 
@@ -115,3 +117,16 @@ def test_python_engine_says_latency_is_not_timed() -> None:
     )
     assert r.returncode == 0, r.stderr
     assert "latency n/a (the Python engine does not time rounds)" in r.stdout
+
+
+@needs_two
+@native
+def test_an_untimed_workload_says_latency_n_a_once() -> None:
+    # Issue 27 #22: "latency n/a (latency n/a (sysv-sem-multi has no two-end token to time))".
+    r = run_cli(
+        "ab", "-w", "sysv-sem-multi", *QUICK, "--max-seconds", "30", "--precision", "50",
+        "--b", "--placement cross",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    lines = [x for x in r.stdout.splitlines() if "latency" in x]
+    assert lines == ["latency n/a (sysv-sem-multi has no two-end token to time)"], lines

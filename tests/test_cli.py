@@ -14,6 +14,24 @@ QUICK = ("--seconds", "0.2", "--warmup", "0", "--repeat", "1")
 
 
 @pytest.mark.parametrize(
+    "argv",
+    [
+        ("run", "-w", "sysv-msg,sysv-sem", "--seconds", "1"),
+        ("ab", "--a=-w sysv-msg,sysv-sem", "--max-seconds", "2"),
+        ("ab", "--b=-w sysv-msg,futex", "--max-seconds", "2"),
+        ("tui", "-w", "sysv-msg,sysv-sem"),
+    ],
+)
+def test_a_list_of_workloads_where_one_is_run_is_refused(argv: tuple[str, ...]) -> None:
+    # Issue 27 #22: the first workload ran and the rest were dropped without a word.
+    r = run_cli(*argv)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert r.stdout == ""  # nothing was measured
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "runs one workload at a time" in lines[0], r.stderr
+
+
+@pytest.mark.parametrize(
     "spec, words",
     [
         ("0-", "malformed"),
@@ -68,7 +86,7 @@ def test_sweep_json_validates_and_names_the_engine(tmp_path) -> None:
     assert "scalability" in r.stdout
     d = json.loads(out.read_text())
     assert validate_record_dict(d) == []
-    assert d["schema"] == "ipctop.record/2"
+    assert d["schema"] == "ipctop.record/3"
     assert d["config"]["workload"] == "sysv-sem"
     assert d["config"]["engine"] in ("native", "python")
     assert [s["pairs"] for s in d["steps"]] == [1, 2]

@@ -10,6 +10,8 @@ import functools
 import json
 import math
 import os
+import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -141,3 +143,29 @@ def test_ascii_stdout_gets_ascii_stand_ins(env: dict[str, str]) -> None:
     assert header.startswith("# ipctop run: sysv-msg - "), header
     assert " - same - threads - engine " in header, header
     r.stdout.encode("ascii")  # nothing else slipped through
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root for a private mount namespace")
+@pytest.mark.skipif(shutil.which("unshare") is None, reason="needs unshare(1)")
+def test_read_only_session_directory_is_named_and_the_record_says_interrupted(tmp_path) -> None:
+    # Issue 27 #21: "cannot write the output: Read-only file system" named nothing, and
+    # `sweep --json` printed "record written" for a 0-step record not marked interrupted.
+    from ipctop.engine.reaper import session_dir
+
+    sessions = str(session_dir())
+    out = tmp_path / "ro.json"
+    sweep = shlex.join([sys.executable, "-m", "ipctop", "sweep", "-w", "sysv-sem",
+                        "--max-pairs", "1", "--cpus", "0", "--seconds", "0.5", "--warmup", "0",
+                        "--repeat", "1", "--json", str(out)])  # fmt: skip
+    script = (
+        f"mount --make-rprivate / && mount --bind {sessions} {sessions} && "
+        f"mount -o remount,ro,bind {sessions} {sessions} && exec {sweep}"
+    )
+    r = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True,
+                       cwd=ROOT, timeout=120)  # fmt: skip
+    assert "Traceback" not in r.stderr, r.stderr
+    assert r.returncode == 1, r.stderr
+    assert f"cannot write {sessions}/" in r.stderr, r.stderr
+    assert "interrupted after 0 step(s)" in r.stderr, r.stderr
+    rec = json.loads(out.read_text())
+    assert rec["interrupted"] is True and rec["steps"] == []

@@ -41,8 +41,14 @@ def made(tmp_path_factory) -> dict[str, Any]:
             "-w",
             "sysv-sem",
             "--b=--placement cross",
+            # Short slots and time for many: it stops at ±50 % (3 blocks), and a loaded
+            # box (slots of seconds) still gets its 2 blocks in before the time is up.
+            "--window",
+            "0.2",
+            "--settle",
+            "0.05",
             "--max-seconds",
-            "7",
+            "60",
             "--precision",
             "50",
             "--json",

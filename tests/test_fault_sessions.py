@@ -88,6 +88,9 @@ def test_clean_removes_what_a_killed_session_left(workload: str) -> None:
     assert not (posix_queues() & left_queues), r.stdout
     for q in left_queues:
         assert f"removed posix queue /{q}" in r.stdout
+    # Issue 27 #22: the closing count said "0 object(s) removed" after these lines.
+    said = [x for x in r.stdout.splitlines() if x.startswith("removed ")]
+    assert r.stdout.splitlines()[-1] == f"{len(said)} object(s) removed", r.stdout
 
 
 @needs_mqueue

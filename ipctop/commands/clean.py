@@ -28,7 +28,9 @@ from ..engine.reaper import (
     tag_of,
     unlink_mq,
 )
+from ..engine.session_dir import is_regular
 from ..engine.workloads.msgbench import AREA_PREFIX
+from ..live.live_lock import LOCK_NAME, remove_if_stale
 
 MQUEUE_DIR = "/dev/mqueue"
 TAG_FILE = re.compile(r"[0-9a-f]{3}")
@@ -38,16 +40,18 @@ PERF_DIR = re.compile(re.escape(PERF_DIR_PREFIX) + r"(\d+)-.+")
 AREA_FILE = re.compile(re.escape(AREA_PREFIX) + r"(\d+)-.+")
 
 
-def _clean_files(dry_run: bool) -> int:
-    """Orphan POSIX queues and stale session files; returns how many were found."""
+def _clean_files(dry_run: bool) -> tuple[int, int]:
+    """Orphan POSIX queues and stale session files: (how many were found, removed)."""
     queues, sessions, perf_dirs = orphan_queues(), stale_sessions(), orphan_perf_dirs()
     journals = mq_journal.dead_journals(session_dir(), _alive)
     # Without /dev/mqueue mounted, a dead engine's journal is the only list of its queues.
     journaled = [n[1:] for j in journals for n in mq_journal.names(j) if n[1:] not in queues]
+    removed = 0  # each "removed ..." line printed, for the count at the end
     for name in queues + journaled:
         if dry_run:
             print(f"would remove posix queue /{name}")
         elif unlink_mq("/" + name):
+            removed += 1
             print(f"removed posix queue /{name}")
     for path in journals:
         if not dry_run:
@@ -57,7 +61,12 @@ def _clean_files(dry_run: bool) -> int:
             print(f"would remove stale session file {path}")
             continue
         path.unlink(missing_ok=True)
+        removed += 1
         print(f"removed stale session file {path}")
+    lock = session_dir() / LOCK_NAME  # a SIGKILLed monitor's: no holder, never removed
+    stale_lock = remove_if_stale(lock, dry_run)
+    if stale_lock:
+        print(f"{'would remove' if dry_run else 'removed'} stale live-session lock {lock}")
     for path in perf_dirs:
         if dry_run:
             print(f"would remove {path}")
@@ -66,8 +75,11 @@ def _clean_files(dry_run: bool) -> int:
             shutil.rmtree(path, ignore_errors=True)
         else:
             path.unlink(missing_ok=True)
+        removed += 1
         print(f"removed {path}")
-    return len(queues) + len(journals) + len(sessions) + len(perf_dirs)
+    return len(queues) + len(journals) + len(sessions) + len(perf_dirs) + stale_lock, (
+        removed + (stale_lock and not dry_run)
+    )
 
 
 def orphan_perf_dirs(uid: int | None = None) -> list[Path]:
@@ -117,8 +129,8 @@ def stale_sessions() -> list[Path]:
     """
     out = []
     for path in session_dir().iterdir():
-        if not TAG_FILE.fullmatch(path.name):
-            continue  # the live-session lock and anything else are not ours to judge
+        if not TAG_FILE.fullmatch(path.name) or not is_regular(path):
+            continue  # the live-session lock, a folder or FIFO: not ours to judge
         owner = session_owner(int(path.name, 16))
         if owner is None and _younger_than(path, CLAIM_GRACE):
             continue  # being claimed: the pid is written just after the O_EXCL create
@@ -137,7 +149,7 @@ def _younger_than(path: Path, seconds: float) -> bool:
 def orphan_queues(uid: int | None = None) -> list[str]:
     """POSIX queues /ipctop-<pid>-... of this user whose creating process is gone."""
     uid = os.getuid() if uid is None else uid
-    out = []
+    out: list[str] = []
     try:
         names = os.listdir(MQUEUE_DIR)
     except OSError:
@@ -157,11 +169,10 @@ def orphan_queues(uid: int | None = None) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    cleaned = _clean_files(args.dry_run)
+    cleaned, removed = _clean_files(args.dry_run)
     orphans, in_use = leftovers()
     for kind, ident, key, pid in in_use:
         print(f"kept    {kind} id {ident} key {key:#010x}: in use by ipctop pid {pid}")
-    removed = 0
     tags = set()
     current = current_keys()  # one reading for all: a life-cycle run leaves thousands
     for kind, ident, key, _ in orphans:

@@ -34,6 +34,12 @@ FIGURE_KEYS = frozenset(
 # windows carry clock times and sample counts).
 NOT_FIGURES = frozenset({"t0", "t1", "samples", "cpu_samples", "cost_pct", "owners"})
 MAX_PROBLEMS = 20
+# Characters in any string a record holds. Every string ipctop writes (a CPU model, a
+# kernel version, an option, a warning) is far shorter; a 10 MB one became a 20 MB
+# stderr line in compare and a monitor that took 8 s to quit. A profile's symbols
+# (C++ names demangled by perf) may be longer, to their own bound.
+STRING_MAX = 4096
+SYMBOL_MAX = 65536
 
 
 class _Shape(BaseModel):
@@ -183,6 +189,27 @@ def number_problems(value: Any, at: str = "", figure: bool = False) -> list[str]
     return out
 
 
+def string_problems(value: Any, at: str = "") -> list[str]:
+    """Every string at or below value longer than a record's strings may be."""
+    out: list[str] = []
+    stack = [(value, at, STRING_MAX)]
+    while stack and len(out) < MAX_PROBLEMS:
+        v, where, most = stack.pop()
+        if isinstance(v, str):
+            if len(v) > most:
+                out.append(
+                    f"{where or 'top level'} is {len(v):,} characters long (at most {most:,})"
+                )
+        elif isinstance(v, dict):
+            for k, x in reversed(list(v.items())):
+                inner = SYMBOL_MAX if k in ("profile", "symbols") else most
+                stack.append((x, f"{where}.{k}" if where else str(k), inner))
+        elif isinstance(v, list):
+            for i, x in reversed(list(enumerate(v))):
+                stack.append((x, f"{where}[{i}]", most))
+    return out
+
+
 def _shape_problems(model: type[BaseModel], value: Any, at: str) -> list[str]:
     try:
         model.model_validate(value)
@@ -193,7 +220,7 @@ def _shape_problems(model: type[BaseModel], value: Any, at: str) -> list[str]:
 
 def record_problems(d: dict[str, Any]) -> list[str]:
     """What is wrong with a decoded ipctop.record's free parts and numbers."""
-    out = number_problems({k: v for k, v in d.items() if k != "box"})
+    out = string_problems(d) + number_problems({k: v for k, v in d.items() if k != "box"})
     steps = d.get("steps")
     for i, step in enumerate(steps if isinstance(steps, list) else []):
         if isinstance(step, dict) and step.get("profile") is not None:
@@ -205,7 +232,7 @@ def record_problems(d: dict[str, Any]) -> list[str]:
 
 def check_result_problems(d: dict[str, Any]) -> list[str]:
     """What is wrong with a decoded `check --json` result."""
-    out = _shape_problems(CheckResult, d, "result")
+    out = string_problems(d, "result") + _shape_problems(CheckResult, d, "result")
     runs = d.get("runs")
     if isinstance(runs, list):
         out += number_problems(runs, "runs")

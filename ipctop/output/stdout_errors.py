@@ -46,8 +46,10 @@ def output_failed(exc: OSError) -> int | None:
     if exc.errno not in WRITE_ERRORS:
         return None
     _silence()
+    # A file ipctop writes besides stdout (a session file in /run/ipctop) names itself.
+    what = f"{exc.filename}" if exc.filename else "the output"
     try:
-        print(f"ipctop: cannot write the output: {exc.strerror}", file=sys.stderr, flush=True)
+        print(f"ipctop: cannot write {what}: {exc.strerror}", file=sys.stderr, flush=True)
     except OSError:
         pass  # stderr is on the same full disk: the exit code has to say it
     return EXIT_FAILED

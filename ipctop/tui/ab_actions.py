@@ -61,7 +61,7 @@ class AbActions:
             return
         self._ab_last_b = text
         try:
-            change = parse_change(text, self.source.engine.config)
+            change = parse_change(text, self.source.engine.config, self.source.allowed)
             ab = LiveAB(
                 self.source, change, on_progress=lambda p: self.post_message(AbProgressArrived(p)),
                 **self.ab_timing,

@@ -14,6 +14,7 @@ from ..errors import IpctopError, RecordError
 from .contrast_floor import AA
 from .screens.present import AAA as PRESENT_CONTRAST
 from .screens.present import PresentScreen
+from .svg_text import tidy_svg
 
 
 class ViewActions:
@@ -57,15 +58,17 @@ class ViewActions:
         self.push_screen(PathInputScreen("matrix record (ipctop matrix --json)"), self._open_matrix)
 
     def _open_matrix(self: Any, path: str | None) -> None:
+        from ..output.bounded_read import read_bounded_text
         from ..output.matrix_record import matrix_from_dict
+        from ..output.record_text import escape_controls
         from .screens.matrix import MatrixScreen
 
         if not path:
             return
         try:
-            with open(path, encoding="utf-8") as f:
-                rec = matrix_from_dict(json.load(f), path)
-        except (OSError, ValueError, RecordError) as exc:
+            text = read_bounded_text(path)  # a FIFO or /dev/zero must not hang the monitor
+            rec = matrix_from_dict(escape_controls(json.loads(text), text), path)
+        except (OSError, ValueError, RecursionError, RecordError) as exc:
             self._say(f"no matrix from {path}: {exc}", "error")
             return
         self.push_screen(MatrixScreen(rec))
@@ -119,6 +122,21 @@ class ViewActions:
 
     def action_toggle_theme(self: Any) -> None:
         self.theme = "textual-light" if self.current_theme.dark else "textual-dark"
+
+    def save_screenshot(
+        self: Any,
+        filename: str | None = None,
+        path: str | None = None,
+        time_format: str | None = None,
+    ) -> str:
+        """Textual's save_screenshot, its text tidied for any viewer (svg_text.py)."""
+        from textual.app import generate_datetime_filename
+
+        name = filename or generate_datetime_filename(self.title, ".svg", time_format)
+        svg_path = os.path.expanduser(os.path.join(path or "./", name))
+        with open(svg_path, "w", encoding="utf-8") as f:
+            f.write(tidy_svg(self.export_screenshot()))
+        return svg_path
 
     def action_screenshot(self: Any) -> None:
         try:
