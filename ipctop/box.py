@@ -105,9 +105,9 @@ def _cpu_model(proc: str) -> str:
             found[key] = value.strip()
     # x86 "model name"; older arm "Processor"; mips "cpu model"; powerpc "cpu".
     for key in ("model name", "processor", "cpu model", "cpu"):
-        value = found.get(key)
-        if value and not value.isdigit():
-            return value
+        name = found.get(key)
+        if name and not name.isdigit():
+            return name
     # arm64 gives only ids; they still tell two boxes apart.
     if "cpu implementer" in found and "cpu part" in found:
         return (

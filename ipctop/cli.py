@@ -86,9 +86,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
-    if args.command in STARTS_PAIRS:
-        _report_leftovers()
     try:
+        if args.command in STARTS_PAIRS:  # inside: an untrusted session directory is one line
+            _report_leftovers()
         with interruptible():
             return int(args._module.run(args) or 0)
     except IpctopError as exc:

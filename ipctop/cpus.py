@@ -22,8 +22,17 @@ SYSFS_CPU = "/sys/devices/system/cpu"
 _ELEMENT = re.compile(r"^(\d+)(?:-(\d+)(?::(\d+))?)?$")
 
 
+# Linux's NR_CPUS tops out at 8192 today; far above it, an id is a typo or an attack.
+# Checked before a range is expanded: `--cpus 0-999999999` must not build a billion ints.
+MAX_CPU_ID = 65535
+
+
 class CpuSpecError(UsageError):
     """A ``--cpus`` value that cannot be used; the message names the allowed set."""
+
+
+class CpuIdTooLarge(ValueError):
+    """A CPU id, or a list's total, beyond any Linux box (see MAX_CPU_ID)."""
 
 
 def _expand_cpu_list(text: str) -> list[int]:
@@ -43,7 +52,12 @@ def _expand_cpu_list(text: str) -> list[int]:
             raise ValueError(f"descending range {element!r} in {text!r}")
         if stride < 1:
             raise ValueError(f"stride must be at least 1 in {element!r}")
-        out.extend(range(first, last + 1, stride))
+        if last > MAX_CPU_ID:
+            raise CpuIdTooLarge(f"CPU {last} is above the highest id Linux has ({MAX_CPU_ID})")
+        ids = range(first, last + 1, stride)
+        if len(out) + len(ids) > MAX_CPU_ID + 1:  # repeats: "0-65535,0-65535,..."
+            raise CpuIdTooLarge(f"the list names more than {MAX_CPU_ID + 1} CPUs")
+        out.extend(ids)
     return out
 
 
@@ -211,6 +225,8 @@ def choose_cpus(spec: str | None, topo: Topology) -> list[int]:
     allowed_text = _describe_set(topo.allowed)
     try:
         wanted = _expand_cpu_list(spec)
+    except CpuIdTooLarge as exc:
+        raise CpuSpecError(f"--cpus: {exc}; allowed CPUs: {allowed_text}") from None
     except ValueError:
         wanted = []
     if not wanted:

@@ -125,12 +125,17 @@ def test_no_difference_says_what_change_the_run_could_not_have_seen() -> None:
     import argparse
 
     from ipctop.analysis.stats import NO_DIFFERENCE, paired_difference
+    from ipctop.analysis.stopping import SteinStop
     from ipctop.commands.ab import _result_line
 
     # Planted: B/A of +1 %, -1 %, +2 %, -2 % over four blocks, centred on 1.
     blocks = [([100.0], [101.0]), ([100.0], [99.0]), ([100.0], [102.0]), ([100.0], [98.0])]
     d = paired_difference(blocks)
     assert d.verdict == NO_DIFFERENCE
-    text = _result_line(d, 4, 12.0, argparse.Namespace(precision=1.0))
+    stop = SteinStop(1.0)
+    assert not stop.done(blocks)  # 4 blocks: still in the pilot, so "time up"
+    text = _result_line(d, 4, 12.0, argparse.Namespace(precision=1.0), stop)
     assert f"could not tell a change under about ±{d.half_width_pct:.1f} %" in text
+    assert "time up" in text and "n=4 blocks" in text
+    assert "stop rule: Stein two-stage: stopped before its 6 pilot blocks" in text
     assert d.half_width_pct > 2  # four blocks this spread cannot rule out a few per cent

@@ -42,8 +42,10 @@ def test_planted_blocks_a_slower_b_is_read_through_the_drift() -> None:
         assert ab_latency.verdict(d) == ab_latency.SLOWER
     text = format_ab_latency(blocks)
     assert text is not None
-    rows = {line.split("  ")[0]: line for line in text.splitlines()[2:]}
+    *body, note = text.splitlines()[2:]
+    rows = {line.split("  ")[0]: line for line in body}
     assert set(rows) == {name for _, name in ab_latency.FIGURES}
+    assert note == "verdicts Holm-adjusted over the 4 figure(s), 5 % family-wise"
     assert all("+20" in r and "B slower" in r for r in rows.values())
 
 

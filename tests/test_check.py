@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 from conftest import run_cli, two_cpus
@@ -360,3 +361,21 @@ def test_above_linear_is_named_with_its_interval_even_when_ok() -> None:
     assert "scalability 220 %, efficiency 110 %" in v.reason
     assert re.search(r"above linear 200 % \(\[\d+, \d+\] % beyond linear\)", v.reason), v.reason
     assert "a low 1-CPU reading or a cache/clock effect" in v.reason
+
+
+@two_cpus
+@pytest.mark.timeout(900)  # a whole check --quick plus two child sessions, on a loaded box
+def test_sessions_are_separate_processes_and_their_spread_is_recorded(tmp_path: Path) -> None:
+    """check --sessions 2 starts two real child sessions; the spread reaches the JSON and
+    the record, and compare takes it from the record without --session-sd."""
+    rec = tmp_path / "box.json"
+    r = run_cli("check", "--quick", "--sessions", "2", "--json", "--record", str(rec), timeout=900)
+    assert r.returncode in (0, 1), r.stderr
+    sp = json.loads(r.stdout)["sessions"]
+    assert (sp["sessions"], sp["runs_per_session"]) == (2, 3)
+    assert sp["session_sd_pct"] >= 0 and sp["run_sd_pct"] > 0
+    saved = json.loads(rec.read_text())
+    assert saved["schema"] == "ipctop.record/3" and saved["sessions"] == sp
+    r = run_cli("compare", str(rec), str(rec))
+    assert r.returncode == 0, r.stderr
+    assert "s.d. added (--session-sd, or a record's check --sessions)" in r.stdout

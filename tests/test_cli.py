@@ -86,7 +86,7 @@ def test_sweep_json_validates_and_names_the_engine(tmp_path) -> None:
     assert "scalability" in r.stdout
     d = json.loads(out.read_text())
     assert validate_record_dict(d) == []
-    assert d["schema"] == "ipctop.record/2"
+    assert d["schema"] == "ipctop.record/3"
     assert d["config"]["workload"] == "sysv-sem"
     assert d["config"]["engine"] in ("native", "python")
     assert [s["pairs"] for s in d["steps"]] == [1, 2]

@@ -17,7 +17,7 @@ from ipctop.output.record_io import read_record, write_record
 
 Q6600_2622 = [4.79e6, 9.40e6, 13.58e6, 18.10e6]
 Q6600_2624 = [4.01e6, 7.58e6, 8.04e6, 5.13e6]
-# Planted window noise: mean 0, sample variance 0.00025, median 0.
+# Planted run-to-run noise (one value per run): mean 0, sample variance 0.00025, median 0.
 E = (-0.02, -0.01, 0.0, 0.01, 0.02)
 T_975_DF8 = 2.306004
 
@@ -43,7 +43,7 @@ def record(kernel: str, totals: list[float], noisy: bool = True, **config: objec
         kind="sweep",
         box={"kernel_release": kernel},
         config=cfg,
-        steps=[Step(i + 1, t, windows=windows(t) if noisy else []) for i, t in enumerate(totals)],
+        steps=[Step(i + 1, t, repeats=windows(t) if noisy else []) for i, t in enumerate(totals)],
     )
 
 
@@ -69,7 +69,7 @@ def test_q6600_diffs_exact_with_intervals(q6600: tuple[Record, Record]) -> None:
         assert row.verdict(1) == REGRESSION
     assert cmp.worst_regression_pct == pytest.approx(-71.6575, abs=1e-4)
     assert cmp.rows[3].scalability == pytest.approx((377.8706, 127.9302), abs=1e-4)
-    assert cmp.rows[0].totals == (4.79e6, 4.01e6)
+    assert cmp.rows[0].totals == pytest.approx((4.79e6, 4.01e6))
     assert cmp.rows[0].samples == (5, 5)
 
 
@@ -119,7 +119,7 @@ def test_single_runs_have_no_interval_and_say_so() -> None:
 def test_unsettled_points_are_marked_and_never_decide() -> None:
     old = record("a", [1000.0])
     new = record("b", [800.0])
-    new.points = [ScalingPoint(1, 800.0, settled=False, windows=tuple(windows(800.0)))]
+    new.points = [ScalingPoint(1, 800.0, settled=False, repeats=tuple(windows(800.0)))]
     cmp = compare([old, new])
     row = cmp.rows[0]
     assert row.intervals[1].verdict == REGRESSION  # the figures say so...
@@ -136,11 +136,56 @@ def test_several_records_per_side_are_pooled() -> None:
     b2 = record("6.2", [970.0])
     cmp = compare([[a1, a2], [b1, b2]])
     row = cmp.rows[0]
-    assert row.samples == (10, 10)
-    pooled_a = windows(1000.0) + windows(1010.0)
-    assert row.totals[0] == pytest.approx(sorted(pooled_a)[4:6][0] / 2 + sorted(pooled_a)[5] / 2)
+    # Two records a side are two sessions: one value each, the geometric mean of its runs.
+    assert row.samples == (2, 2) and row.units == ("sessions", "sessions")
+    assert row.totals[0] == pytest.approx(math.sqrt(1000.0 * 1010.0))
     assert cmp.labels[0] == "6.1 (record + record)"
+    # Welch on [ln 1000, ln 1010] against [ln 960, ln 970], computed by hand.
+    la, lb = [math.log(1000.0), math.log(1010.0)], [math.log(960.0), math.log(970.0)]
+    va, vb = (la[1] - la[0]) ** 2 / 2 / 2, (lb[1] - lb[0]) ** 2 / 2 / 2  # variance of each mean
+    se = math.sqrt(va + vb)
+    df = (va + vb) ** 2 / (va**2 + vb**2)  # Welch-Satterthwaite, 1 df a side
+    d = (sum(lb) - sum(la)) / 2
+    from scipy.stats import t
+
+    assert row.intervals[1].high == pytest.approx(math.exp(d + t.ppf(0.975, df) * se), rel=1e-6)
     assert row.verdict(1) == REGRESSION
+
+
+def test_windows_of_one_run_are_ar1_corrected_and_said_so() -> None:
+    """A single run has only windows: their interval assumes the prior lag-1 r (0.77)
+    below 10 windows, far wider than the naive one, and the legend says within-run."""
+    from ipctop.analysis.autocorr import R_PRIOR, ar1_factor
+
+    def one_run(kernel: str, total: float) -> Record:
+        rec = record(kernel, [total], noisy=False)
+        rec.steps[0].windows = windows(total)
+        return rec
+
+    cmp = compare([one_run("a", 1000.0), one_run("b", 900.0)])
+    row = cmp.rows[0]
+    assert row.units == ("windows", "windows")
+    naive_half = T_975_DF8 * 0.01
+    d = row.intervals[1]
+    assert math.log(d.high / d.ratio) > 1.5 * naive_half
+    f = ar1_factor(5, R_PRIOR)
+    # Each side: s^2 = 0.00025, var of the mean s^2 (n - 1) / (n - f) x f / n.
+    assert d.se == pytest.approx(math.sqrt(2 * 0.00025 * 4 / (5 - f) * f / 5), rel=1e-6)
+    assert "within-run noise only" in format_comparison(cmp)
+
+
+def test_holm_keeps_the_family_wise_rate_and_says_so() -> None:
+    """Twelve points each just past p 0.05 alone: none survives Holm's correction."""
+    base = [1000.0 * (i + 1) for i in range(12)]
+    # A shift of 2.4 s.e. on the log: p about 0.04 per point, unadjusted.
+    shift = math.exp(-2.4 * 0.01)
+    old = record("a", base)
+    new = record("b", [t * shift for t in base])
+    cmp = compare([old, new])
+    assert all(r.intervals[1].p_value < 0.05 for r in cmp.rows)
+    assert all(r.adjusted[1] > 0.05 for r in cmp.rows)
+    assert {r.verdict(1) for r in cmp.rows} == {NO_DIFFERENCE}
+    assert "Holm-adjusted over the 12 point(s)" in format_comparison(cmp)
 
 
 @pytest.mark.parametrize(
@@ -190,12 +235,13 @@ def test_needs_two_records() -> None:
         compare([record("6.1.0", [1.0])])
 
 
-def test_fail_below_trips_only_when_the_whole_interval_is_past_it(
+def test_fail_below_is_one_sided_and_holm_adjusted(
     q6600: tuple[Record, Record],
 ) -> None:
     cmp = compare(list(q6600))
-    # Diffs -16.3, -19.4, -40.8, -71.7, each ±2.3 %: the upper ends are about
-    # -14.4, -17.6, -39.4, -71.0.
+    # Diffs -16.3, -19.4, -40.8, -71.7, s.e. 0.01 on the log, df 8; one-sided against
+    # the threshold, Holm over the 4 points: 15 % leaves 1 pair (t -1.5), 14 % takes it
+    # (t -2.7, p 0.014, the largest p so not multiplied).
     assert [r.pairs for r in cmp.regressions(15.0)] == [2, 3, 4]
     assert [r.pairs for r in cmp.regressions(14.0)] == [1, 2, 3, 4]
     assert [r.pairs for r in cmp.regressions(70.0)] == [4]

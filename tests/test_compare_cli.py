@@ -16,7 +16,8 @@ Q6600_2622 = [4.79e6, 9.40e6, 13.58e6, 18.10e6]
 Q6600_2624 = [4.01e6, 7.58e6, 8.04e6, 5.13e6]
 
 
-# Planted window noise (mean 0, sample variance 0.00025): about ±2.3 % on a ratio.
+# Planted run-to-run noise, one value per run (mean 0, sample variance 0.00025):
+# about ±2.3 % on a ratio of 5 runs against 5.
 E = (-0.02, -0.01, 0.0, 0.01, 0.02)
 
 
@@ -40,7 +41,7 @@ def make(
         box={"kernel_release": kernel},
         config=cfg,
         steps=[
-            Step(i + 1, t, windows=[t * math.exp(e) for e in E] if noisy else [])
+            Step(i + 1, t, repeats=[t * math.exp(e) for e in E] if noisy else [])
             for i, t in enumerate(totals)
         ],
     )
@@ -100,17 +101,19 @@ def test_three_records_each_against_the_first(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "pct, code",
-    # The upper ends of the intervals: -14.3, -17.5, -39.4, -71.0 %.
-    [("14", 1), ("15", 1), ("40", 1), ("70.9", 1), ("71.1%", 0), ("90", 0)],
+    # One-sided against PCT, Holm over the 4 points (s.e. 0.01 on the log, df 8).
+    # At 70.9 % the 4-pair point alone has p 0.015, but it is one of 4 judged:
+    # Holm's 4 x 0.015 is over 5 %, so the gate holds.
+    [("14", 1), ("15", 1), ("40", 1), ("70.5", 1), ("70.9", 0), ("71.1%", 0), ("90", 0)],
 )
 def test_fail_below_exit_codes(q6600: tuple[str, str], pct: str, code: int) -> None:
     r = run_cli("compare", *q6600, "--fail-below", pct)
     assert r.returncode == code, (r.stdout, r.stderr)
     if code:
         assert "regressions of more than" in r.stdout
-        assert "2.6.24 (new.json) at 4 pair(s): -71.7 % (at most -71.0)" in r.stdout
+        assert "2.6.24 (new.json) at 4 pair(s): -71.7 % (interval up to -71.0, Holm p" in r.stdout
     else:
-        assert "no point whose whole 95 % interval lies more than" in r.stdout
+        assert "(4 judged, one-sided, Holm 5 % family-wise)" in r.stdout
 
 
 def test_fail_below_improvement_exits_0(tmp_path: Path) -> None:
@@ -132,12 +135,14 @@ def test_fail_below_without_windows_is_one_line_exit_2(tmp_path: Path) -> None:
 
 
 def test_vs_pools_several_records_per_side(tmp_path: Path) -> None:
-    olds = [make(tmp_path / f"old{i}.json", "6.1", [1000.0 + i]) for i in range(3)]
-    news = [make(tmp_path / f"new{i}.json", "6.2", [990.0 + i]) for i in range(2)]
+    # Sessions differ by 3 % (more than their runs do): each record is one value.
+    olds = [make(tmp_path / f"old{i}.json", "6.1", [970.0 + 30 * i]) for i in range(3)]
+    news = [make(tmp_path / f"new{i}.json", "6.2", [985.0 + 30 * i]) for i in range(2)]
     r = run_cli("compare", *map(str, olds), "--vs", *map(str, news), "--fail-below", "0")
     assert r.returncode == 0, r.stderr
     assert "6.1 (old0.json + old1.json + old2.json)" in r.stdout
     assert "no difference shown" in r.stdout
+    assert "A: n=3 sessions; B: n=2 sessions" in r.stdout
 
 
 def test_different_workloads_refused_then_forced(tmp_path: Path) -> None:
@@ -175,7 +180,7 @@ def test_wrong_version_record_one_line_exit_2(q6600: tuple[str, str], tmp_path: 
     assert r.returncode == 2
     [line] = r.stderr.strip().splitlines()
     assert (
-        "future.json is ipctop.record/9; this ipctop reads ipctop.record/1 and ipctop.record/2"
+        "future.json is ipctop.record/9; this ipctop reads ipctop.record/1, ipctop.record/2 and ipctop.record/3"
         in line
     )
 
@@ -239,3 +244,25 @@ def test_plot_draws_both_curves_without_colour(q6600: tuple[str, str]) -> None:
     assert "** 2.6.22 (old.json)" in plot and "oo 2.6.24 (new.json)" in plot
     assert plot.count("o") > 10 and plot.count("*") > 10
     assert "18.1M" in plot and "pairs" in plot
+
+
+def test_json_gives_each_point_its_estimate_interval_verdict_and_unit(
+    q6600: tuple[str, str], tmp_path: Path
+) -> None:
+    out = tmp_path / "cmp.json"
+    r = run_cli("compare", *q6600, "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    d = json.loads(out.read_text())
+    assert d["schema"] == "ipctop.compare/1" and d["family_wise"] == "holm"
+    assert [p["pairs"] for p in d["points"]] == [1, 2, 3, 4]
+    p4 = d["points"][3]
+    assert p4["diff_pct"] == pytest.approx(100 * (5.13 / 18.10 - 1), abs=1e-6)
+    assert p4["low_pct"] < p4["diff_pct"] < p4["high_pct"]
+    assert (p4["n"], p4["unit"], p4["verdict"]) == (5, "runs", "regression")
+    assert p4["test"] == "Welch's t on log rates" and p4["p_holm"] < 0.05
+    # '-' puts the JSON alone on stdout, the table on stderr.
+    r = run_cli("compare", *q6600, "--json", "-")
+    assert json.loads(r.stdout)["points"][0]["verdict"] == "regression"
+    assert "Scalability [%]" in r.stderr
+    r = run_cli("compare", *q6600, "--json", "/proc/x.json")
+    assert r.returncode == 2 and r.stdout == ""

@@ -9,7 +9,7 @@ from conftest import sysv_objects, two_cpus, wait_for
 
 from ipctop.engine.config import EngineConfig
 from ipctop.engine.engine import Engine, resolve_engine
-from ipctop.engine.objects import KEY_MASK, KEY_PREFIX
+from ipctop.engine.reaper import KEY_MASK, KEY_PREFIX
 from ipctop.engine.sampler import Sampler
 
 SYSV = ("sysv-msg", "sysv-sem", "sysv-msg-shared")

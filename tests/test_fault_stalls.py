@@ -20,6 +20,8 @@ from conftest import ROOT, two_cpus, wait_for
 from ipctop.engine.config import EngineConfig
 from ipctop.engine.engine import Engine, resolve_engine
 from ipctop.engine.sampler import Sampler
+from ipctop.engine.stalls import StallSummary
+from ipctop.output.record_io import read_record
 
 ENGINES = [e for e in ("native", "python") if e == "python" or resolve_engine() == "native"]
 native = pytest.mark.skipif(resolve_engine() != "native", reason="needs the native engine")
@@ -212,3 +214,6 @@ def test_a_sweep_says_so_and_its_record_carries_the_stall(tmp_path) -> None:
     assert stalls["stalled_pairs"] == [0] and stalls["windows_left_out"] >= 1, stalls
     assert stalls["left_out_s"] > 0 and stalls["threshold_s"] == 2.0
     assert any(e.startswith("stall:") for e in step["events"])
+    read = read_record(out_json).steps[0].stalls  # read back typed, the same figures
+    assert isinstance(read, StallSummary) and read.stalled_pairs == (0,), read
+    assert read.left_out_s == stalls["left_out_s"]

@@ -187,7 +187,9 @@ def test_sem_multi_shares_one_array_and_splits_threads_per_cpu() -> None:
     cpus = (0, 1) if len(os.sched_getaffinity(0)) >= 2 else (0,)
     threads = 2 * len(cpus) + 1
     before = sysv_objects()
-    config = EngineConfig("sysv-sem-multi", "same", "threads", cpus, "native", threads, 17)
+    config = EngineConfig(
+        "sysv-sem-multi", "same", "threads", cpus, "native", threads=threads, sems=17
+    )
     with Engine(config) as e:
         e.start(len(cpus))
         new = sysv_objects() - before

@@ -1,6 +1,6 @@
 """No module of the package grows past what a reader can hold in their head.
 
-The house rule is about 400 lines a module (STYLE.md); this fails at 450 so
+The house rule is about 400 lines a module (small files, one job each); this fails at 450 so
 that a small addition to a module near the line does not break the build, but
 a module that has become two jobs does.
 """

@@ -9,6 +9,7 @@ the real box, or carry planted samples through the real code paths.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from dataclasses import replace
@@ -21,6 +22,8 @@ from ipctop.analysis.noise import (
     STEAL_MARK_PCT,
     is_stolen,
     noise_words,
+    record_noise,
+    record_note,
     summary_line,
     window_noise,
 )
@@ -222,3 +225,43 @@ def test_tui_cpus_and_detail_panels_show_and_mark_steal() -> None:
             assert "clock n/a (no cpufreq)" in first[0][0][0]
 
     asyncio.run(go())
+
+
+def test_record_noise_is_aligned_with_the_windows_and_absent_when_unsaid() -> None:
+    windows = [
+        window_noise(_planted({0: 0.5, 1: 7.0}), {0, 1}),
+        window_noise(_planted({0: 0.1, 1: 0.2}, pressure=None), {0, 1}),
+    ]
+    d = record_noise(windows)
+    assert d == {
+        "mark_pct": STEAL_MARK_PCT,
+        "stolen_windows": 1,
+        "steal_pct": [7.0, 0.2],
+        "pressure_pct": [30.0, None],
+    }
+    note = record_note(d)
+    assert note is not None and note.startswith("noise: 1 of 2 window(s) had over 5 %")
+    assert record_note({**d, "stolen_windows": 0}) is None
+    unsaid = window_noise(_planted({0: None, 1: None}, pressure=None), {0, 1})
+    assert record_noise([unsaid]) is None
+
+
+def test_real_sweep_records_each_windows_steal(tmp_path: Path) -> None:
+    out = tmp_path / "sweep.json"
+    r = run_cli(
+        "sweep", "-w", "sysv-sem", "--cpus", str(CPUS[0]), "--max-pairs", "1",
+        "--seconds", "1", "--warmup", "0", "--repeat", "2", "--json", str(out),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    rec = Record.from_dict(json.loads(out.read_text()))
+    [step] = rec.steps
+    assert step.noise is not None and step.noise["mark_pct"] == STEAL_MARK_PCT
+    assert len(step.noise["steal_pct"]) == len(step.windows) > 0
+    assert all(v is not None and 0.0 <= v <= 100.0 for v in step.noise["steal_pct"])
+    marked = sum(is_stolen(v) for v in step.noise["steal_pct"])
+    assert step.noise["stolen_windows"] == marked
+    assert ("had over 5 % of a CPU stolen" in r.stdout) == (marked > 0)
+    # The record written before this field still reads: the key is optional.
+    old = rec.to_dict()
+    del old["steps"][0]["noise"]
+    assert Record.from_dict(old).steps[0].noise is None

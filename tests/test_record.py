@@ -225,7 +225,7 @@ def test_read_other_version(tmp_path: Path) -> None:
         read_record(write_json(tmp_path / "record.json", d))
     assert (
         str(e.value)
-        == "record.json is ipctop.record/7; this ipctop reads ipctop.record/1 and ipctop.record/2"
+        == "record.json is ipctop.record/7; this ipctop reads ipctop.record/1, ipctop.record/2 and ipctop.record/3"
     )
 
 
@@ -428,7 +428,7 @@ def test_version_1_record_still_reads_and_its_repeats_stand_in_for_windows(
     assert point.summary.n == 3
     # Written again, it is the current version.
     again = json.loads(write_record(tmp_path / "again.json", back).read_text())
-    assert again["schema"] == SCHEMA == "ipctop.record/2"
+    assert again["schema"] == SCHEMA == "ipctop.record/3"
 
 
 def test_version_2_windows_round_trip_and_make_the_interval(tmp_path: Path) -> None:
@@ -441,7 +441,8 @@ def test_version_2_windows_round_trip_and_make_the_interval(tmp_path: Path) -> N
     point = record_points(back)[0]
     assert point.windows == tuple(windows)
     assert point.total_ops_per_s == pytest.approx(947_000 + 300 * 4.5)
-    assert point.summary.n == 10
+    # The windows are kept, but with 3 runs the runs are the replicate of the interval.
+    assert (point.summary.n, point.summary.unit) == (3, "runs")
 
 
 def test_windows_that_are_not_numbers_are_a_problem() -> None:

@@ -56,7 +56,7 @@ def bad_records(tmp_path: Path) -> dict[str, tuple[Path, str]]:
         "cut": (cut, "cut.json is truncated or not JSON"),
         "newer": (
             newer,
-            "newer.json is ipctop.record/9; this ipctop reads ipctop.record/1 and ipctop.record/2",
+            "newer.json is ipctop.record/9; this ipctop reads ipctop.record/1, ipctop.record/2 and ipctop.record/3",
         ),
         "empty": (empty, "empty.json holds no samples and no sweep steps to replay"),
     }

@@ -141,12 +141,13 @@ def test_format_summary_seeds_figures() -> None:
         "scalability", "[%]", "efficiency", "[%]", "spread", "[%]", "n", "±95%", "[%]",
     ]  # fmt: skip
     assert out[1].split() == ["1", "948,005", "948,005", "100.0", "100.0", "-", "1", "-"]
-    # spread = 100 * (1.8M - 1.7M) / 1,768,273; three runs, too few for order
-    # statistics: t (4.302653 at 2 df) on the log rates gives half-width 7.2 %
-    assert out[2].split() == ["2", "1,768,273", "884,137", "186.5", "93.3", "5.7", "3", "±7.2"]
+    # spread = 100 * (1.8M - 1.7M) / 1,768,273; three runs: t (4.302653 at 2 df) on
+    # the log rates, h = t x s.e., and the half-width around the geometric mean
+    # is 100 sinh(h) = 7.27 %
+    assert out[2].split() == ["2", "1,768,273", "884,137", "186.5", "93.3", "5.7", "3", "±7.3"]
     assert out[3].split() == ["3", "2,000,000", "~", "666,667", "211.0", "70.3", "-", "1", "-"]
     assert out[-1].startswith("~ not settled")
-    assert out[-2].startswith("n: windows")
+    assert out[-2].startswith("n: runs")
 
 
 def test_fmt_int_rounds_and_separates() -> None:

@@ -8,15 +8,28 @@ at offsets that must be the C compiler's.
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import os
 import struct
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import ROOT, run_cli, wait_for
 
-from ipctop.engine import counters
+from ipctop.engine import counters, latency
+from ipctop.engine.config import EngineConfig
+from ipctop.engine.engine import Engine
 from ipctop.engine.objects import _native
-from ipctop.engine.workloads import WORKLOADS
+from ipctop.engine.workloads import (
+    _CLASSES,
+    OPTIONS,
+    WORKLOADS,
+    Workload,
+    readme_table,
+    record_payload,
+    takers,
+)
 
 needs_native = pytest.mark.skipif(_native is None, reason="the native extension is not built")
 
@@ -68,3 +81,83 @@ def test_every_workload_is_in_the_help() -> None:
     flat = " ".join(r.stdout.split()).replace("- ", "-")
     for name in WORKLOADS:
         assert name in flat, name
+
+
+# --- A workload describes itself: every fact below is read from its class. ---
+
+DECLARED = ("name", "original", "summary", "one_round", "timed", "options")
+
+
+def _declares(cls: type[Workload], attr: str) -> bool:
+    """Whether the class (or a workload class between it and Workload) sets attr."""
+    return any(attr in vars(k) for k in cls.__mro__ if k is not Workload and k is not object)
+
+
+@pytest.mark.parametrize("cls", _CLASSES, ids=lambda c: c.name)
+def test_every_workload_declares_what_the_registry_reads(cls: type[Workload]) -> None:
+    missing = [a for a in DECLARED if not _declares(cls, a)]
+    assert not missing, f"{cls.__name__} does not declare {missing}"
+    assert cls.name and cls.original and cls.summary and cls.one_round
+    assert isinstance(cls.timed, bool)
+    for o in cls.options:
+        assert o.flag.startswith("--") and o.help, o
+        assert o.default is not None or o.default_text, f"{o.flag}: no default said"
+        assert o.default is None or o.low <= o.default <= o.high, o
+
+
+def test_every_option_is_a_config_field_with_its_one_default() -> None:
+    fields = {f.name: f for f in dataclasses.fields(EngineConfig)}
+    for name, o in OPTIONS.items():
+        assert name in fields, name
+        assert fields[name].default == o.default, name
+        assert getattr(EngineConfig(), name) == o.default
+
+
+def test_every_option_is_on_the_command_line_with_its_default_and_help() -> None:
+    r = run_cli("run", "--help")
+    assert r.returncode == 0, r.stderr
+    flat = " ".join(r.stdout.split())
+    for o in OPTIONS.values():
+        assert o.flag in flat, o.flag
+        assert " ".join(o.help_for(takers(o)).split()) in flat, o.flag
+
+
+def test_the_readme_table_is_the_classes() -> None:
+    text = (ROOT / "README.md").read_text()
+    assert readme_table() in text, "regenerate: python -c 'from ipctop.engine.workloads "
+    "import readme_table; print(readme_table())'"
+
+
+@pytest.mark.parametrize("name", list(WORKLOADS))
+def test_every_record_payload_carries_its_options_and_payload(name: str) -> None:
+    cls = WORKLOADS[name]
+    got = record_payload(EngineConfig(name, cpus=(0,)))
+    assert json.loads(json.dumps(got)) == got
+    for o in cls.options:
+        assert o.field in got, o.field
+    assert ("size" in got) == (cls.default_size is not None)
+    if cls.default_size is not None:
+        assert got["size"] == cls.default_size
+
+
+@needs_native
+@pytest.mark.parametrize("name", list(WORKLOADS))
+def test_timed_says_whether_the_native_loop_times_rounds(name: str) -> None:
+    """Real ends for a moment: a timed workload's histograms fill, another's stay empty."""
+    if name == "spin" and len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("spin needs cross placement: 2 allowed CPUs")
+    cpus = tuple(sorted(os.sched_getaffinity(0))[:2])
+    placement = "cross" if name == "spin" else "same"
+    extra = {"queues": 64} if name == "sysv-lifecycle" else {}
+    config = EngineConfig(name, placement, cpus=cpus, engine="native", latency_every=1, **extra)
+    with Engine(config) as engine:
+        engine.start(1)
+        tracker = latency.Tracker(engine.counters.latency)
+        slot = engine.pairs[0].ends[0].slot
+        tracker.read(engine.pairs)
+        since = engine.counters.rounds(slot)
+        assert wait_for(lambda: engine.counters.rounds(slot) > since + 50)
+        got = tracker.read(engine.pairs)
+        assert engine.timing == WORKLOADS[name].timed
+        timed_rounds = sum(p.rtt.n for p in got)
+        assert (timed_rounds > 0) == WORKLOADS[name].timed, (name, timed_rounds)

@@ -1,16 +1,19 @@
 """Many boxes' records side by side: groups, each box against its group's median, outliers.
 
 A group is the boxes that should perform alike: one CPU model, one kernel.
-Each box's figure is set against the median of that figure over its group,
-carrying the box's own 95 % interval (from its windows, analysis.stats)
-divided by the median, so a box is called slower only when its whole interval
-lies below the median by more than the margin, not when one noisy reading
-does. The relative reasons need a group of at least MIN_GROUP boxes: with two
+Each box's figure is set against the median of that figure over its group.
+The replicate is the box (one session each): a box's own windows say how well
+its one run is known, not how much another box of the model would differ.
+So its interval is a prediction interval from the other boxes of the group
+(t on their log figures, n - 1 df, s.d. x sqrt(1 + 1/n)), around its ratio
+to the median; a box is called slower only when that whole interval lies
+below the median by more than the margin, not when one noisy reading does. The relative reasons need a group of at least MIN_GROUP boxes: with two
 there is no median for one of them to stand out from.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -55,7 +58,8 @@ class Figure:
         ws = [float(w) for w in windows if w is not None]
         if len(ws) >= 2:
             s = summarize(ws)
-            return cls(value, s.low, s.high, s.n, tuple(per_pair))
+            # The figure is the centre of its interval, not a median beside it.
+            return cls(s.figure, s.low, s.high, s.n, tuple(per_pair))
         return cls(value, None, None, max(1, len(ws)), tuple(per_pair))
 
     @property
@@ -157,7 +161,7 @@ def _group(model: str, kernel: str, runs: list[BoxRun]) -> Group:
         for c in {k.rsplit(" ", 2)[0] for k in keys if k.endswith(" 1 pair")}
         if any(r.efficiency(c) is not None for r in runs)
     )
-    boxes = [_standing(r, keys, medians) for r in runs]
+    boxes = [_standing(r, keys, medians, runs) for r in runs]
     eff_medians = {}
     for c in curves:
         effs = [e for r in runs if (e := r.efficiency(c)) is not None]
@@ -178,16 +182,35 @@ def _group(model: str, kernel: str, runs: list[BoxRun]) -> Group:
     return Group(model, kernel, boxes, keys, medians, curves)
 
 
-def _standing(r: BoxRun, keys: list[str], medians: dict[str, float]) -> BoxReport:
+def _prediction_half(others: list[float]) -> float | None:
+    """Half-width on the log of where one more box falls, from the others' log figures."""
+    n = len(others)
+    if n < 2:
+        return None
+    from scipy.stats import t
+
+    return float(t.ppf(0.975, n - 1)) * statistics.stdev(others) * math.sqrt(1.0 + 1.0 / n)
+
+
+def _standing(
+    r: BoxRun, keys: list[str], medians: dict[str, float], runs: list[BoxRun]
+) -> BoxReport:
     out = BoxReport(r)
     for k in keys:
         f = r.figures.get(k)
         med = medians[k]
-        if f is None or med <= 0:
+        if f is None or med <= 0 or f.value <= 0:
             continue
-        lo = f.low / med if f.low is not None else None
-        hi = f.high / med if f.high is not None else None
-        out.standings[k] = Standing(f, med, f.value / med, lo, hi)
+        others = [
+            math.log(o.figures[k].value)
+            for o in runs
+            if o is not r and k in o.figures and o.figures[k].value > 0
+        ]
+        half = _prediction_half(others)
+        ratio = f.value / med
+        lo = ratio * math.exp(-half) if half is not None else None
+        hi = ratio * math.exp(half) if half is not None else None
+        out.standings[k] = Standing(f, med, ratio, lo, hi)
     return out
 
 

@@ -99,3 +99,32 @@ def noise_words(n: WindowNoise) -> list[str]:
     if n.stolen:
         out.append(f"STOLEN(cpu{n.steal_cpu}>{STEAL_MARK_PCT:g}%)")
     return out
+
+
+def record_noise(windows: Iterable[WindowNoise]) -> dict | None:
+    """A record's per-window noise (a sweep step's `noise`), aligned with its
+    `windows`; None when the box said nothing for any of them."""
+    rows = list(windows)
+    if all(n.steal_pct is None and n.pressure_pct is None for n in rows):
+        return None
+    out: dict = {
+        "mark_pct": STEAL_MARK_PCT,
+        "stolen_windows": sum(n.stolen for n in rows),
+        "steal_pct": [n.steal_pct for n in rows],
+        "pressure_pct": [n.pressure_pct for n in rows],
+    }
+    if any(n.mhz is not None for n in rows):
+        out["mhz"] = [n.mhz for n in rows]
+    return out
+
+
+def record_note(noise: dict | None) -> str | None:
+    """One line for a step whose windows were marked; None when none was."""
+    if not noise or not noise.get("stolen_windows"):
+        return None
+    steal = [v for v in noise.get("steal_pct", ()) if v is not None]
+    return (
+        f"noise: {noise['stolen_windows']} of {len(noise.get('steal_pct', ()))} window(s) "
+        f"had over {noise.get('mark_pct', STEAL_MARK_PCT):g} % of a CPU stolen by the "
+        f"hypervisor (max {max(steal):.1f} %): the interval is wider for it"
+    )

@@ -1,26 +1,45 @@
 """Decide when the throughput at one pair count has stopped moving.
 
-The reading is the mean over a trailing window, trusted only once the window
-is full, its coefficient of variation (sample stdev / mean) is small and the
-95 % interval of its samples (analysis.stats) is within ±ci_max_pct of the
-median: a point is never called settled on a wide interval.
+Settled means stopped moving, and known to within the stated width:
+
+- the window holds at least window_s of samples (it then grows, up to
+  max_window_s, so a noisy point can still settle on more evidence);
+- the coefficient of variation is below cv_max;
+- the 95 % interval of the window's geometric mean is within ±ci_max_pct. The
+  windows are autocorrelated, so the interval is AR(1)-corrected with the
+  session's own lag-1 r (SeriesMemory: every window of this session, each pair
+  count's segment demeaned), which a few windows could never estimate;
+- no trend: the 95 % interval of the slope of the log rate (AR(1)-corrected
+  too) excludes zero and the fitted change across the window exceeds
+  TREND_MIN_PCT, and the point is RISING or FALLING, never settled.
+
+The reading is the geometric mean over the window: the centre of its interval.
 Samples whose interval straddles a pair-count change mix two regimes, so the
 first `skip` samples after a reset are dropped.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections import deque
 from typing import TYPE_CHECKING
 
-from ipctop.analysis.stats import summarize
+from ipctop.analysis.autocorr import SeriesMemory, slope_se
+from ipctop.analysis.stats import Summary, logs_of, summarize
 
 if TYPE_CHECKING:
     from ipctop.engine.sample import Sample
 
 SETTLING = "settling"
 SETTLED = "settled"
+RISING = "rising"
+FALLING = "falling"
+# A fitted change smaller than this across the window is not called a trend,
+# however sure: the width rule already bounds what is left.
+TREND_MIN_PCT = 2.0
+# The window grows to this many seconds while a point has not settled.
+MAX_WINDOW_S = 30.0
 # The stated width: a settled point's 95 % interval is within ± this % of its median.
 # With drifting (autocorrelated) samples the interval is about 1.7 x the CV, so
 # at 10 % the CV rule still decides on a steady box, while a window of too few
@@ -37,6 +56,9 @@ class Settler:
         min_samples: int = 2,
         pairs: int | None = None,
         ci_max_pct: float = CI_MAX_PCT,
+        max_window_s: float = MAX_WINDOW_S,
+        memory: SeriesMemory | None = None,
+        r: float | None = None,
     ) -> None:
         if window_s <= 0:
             raise ValueError(f"window_s must be positive, got {window_s}")
@@ -47,6 +69,10 @@ class Settler:
         if ci_max_pct <= 0:
             raise ValueError(f"ci_max_pct must be positive, got {ci_max_pct}")
         self.window_s = window_s
+        self.max_window_s = max(max_window_s, window_s)
+        # The session's windows, for the lag-1 r no short window can estimate.
+        self.memory = memory if memory is not None else SeriesMemory()
+        self.fixed_r = r  # a known lag-1 r (replay of planted series, tests)
         self.cv_max = cv_max
         self.ci_max_pct = ci_max_pct
         self.skip = skip
@@ -65,6 +91,7 @@ class Settler:
         self._window.clear()
         self._first = None
         self._to_skip = self.skip
+        self.memory.new_segment()
 
     def feed(self, t: float, total_ops_per_s: float, dt: float | None = None) -> None:
         """One sample: the interval ending at t (of length dt, or since the previous t)."""
@@ -81,8 +108,9 @@ class Settler:
         if self._first is None:
             self._first = (start, t)
         self._window.append((start, t, float(total_ops_per_s)))
+        self.memory.add(logs_of([total_ops_per_s])[0])
         # Keep a sample while most of its interval (its midpoint) lies in the window.
-        horizon = t - self.window_s
+        horizon = t - self.max_window_s
         typical = self._typical_interval()
         while len(self._window) > self.min_samples:
             s, e, _ = self._window[0]
@@ -119,10 +147,10 @@ class Settler:
 
     @property
     def reading(self) -> float | None:
-        """Mean total ops/s over the window, None before the first counted sample."""
+        """Geometric mean of the window's ops/s, None before the first counted sample."""
         if not self._window:
             return None
-        return statistics.fmean(x for _, _, x in self._window)
+        return self.summary.figure
 
     @property
     def cv(self) -> float | None:
@@ -141,11 +169,38 @@ class Settler:
         return tuple(x for _, _, x in self._window)
 
     @property
+    def r(self) -> float:
+        """The lag-1 r the window's interval assumes: the session's, else the prior."""
+        return self.fixed_r if self.fixed_r is not None else self.memory.r_or_prior()
+
+    @property
+    def summary(self) -> Summary:
+        return summarize(self.values, r=self.r)
+
+    @property
     def half_width_pct(self) -> float | None:
-        """Half the 95 % interval of the window's samples, in % of their median."""
+        """Half the 95 % interval of the window's geometric mean, in % of it."""
         if len(self._window) < 2:
             return None
-        return summarize(self.values).half_width_pct
+        return self.summary.half_width_pct
+
+    @property
+    def trend_pct(self) -> float | None:
+        """The fitted change across the window in %, when its slope is sure (else None)."""
+        if len(self._window) < 4:
+            return None
+        ts = [e for _, e, _ in self._window]
+        logs = logs_of(self.values)
+        b, se, df = slope_se(ts, logs, self.r)
+        if b == 0.0:
+            return None
+        from scipy.stats import t as student
+
+        half = float(student.ppf(0.975, df)) * se
+        if abs(b) <= half:
+            return None
+        change = 100.0 * math.expm1(b * (ts[-1] - ts[0]))
+        return change if abs(change) >= TREND_MIN_PCT else None
 
     @property
     def settled(self) -> bool:
@@ -153,8 +208,12 @@ class Settler:
         if cv is None or cv >= self.cv_max or not self.window_full:
             return False
         half = self.half_width_pct
-        return half is not None and half <= self.ci_max_pct
+        return half is not None and half <= self.ci_max_pct and self.trend_pct is None
 
     @property
     def state(self) -> str:
+        if self.window_full:
+            trend = self.trend_pct
+            if trend is not None:
+                return RISING if trend > 0 else FALLING
         return SETTLED if self.settled else SETTLING

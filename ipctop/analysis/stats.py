@@ -1,38 +1,30 @@
-"""How sure a figure is: intervals from windows, and the difference of two samples.
+"""How sure a figure is: intervals, the difference of two samples, and many at once.
 
-A *window* is one reading of a rate (ops/s over a fixed stretch of time).
-Every figure ipctop reports is built from K windows and carries n, the median
-and a 95 % confidence interval; this module is the only place that computes
-them, so the CLI, the TUI, `compare`, `ab` and `check` agree.
+Every interval names its unit of replication and n, and its figure is the
+estimate the interval is built around (a geometric mean: rates are positive
+and their noise multiplicative, so everything is done on log rates and the
+ratio B/A is exp() of a difference). The units, lowest first:
 
-The public API is small on purpose (other commands build on it):
+- WINDOWS: sampler windows of one run. They are autocorrelated (the box's load
+  drifts), so their interval is AR(1)-corrected (analysis.autocorr): the
+  variance of the mean is inflated by f(n, r) and the degrees of freedom
+  shrink to n / f - 1. r comes from the windows themselves when there are at
+  least autocorr.MIN_FOR_R, else from the caller (a session's longer series),
+  else autocorr.R_PRIOR. An interval of windows covers within-run noise only.
+- RUNS: independent runs (the pairs restarted), each summarised once. Runs of
+  one box differ by more than their windows do; across sessions the runs are
+  the replicate.
+- SESSIONS: separate sessions (ipctop started again), each summarised once.
+- BLOCKS: ab's interleaved ABBA blocks, one log ratio per block.
 
-- ``summarize(windows)`` -> ``Summary``: n, median, a 95 % interval.
-- ``difference(a, b)`` -> ``Difference``: B/A with its 95 % interval, a
-  p-value and a verdict (regression / improvement / no difference shown).
-- ``noise_floor(a, b)``: the smallest difference an A/A pair like this one
-  could show, as a percentage (the interval's half-width).
+The public API other commands build on:
 
-Choices, stated once:
-
-- The interval of one sample is distribution-free when it can be: the order
-  statistics around the median whose binomial coverage is at least 95 %
-  (needs n >= 6). With 2..5 windows no such interval exists; it falls back to
-  Student's t on the log rates (an interval of the geometric mean).
-- Two samples are compared with Welch's t test on log rates: rates are
-  positive and their noise is multiplicative, and the log turns a ratio into a
-  difference, so the interval of B/A is exp() of Welch's interval. Welch does
-  not assume equal variances (A and B rarely have them).
-- Windows are not independent on a shared box: its load drifts over tens of
-  seconds, so consecutive windows of any length up to 2 s were correlated
-  (lag-1 r 0.5..0.9, bench/window_autocorr.py). When the windows of a sample
-  (in time order) show a positive lag-1 autocorrelation r, the interval is a
-  t interval on the log rates over an effective n = n (1 - r) / (1 + r), which
-  widens it by sqrt((1 + r) / (1 - r)) as it should; only when r <= 0 is the
-  distribution-free median interval used.
-- Two configurations are told apart best by interleaving them (``ipctop ab``):
-  an ABBA block cancels a linear drift, so ``paired_difference`` takes one
-  log ratio per block, log(mean B) - log(mean A), and a one-sample t on those.
+- ``summarize(xs, unit=...)`` -> ``Summary``: estimate, 95 % interval, n, unit.
+- ``difference(a, b, unit=..., session_var=...)`` -> ``Difference``: Welch's t
+  on log values, plus a session-level variance when the sides come from
+  separate sessions and that variance is known.
+- ``paired_difference(blocks)``: ab's one-sample t on block log ratios.
+- ``holm(p_values)``: family-wise error over many verdicts.
 """
 
 from __future__ import annotations
@@ -40,7 +32,9 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from ipctop.analysis.autocorr import R_PRIOR, estimate_r, mean_se
 
 CONFIDENCE = 0.95
 # The sampler's interval doubles as the window. No length up to 2 s made the
@@ -52,46 +46,78 @@ REGRESSION = "regression"
 IMPROVEMENT = "improvement"
 NO_DIFFERENCE = "no difference shown"
 
-METHOD_ORDER = "order statistics of the median"
+WINDOWS = "windows"
+RUNS = "runs"
+SESSIONS = "sessions"
+BLOCKS = "blocks"
+UNITS = (WINDOWS, RUNS, SESSIONS, BLOCKS)
+
 METHOD_LOG_T = "t on log rates"
 TEST_WELCH = "Welch's t on log rates"
 TEST_PAIRED = "t on ABBA blocks' log ratios"
-# Below this many windows the autocorrelation estimate is noise; it is taken as 0.
-MIN_FOR_R = 8
 
 # Rates of zero (a stalled window) have no log; they count as this many ops/s,
 # which makes the spread huge rather than the arithmetic fail.
 _FLOOR = 1e-3
+# An interval of a few strongly correlated windows can be astronomically wide;
+# beyond a factor e^30 it says nothing more, and exp() must not overflow.
+_MAX_HALF = 30.0
 
 
 class TooFewWindows(ValueError):
-    """An interval needs at least two windows."""
+    """An interval needs at least two values."""
 
 
 @dataclass(frozen=True)
 class Summary:
-    """n windows of one rate: their median and a 95 % interval (None when n < 2)."""
+    """n values of one rate: the estimate (geometric mean) and a 95 % interval around it.
+
+    `median` is the sample median, kept for readers that want it; the printed
+    figure is `estimate`, the centre of the interval.
+    """
 
     n: int
     median: float
     low: float | None
     high: float | None
     method: str
+    estimate: float | None = None
+    unit: str = WINDOWS
+    r: float | None = None  # the lag-1 correlation the interval assumed (windows only)
+
+    def __post_init__(self) -> None:
+        if self.estimate is None:
+            object.__setattr__(self, "estimate", self.median)
+
+    @property
+    def figure(self) -> float:
+        return float(self.estimate if self.estimate is not None else self.median)
 
     @property
     def half_width_pct(self) -> float | None:
-        """Half the interval's width in % of the median: the "±" of the figure."""
-        if self.low is None or self.high is None or self.median <= 0:
+        """Half the interval's width in % of the estimate: the "±" of the figure."""
+        if self.low is None or self.high is None or self.figure <= 0:
             return None
-        return 50.0 * (self.high - self.low) / self.median
+        return 50.0 * (self.high - self.low) / self.figure
+
+    @property
+    def basis(self) -> str:
+        """'n=3 runs' or 'n=40 windows, r 0.77': what the interval rests on."""
+        text = f"n={self.n} {self.unit}"
+        if self.unit == WINDOWS and self.r is not None:
+            text += f", lag-1 r {self.r:.2f}"
+        return text
 
     def to_dict(self) -> dict[str, object]:
         return {
             "n": self.n,
+            "estimate": self.figure,
             "median": self.median,
             "low": self.low,
             "high": self.high,
             "method": self.method,
+            "unit": self.unit,
+            "r": self.r,
         }
 
 
@@ -106,6 +132,10 @@ class Difference:
     high: float
     p_value: float
     test: str = TEST_WELCH
+    unit: str = WINDOWS
+    se: float = 0.0  # of log(B/A)
+    df: float = math.inf
+    notes: tuple[str, ...] = field(default=())
 
     @property
     def diff_pct(self) -> float:
@@ -136,6 +166,16 @@ class Difference:
         """True when the whole interval lies more than pct % below A (a CI gate)."""
         return self.high_pct < -pct
 
+    def p_below(self, pct: float) -> float:
+        """One-sided p-value against "B is at most pct % below A" (small: it is further below)."""
+        limit = math.log1p(-min(pct, 99.999) / 100.0)
+        d = math.log(self.ratio)
+        if self.se <= 0.0:
+            return 0.0 if d < limit else 1.0
+        from scipy.stats import t
+
+        return float(t.cdf((d - limit) / self.se, self.df))
+
     def to_dict(self) -> dict[str, object]:
         return {
             "n_a": self.n_a,
@@ -145,30 +185,14 @@ class Difference:
             "high": self.high,
             "p_value": self.p_value,
             "test": self.test,
+            "unit": self.unit,
+            "df": self.df if math.isfinite(self.df) else None,
             "verdict": self.verdict,
         }
 
 
-def _logs(windows: Sequence[float]) -> list[float]:
-    return [math.log(max(float(x), _FLOOR)) for x in windows]
-
-
-def lag1_autocorrelation(xs: Sequence[float]) -> float:
-    """The lag-1 autocorrelation of a series in time order (0 for a constant one)."""
-    m = statistics.fmean(xs)
-    den = sum((x - m) ** 2 for x in xs)
-    if den == 0:
-        return 0.0
-    return sum((a - m) * (b - m) for a, b in zip(xs, xs[1:])) / den
-
-
-def effective_n(logs: Sequence[float]) -> float:
-    """n shrunk by the positive lag-1 autocorrelation: n (1 - r) / (1 + r), at least 2."""
-    n = len(logs)
-    if n < MIN_FOR_R:
-        return float(n)
-    r = min(max(lag1_autocorrelation(logs), 0.0), 0.9)
-    return max(2.0, n * (1.0 - r) / (1.0 + r))
+def logs_of(values: Sequence[float]) -> list[float]:
+    return [math.log(max(float(x), _FLOOR)) for x in values]
 
 
 def _t_quantile(df: float, confidence: float) -> float:
@@ -177,115 +201,203 @@ def _t_quantile(df: float, confidence: float) -> float:
     return float(t.ppf(0.5 + confidence / 2.0, df))
 
 
-def median_rank_interval(n: int, confidence: float = CONFIDENCE) -> tuple[int, int] | None:
-    """0-based ranks (lo, hi) of the sorted sample bounding the median with at
-    least `confidence` coverage, or None when n is too small for any."""
-    from scipy.stats import binom
+def log_mean(
+    values: Sequence[float], unit: str = WINDOWS, r: float | None = None
+) -> tuple[float, float, float, float]:
+    """(mean of logs, its standard error, df, r used) for n >= 2 values of `unit`."""
+    logs = logs_of(values)
+    if unit == WINDOWS:
+        if r is None:
+            r = estimate_r(logs)
+        if r is None:
+            r = R_PRIOR
+    else:
+        r = 0.0
+    m = mean_se(logs, r)
+    return m.mean, m.se, m.df, r
 
-    # Coverage of [x_(k), x_(n-1-k)] is 1 - 2 P(X <= k) with X ~ Binomial(n, 1/2).
-    best = None
-    for k in range(n // 2):
-        if 1.0 - 2.0 * float(binom.cdf(k, n, 0.5)) >= confidence:
-            best = k
-        else:
-            break
-    if best is None:
-        return None
-    return best, n - 1 - best
 
-
-def summarize(windows: Sequence[float], confidence: float = CONFIDENCE) -> Summary:
-    """n, median and a `confidence` interval of rates given in time order."""
-    n = len(windows)
+def summarize(
+    values: Sequence[float],
+    confidence: float = CONFIDENCE,
+    *,
+    unit: str = WINDOWS,
+    r: float | None = None,
+) -> Summary:
+    """The geometric mean of rates (windows in time order, or one value per run)
+    with a `confidence` interval valid for their unit."""
+    n = len(values)
     if n == 0:
-        raise TooFewWindows("no windows to summarize")
-    xs = sorted(float(x) for x in windows)
-    med = float(statistics.median(xs))
+        raise TooFewWindows("nothing to summarize")
+    med = float(statistics.median(float(x) for x in values))
     if n < 2:
-        return Summary(n, med, None, None, METHOD_ORDER)
-    logs = _logs(windows)
-    n_eff = effective_n(logs)
-    ranks = median_rank_interval(n, confidence) if n_eff == n else None
-    if ranks is not None:
-        return Summary(n, med, xs[ranks[0]], xs[ranks[1]], METHOD_ORDER)
-    m = statistics.fmean(logs)
-    half = _t_quantile(n_eff - 1, confidence) * statistics.stdev(logs) / math.sqrt(n_eff)
-    method = METHOD_LOG_T if n_eff == n else f"{METHOD_LOG_T}, effective n {n_eff:.1f}"
-    return Summary(n, med, math.exp(m - half), math.exp(m + half), method)
+        return Summary(n, med, None, None, METHOD_LOG_T, float(values[0]), unit, None)
+    mean, se, df, r_used = log_mean(values, unit, r)
+    half = min(_t_quantile(df, confidence) * se, _MAX_HALF)
+    method = METHOD_LOG_T
+    if unit == WINDOWS:
+        method += f", AR(1) r {r_used:.2f}"
+    # A constant series is its own geometric mean: exp(log(x)) is not x in floats.
+    estimate = float(values[0]) if min(values) == max(values) else math.exp(mean)
+    return Summary(
+        n,
+        med,
+        min(math.exp(mean - half), estimate),
+        max(math.exp(mean + half), estimate),
+        method,
+        estimate,
+        unit,
+        r_used if unit == WINDOWS else None,
+    )
 
 
 def require_interval(windows: Sequence[float], what: str = "an interval") -> Summary:
-    """summarize(), but fewer than two windows is an error naming `what`."""
+    """summarize(), but fewer than two values is an error naming `what`."""
     if len(windows) < 2:
         raise TooFewWindows(f"{what} needs at least 2 windows, got {len(windows)}")
     return summarize(windows)
 
 
+def combine(
+    parts: Sequence[tuple[float, float, float]],
+    session_var: float = 0.0,
+    session_df: float = math.inf,
+) -> tuple[float, float]:
+    """(se, Welch-Satterthwaite df) of a sum of independent terms, each (se, df),
+    plus one session term of variance 2 x session_var (one offset per side)."""
+    terms = [(se * se, df) for se, df in parts]
+    if session_var > 0.0:
+        terms.append((2.0 * session_var, session_df))
+    var = sum(v for v, _ in terms)
+    if var == 0.0:
+        return 0.0, math.inf
+    den = sum(v * v / df for v, df in terms if math.isfinite(df) and df > 0)
+    return math.sqrt(var), (var * var / den) if den > 0 else math.inf
+
+
 def difference(
-    a: Sequence[float], b: Sequence[float], confidence: float = CONFIDENCE
+    a: Sequence[float],
+    b: Sequence[float],
+    confidence: float = CONFIDENCE,
+    *,
+    unit: str = WINDOWS,
+    r_a: float | None = None,
+    r_b: float | None = None,
+    session_var: float = 0.0,
+    session_df: float = math.inf,
+    notes: Sequence[str] = (),
+    unit_b: str | None = None,
 ) -> Difference:
-    """B/A by Welch's t on log rates; each side needs at least two windows."""
+    """B/A by Welch's t on log values of `unit` (B's of `unit_b` when the sides
+    differ, e.g. sessions against runs); each side needs at least two.
+
+    session_var (a variance of log rates, e.g. from `ipctop check`) adds the
+    spread between sessions when A and B were measured in separate ones."""
+    unit_b = unit_b or unit
     if len(a) < 2 or len(b) < 2:
         raise TooFewWindows(
-            f"a difference needs at least 2 windows a side, got {len(a)} and {len(b)}"
+            f"a difference needs at least 2 {unit} a side, got {len(a)} and {len(b)}"
         )
-    la, lb = _logs(a), _logs(b)
-    na, nb = effective_n(la), effective_n(lb)
-    ma, mb = statistics.fmean(la), statistics.fmean(lb)
-    va, vb = statistics.variance(la) / na, statistics.variance(lb) / nb
+    ma, sa, dfa, _ = log_mean(a, unit, r_a)
+    mb, sb, dfb, _ = log_mean(b, unit_b, r_b)
+    if unit_b != unit:
+        unit = f"{unit} vs {unit_b}"
     d = mb - ma
-    se = math.sqrt(va + vb)
+    se, df = combine([(sa, dfa), (sb, dfb)], session_var, session_df)
     if se == 0.0:
         # Both sides constant: the ratio is exact (only a planted sample does this).
         p = 1.0 if d == 0.0 else 0.0
-        return Difference(len(a), len(b), math.exp(d), math.exp(d), math.exp(d), p)
-    # Welch-Satterthwaite degrees of freedom.
-    df = (va + vb) ** 2 / (va**2 / (na - 1) + vb**2 / (nb - 1))
+        e = math.exp(d)
+        return Difference(len(a), len(b), e, e, e, p, TEST_WELCH, unit, 0.0, df, tuple(notes))
     from scipy.stats import t
 
-    half = _t_quantile(df, confidence) * se
+    half = min(_t_quantile(df, confidence) * se, _MAX_HALF)
     p = float(2.0 * t.sf(abs(d) / se, df))
-    return Difference(len(a), len(b), math.exp(d), math.exp(d - half), math.exp(d + half), p)
+    return Difference(
+        len(a),
+        len(b),
+        math.exp(d),
+        math.exp(d - half),
+        math.exp(d + half),
+        p,
+        TEST_WELCH,
+        unit,
+        se,
+        df,
+        tuple(notes),
+    )
 
 
-def paired_difference(
-    blocks: Sequence[tuple[Sequence[float], Sequence[float]]], confidence: float = CONFIDENCE
-) -> Difference:
-    """B/A from interleaved blocks, each (A windows, B windows) measured side by
-    side (ABBA): one log ratio per block, then a one-sample t on them."""
-    ratios = [
+def block_log_ratios(blocks: Sequence[tuple[Sequence[float], Sequence[float]]]) -> list[float]:
+    """One log(mean B / mean A) per ABBA block that has both sides."""
+    return [
         math.log(max(statistics.fmean(b), _FLOOR)) - math.log(max(statistics.fmean(a), _FLOOR))
         for a, b in blocks
         if a and b
     ]
+
+
+def paired_difference(
+    blocks: Sequence[tuple[Sequence[float], Sequence[float]]],
+    confidence: float = CONFIDENCE,
+    *,
+    pilot_sd: float | None = None,
+    pilot_n: int | None = None,
+) -> Difference:
+    """B/A from interleaved blocks, each (A windows, B windows) measured side by
+    side (ABBA): one log ratio per block, then a one-sample t on them.
+
+    With a pilot (Stein's two-stage procedure, analysis.stopping) the interval
+    uses the pilot's s.d. and its n - 1 degrees of freedom: the block count was
+    chosen from that s.d., so only then is the coverage exact."""
+    ratios = block_log_ratios(blocks)
     n = len(ratios)
     if n < 2:
         raise TooFewWindows(f"a paired difference needs at least 2 blocks, got {n}")
     na = sum(len(a) for a, _ in blocks)
     nb = sum(len(b) for _, b in blocks)
     d = statistics.fmean(ratios)
-    se = statistics.stdev(ratios) / math.sqrt(n)
+    if pilot_sd is not None and pilot_n is not None and pilot_n >= 2:
+        sd, df = pilot_sd, float(pilot_n - 1)
+    else:
+        sd, df = statistics.stdev(ratios), float(n - 1)
+    se = sd / math.sqrt(n)
     if se == 0.0:
         p = 1.0 if d == 0.0 else 0.0
-        return Difference(na, nb, math.exp(d), math.exp(d), math.exp(d), p, TEST_PAIRED)
+        e = math.exp(d)
+        return Difference(na, nb, e, e, e, p, TEST_PAIRED, BLOCKS, 0.0, df)
     from scipy.stats import t
 
-    half = _t_quantile(n - 1, confidence) * se
-    p = float(2.0 * t.sf(abs(d) / se, n - 1))
-    return Difference(na, nb, math.exp(d), math.exp(d - half), math.exp(d + half), p, TEST_PAIRED)
+    half = _t_quantile(df, confidence) * se
+    p = float(2.0 * t.sf(abs(d) / se, df))
+    return Difference(
+        na, nb, math.exp(d), math.exp(d - half), math.exp(d + half), p, TEST_PAIRED, BLOCKS, se, df
+    )
 
 
-def noise_floor(a: Sequence[float], b: Sequence[float]) -> float:
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values, in the input's order (family-wise error)."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    out = [1.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        out[i] = running
+    return out
+
+
+def noise_floor(a: Sequence[float], b: Sequence[float], unit: str = WINDOWS) -> float:
     """The smallest difference (in %) an A/A comparison like this one can show:
     the half-width of its interval of B/A."""
-    return difference(a, b).half_width_pct
+    return difference(a, b, unit=unit).half_width_pct
 
 
 def fmt_interval(s: Summary, fmt) -> str:
-    """'1.23M [1.20M, 1.26M] n=10' with fmt formatting each rate."""
+    """'1.23M [1.20M, 1.26M] n=10 windows' with fmt formatting each rate."""
     if s.low is None or s.high is None:
-        return f"{fmt(s.median)} (n={s.n}, no interval)"
-    return f"{fmt(s.median)} [{fmt(s.low)}, {fmt(s.high)}] n={s.n}"
+        return f"{fmt(s.figure)} (n={s.n}, no interval)"
+    return f"{fmt(s.figure)} [{fmt(s.low)}, {fmt(s.high)}] n={s.n} {s.unit}"
 
 
 def pct_digits(half_width_pct: float | None) -> int:

@@ -8,7 +8,10 @@ A and B are two option sets over the shared ones, or one configuration with a
 shell command run before each A slot and each B slot to flip a knob. Slots
 run A B B A, A B B A, ...: a block of four cancels a linear drift of the box,
 so B/A is judged from one log ratio per block (analysis.stats.paired_difference).
-It stops when the interval of B/A is within ±--precision % or at --max-seconds.
+It stops after the block count a pilot of analysis.stopping.PILOT_BLOCKS asks
+for to know B/A to ±--precision % (Stein's two-stage procedure: the data after
+the pilot never decide when to stop, so the A/A rate stays at 5 %), or at
+--max-seconds, which does not look at the data either.
 --restore-cmd runs on every way out, a signal included; a failing hook stops
 the run, restores, shows the hook's stderr and exits 1.
 """
@@ -32,15 +35,15 @@ from ..analysis.stats import (
     Difference,
     TooFewWindows,
     fmt_diff,
-    paired_difference,
     summarize,
 )
+from ..analysis.stopping import SteinStop
 from ..box import read_box
 from ..engine.costs import merge
 from ..engine.engine import Engine, EngineConfig, resolve_engine
 from ..engine.profile.span import SpanProfiler
 from ..errors import IpctopError, UsageError
-from ..live.ab_live import ORDER, enough  # the TUI's A/B (key a) shares them
+from ..live.ab_live import ORDER  # the TUI's A/B (key a) shares it
 from ..live.engine_warnings import EngineWarnings
 from ..live.measure import RunResult, measure_engine
 from ..output.ab_latency_text import format_ab_latency
@@ -50,6 +53,7 @@ from ..output.profile_table import format_delta
 from ..output.record_io import write_record
 from ..signals import deferred
 from .common import (
+    MAX_PAIRS,
     add_profile_option,
     add_workload_options,
     count,
@@ -78,7 +82,9 @@ def precision(text: str) -> float:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_workload_options(p)
-    p.add_argument("--pairs", type=count(1, 4096), default=1, help="default 1")
+    p.add_argument(
+        "--pairs", type=count(1, MAX_PAIRS), default=1, help=f"default 1, at most {MAX_PAIRS}"
+    )
     p.add_argument("--a", default="", metavar="'OPTIONS'", help="A's options over the shared ones")
     p.add_argument("--b", default="", metavar="'OPTIONS'", help="B's options over the shared ones")
     p.add_argument("--a-cmd", metavar="CMD", help="shell command run before each A slot")
@@ -91,8 +97,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="PCT",
         help="stop when B/A is known to ±PCT %% (95 %% interval; default 1)",
     )
-    # 120: at the default 0.5 s slots that is about 40 ABBA blocks, what seeing a 5 %
-    # change needed on a quiet 2-CPU VM (bench/stat_power.py, BENCHMARKS.md).
+    # 120: enough ABBA blocks at the default slots to see a 5 % change on a quiet box
+    # (bench/stat_power.py; the figures: BENCHMARKS.md, "Power and false alarms").
     p.add_argument("--max-seconds", type=positive_float, default=120.0, help="default 120")
     # Short slots: the closer A and B are in time, the more of the box's drift a
     # block cancels (bench/stat_power.py measured these defaults).
@@ -123,7 +129,7 @@ def option_set(args: argparse.Namespace, flag: str, text: str) -> tuple[EngineCo
     """The shared options with `text` (e.g. '--placement cross') on top."""
     sub = _OptionSetParser(prog=f"ipctop ab {flag}", add_help=False)
     add_workload_options(sub)
-    sub.add_argument("--pairs", type=count(1, 4096))
+    sub.add_argument("--pairs", type=count(1, MAX_PAIRS))
     try:
         tokens = shlex.split(text)
     except ValueError as exc:
@@ -178,19 +184,22 @@ def run(args: argparse.Namespace) -> int:
     said = EngineWarnings()
     try:
         with profiler or nullcontext():  # perf stops on every path
-            blocks, lat_blocks, results, elapsed = _interleave(sides, args, live, said, profiler)
+            stop = SteinStop(args.precision)
+            blocks, lat_blocks, results, elapsed = _interleave(
+                sides, args, live, said, stop, profiler
+            )
             profiles = {n: profiler.take(n) for n in "AB"} if profiler else None
     finally:
         _restore(args.restore_cmd)
     a, b = sides["A"], sides["B"]
     try:
-        d = paired_difference(blocks)
+        d = stop.difference(blocks)
     except TooFewWindows:
         raise UsageError(
             f"--max-seconds {args.max_seconds:g} allowed {len(blocks)} ABBA block(s) of "
             f"{elapsed / max(len(blocks), 1):.1f} s; an interval needs at least 2"
         ) from None
-    print(_result_line(d, len(blocks), elapsed, args))
+    print(_result_line(d, len(blocks), elapsed, args, stop))
     for s in (a, b):
         print(f"  {s.name}: {_summary_text(s.windows, unit(args))}")
     print(_latency_text(lat_blocks, sides))
@@ -216,9 +225,10 @@ def _interleave(
     args: argparse.Namespace,
     live: bool,
     said: EngineWarnings,
+    stop: SteinStop,
     profiler: SpanProfiler | None = None,
 ) -> tuple[list, list[dict], list[tuple[str, RunResult]], float]:
-    """Slots in ABBA order until the interval is narrow enough or time is up.
+    """Slots in ABBA order until the stop rule's block count or time is up.
 
     Each side's engine is opened once (objects, reaper); a slot adds its pairs,
     measures and removes them, which takes milliseconds where stopping an
@@ -256,10 +266,10 @@ def _interleave(
             blocks.append((got["A"], got["B"]))
             lat_blocks.append(lat)
             now = time.monotonic()
-            d = paired_difference(blocks) if len(blocks) >= 2 else None
+            d = stop.difference(blocks) if len(blocks) >= 2 else None
             if not args.quiet:
                 print(_block_line(len(blocks), got, d, now - t0, unit(args)), flush=True)
-            if enough(d, len(blocks), args.precision):
+            if stop.done(blocks):
                 break
             if now - t0 + (now - block_start) > args.max_seconds:
                 break
@@ -281,16 +291,14 @@ def _slot(
     if live:
         with span:
             return _measure(engine, args)
-    with deferred():  # a signal waits until the slot's pairs are whole
-        for _ in range(side.pairs):
-            engine.add_pair()
     try:
+        # In bulk, each pair whole by itself: a signal stops the start after the pair
+        # being made, not after all of them (seconds at 150 pairs on a loaded box).
+        engine.add_pairs(side.pairs)
         with span:
             return _measure(engine, args)
     finally:
-        with deferred():
-            while engine.pairs:
-                engine.remove_pair()
+        engine.remove_all_pairs()
 
 
 def _measure(engine: Engine, args: argparse.Namespace) -> RunResult:
@@ -363,11 +371,15 @@ def _block_line(
     return f"block {n} ({t:.0f} s): A {a:,.0f}  B {b:,.0f} {unit}{tail}"
 
 
-def _result_line(d: Difference, n: int, elapsed: float, args: argparse.Namespace) -> str:
-    why = "precision reached" if d.half_width_pct < args.precision else "time up"
+def _result_line(
+    d: Difference, n: int, elapsed: float, args: argparse.Namespace, stop: SteinStop
+) -> str:
+    planned = stop.plan is not None and n >= stop.plan.blocks
+    why = "the planned blocks done" if planned else "time up"
     line = (
-        f"B/A: {fmt_diff(d)} · {d.verdict} · {d.test}, {n} blocks "
+        f"B/A: {fmt_diff(d)} · {d.verdict} · {d.test}, n={n} blocks "
         f"({n * len(ORDER)} slots), {elapsed:.0f} s ({why}; ±{d.half_width_pct:.1f} %)"
+        f"\n  stop rule: {stop.describe()}"
     )
     if d.verdict == NO_DIFFERENCE:
         # What "none shown" is worth: a change inside the half-width could not be seen.
@@ -400,4 +412,7 @@ def _summary_text(windows: list[float], unit: str) -> str:
     if len(windows) < 2:
         return f"{len(windows)} window(s)"
     s = summarize(windows)
-    return f"median {s.median:,.0f} {unit} [{s.low:,.0f}, {s.high:,.0f}] n={s.n} windows"
+    return (
+        f"geometric mean {s.figure:,.0f} {unit} [{s.low:,.0f}, {s.high:,.0f}] {s.basis} "
+        "(within-run noise only; B/A rests on the blocks)"
+    )

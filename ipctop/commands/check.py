@@ -29,12 +29,14 @@ from ..box import describe, read_box
 from ..engine.engine import ENGINES, resolve_engine
 from ..errors import UsageError
 from ..output.output_paths import check_output_file, write_or_keep
-from ..output.record import Record, Step
+from ..output.record import Record, Sessions, Step
 from ..output.record_io import read_record, write_record
 from .check_runs import TIMING, CheckRunner, Printer, measure_all, planned_runs
+from .check_sessions import measure_sessions
 from .common import (
     add_metrics_option,
     add_profile_option,
+    count,
     cpu_text,
     metrics_endpoint,
     resolve_cpus,
@@ -56,6 +58,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_profile_option(p)
     p.add_argument(
         "--record", metavar="FILE", help="write sysv-msg's curve and the noise floor as a record"
+    )
+    p.add_argument(
+        "--sessions",
+        type=count(2, 100),
+        metavar="K",
+        help="also start K separate sessions (1 pair, 3 runs each) and measure how much "
+        "sessions differ beyond their runs: the spread compare --session-sd takes",
     )
     p.add_argument(
         "--baseline",
@@ -88,6 +97,10 @@ def run(args: argparse.Namespace) -> int:
         runner = CheckRunner(say, kind, cpus, timing, bar, metrics, profiler)
         readings = measure_all(runner)
 
+    spread = None
+    if args.sessions:
+        seconds, warmup = (1.0, 0.3) if args.quick else (2.0, 0.5)
+        spread = measure_sessions(args.sessions, cpus, kind, seconds, warmup, say)
     box_dict = box.to_dict()
     verdicts = judge_check(box_dict, cpus, readings)
     floor = _noise_floor(readings)
@@ -98,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
     if args.record:
         rec = _record(box_dict, cpus, kind, readings, floor[0], args)
         rec.warnings = runner.warnings.lines or None
+        rec.sessions = Sessions(**spread.to_dict()) if spread else None
         said, ok = write_or_keep(Path(args.record), lambda p: write_record(p, rec))
         if ok:
             say(said)
@@ -107,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         result = _result(box_dict, cpus, kind, args.quick, readings, verdicts, code)
         result["noise"] = floor[0].to_dict() if floor[0] else None
+        result["sessions"] = spread.to_dict() if spread else None  # optional
         result["warnings"] = runner.warnings.lines  # optional: what the engines warned about
         if profiler is not None:
             result["profiles"] = runner.profiles  # optional: run label -> profile
@@ -115,6 +130,8 @@ def run(args: argparse.Namespace) -> int:
         say("")
         for v in verdicts:
             say(_mark(v) + v.line)
+        if spread is not None:
+            say("  " + spread.line())
         status = overall(verdicts)
         fails = sum(v.status == FAIL for v in verdicts)
         say(f"\ncheck: {status}" + (f" ({fails} failed)" if fails else ""))
@@ -175,7 +192,7 @@ def _record(
     runs = [readings.one.get(workload), *readings.between.get(workload, {}).values()]
     runs.append(readings.all.get(workload))
     steps = [
-        Step(r.pairs, summarize(r.windows).median, windows=list(r.windows))
+        Step(r.pairs, summarize(r.windows).figure, windows=list(r.windows))
         for r in runs
         if r is not None and not r.error and r.windows
     ]

@@ -222,4 +222,4 @@ def _interval(windows: tuple[float, ...]) -> str:
     if len(windows) < 2:
         return f"n={len(windows)}"
     s = summarize(windows)
-    return f"median {fmt_rate(s.median)} [{fmt_rate(s.low)}, {fmt_rate(s.high)}] n={s.n}"
+    return f"{fmt_rate(s.figure)} [{fmt_rate(s.low)}, {fmt_rate(s.high)}] {s.basis}"

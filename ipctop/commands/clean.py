@@ -28,7 +28,9 @@ from ..engine.reaper import (
     tag_of,
     unlink_mq,
 )
+from ..engine.session_dir import is_regular
 from ..engine.workloads.msgbench import AREA_PREFIX
+from ..live.live_lock import LOCK_NAME, remove_if_stale
 
 MQUEUE_DIR = "/dev/mqueue"
 TAG_FILE = re.compile(r"[0-9a-f]{3}")
@@ -61,6 +63,11 @@ def _clean_files(dry_run: bool) -> tuple[int, int]:
         path.unlink(missing_ok=True)
         removed += 1
         print(f"removed stale session file {path}")
+    lock = session_dir() / LOCK_NAME  # a SIGKILLed monitor's: no holder, never removed
+    stale_lock = remove_if_stale(lock, dry_run)
+    if stale_lock:
+        removed += 0 if dry_run else 1
+        print(f"{'would remove' if dry_run else 'removed'} stale live-session lock {lock}")
     for path in perf_dirs:
         if dry_run:
             print(f"would remove {path}")
@@ -71,7 +78,8 @@ def _clean_files(dry_run: bool) -> tuple[int, int]:
             path.unlink(missing_ok=True)
         removed += 1
         print(f"removed {path}")
-    return len(queues) + len(journals) + len(sessions) + len(perf_dirs), removed
+    found = len(queues) + len(journals) + len(sessions) + len(perf_dirs) + stale_lock
+    return found, removed
 
 
 def orphan_perf_dirs(uid: int | None = None) -> list[Path]:
@@ -121,8 +129,8 @@ def stale_sessions() -> list[Path]:
     """
     out = []
     for path in session_dir().iterdir():
-        if not TAG_FILE.fullmatch(path.name):
-            continue  # the live-session lock and anything else are not ours to judge
+        if not TAG_FILE.fullmatch(path.name) or not is_regular(path):
+            continue  # the live-session lock, a folder or FIFO: not ours to judge
         owner = session_owner(int(path.name, 16))
         if owner is None and _younger_than(path, CLAIM_GRACE):
             continue  # being claimed: the pid is written just after the O_EXCL create
@@ -141,7 +149,7 @@ def _younger_than(path: Path, seconds: float) -> bool:
 def orphan_queues(uid: int | None = None) -> list[str]:
     """POSIX queues /ipctop-<pid>-... of this user whose creating process is gone."""
     uid = os.getuid() if uid is None else uid
-    out = []
+    out: list[str] = []
     try:
         names = os.listdir(MQUEUE_DIR)
     except OSError:

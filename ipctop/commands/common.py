@@ -14,7 +14,7 @@ from ..engine.config import LATENCY_EVERY, EngineConfig
 from ..engine.engine import ENGINES
 from ..engine.placement import MODES, PLACEMENTS
 from ..engine.profile.span import SpanProfiler
-from ..engine.workloads import WORKLOADS
+from ..engine.workloads import OPTIONS, WORKLOADS, takers
 
 # The most pairs a command accepts: what bench/bulk_start.py starts within its
 # target (BENCHMARKS.md, "Bulk start"); the counter block holds 4,096 ends.
@@ -75,7 +75,15 @@ def add_workload_options(p: argparse.ArgumentParser, many: bool = False) -> None
     p.add_argument(
         "--engine", choices=ENGINES, default="auto", help="native (C) or python (fallback)"
     )
-    _add_counts(p, _WORKLOAD_COUNTS)
+    for o in OPTIONS.values():
+        p.add_argument(
+            o.flag,
+            type=count(o.low, o.high),
+            default=o.default,
+            metavar=o.metavar,
+            help=o.help_for(takers(o)),
+        )
+    _add_counts(p, _run_counts())
     add_latency_options(p)
 
 
@@ -89,25 +97,18 @@ def add_latency_options(p: argparse.ArgumentParser) -> None:
     _add_counts(p, _LATENCY_COUNTS)
 
 
-# Whole-number options: (flag, lowest, highest, default, metavar, help).
-_WORKLOAD_COUNTS = (
-    ("--threads", 1, 65536, None, None,
-     "sysv-sem-multi: threads in all, split evenly over the CPUs (default 4 per CPU)"),
-    ("--sems", 1, 65535, 128, None,
-     "sysv-sem-multi: semaphores in the one shared array (default 128)"),
-    ("--think-ns", 0, 10**9, 0, "N",
-     "each end busy-waits N ns between receive and send: a server's work per message "
-     "(default 0)"),
-    ("--queues", 1, 1 << 24, None, "M",
-     "sysv-lifecycle: queues per thread (default msgbench's 32768, capped by kernel.msgmni "
-     "over the CPUs)"),
-    ("--prefill", 0, 1 << 24, 0, "P",
-     "sysv-lifecycle: idle queues each thread makes first, so the phases run in a fuller id "
-     "space (default 0)"),
-    ("--size", 1, 1 << 24, None, "BYTES",
-     "payload per message: sysv-msg, sysv-msg-shared, posix-mq, pipe, socket (default: the "
-     "seed's, 8 for sysv-msg and posix-mq, 16 for sysv-msg-shared, 1 for pipe and socket)"),
-)  # fmt: skip
+def _run_counts() -> tuple:
+    """Whole-number options of every run: (flag, lowest, highest, default, metavar, help)."""
+    sizes = ", ".join(f"{n} {c.default_size}" for n, c in WORKLOADS.items() if c.default_size)
+    return (
+        ("--think-ns", 0, 10**9, 0, "N",
+         "each end busy-waits N ns between receive and send: a server's work per message "
+         "(default 0)"),
+        ("--size", 1, 1 << 24, None, "BYTES",
+         f"payload per message (default: the seed's): {sizes}"),
+    )  # fmt: skip
+
+
 _LATENCY_COUNTS = (
     ("--latency-every", 1, 1_000_000, LATENCY_EVERY, "K",
      f"time one round in K (default {LATENCY_EVERY}: timing every round costs over 2 %% of "
@@ -162,15 +163,12 @@ def engine_config(args: argparse.Namespace, workload: str, cpus: list[int]) -> E
         mode=args.mode,
         cpus=tuple(cpus),
         engine=args.engine,
-        threads=getattr(args, "threads", None),
-        sems=getattr(args, "sems", 128),
         think_ns=getattr(args, "think_ns", 0),
         latency=getattr(args, "latency", True),
         latency_every=getattr(args, "latency_every", LATENCY_EVERY),
         rt=getattr(args, "rt", None),
         size=getattr(args, "size", None),
-        queues=getattr(args, "queues", None),
-        prefill=getattr(args, "prefill", 0),
+        **{name: getattr(args, name, o.default) for name, o in OPTIONS.items()},
     )
 
 

@@ -7,9 +7,11 @@ is one line on stderr and exit 2; a regression beyond --fail-below is exit 1.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import shutil
 import sys
+from contextlib import nullcontext, redirect_stdout
 from pathlib import Path
 
 from ..analysis.stats import TooFewWindows, fmt_diff, paired_difference
@@ -17,12 +19,19 @@ from ..analysis.verdicts import fmt_rate
 from ..errors import EXIT_FAILED, EXIT_OK, UsageError
 from ..output import matrix_text
 from ..output.ab_record import ab_blocks
-from ..output.compare import Comparison, compare, format_comparison, record_label
+from ..output.compare import (
+    Comparison,
+    compare,
+    comparison_to_dict,
+    format_comparison,
+    record_label,
+)
 from ..output.gnuplot import write_gnuplot
 from ..output.latency_compare import format_latency_comparison, has_latency
 from ..output.matrix_record import MatrixRecord, is_matrix, matrix_from_dict
+from ..output.output_paths import check_output_file
 from ..output.record import Record, record_points
-from ..output.record_io import read_record
+from ..output.record_io import atomic_write_text, read_record
 
 PLAIN_MARKERS = ("*", "o", "x", "+", "#", "@")
 
@@ -62,6 +71,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--force", action="store_true", help="compare records that differ in setting anyway"
     )
+    p.add_argument(
+        "--session-sd",
+        type=percent,
+        metavar="PCT",
+        help="this box's session-to-session s.d. in %% (`ipctop check --sessions` measures "
+        "it), added to intervals where a side is a single record",
+    )
+    p.add_argument(
+        "--json",
+        metavar="FILE",
+        help="also write every point's estimate, interval, verdict, n and unit as JSON "
+        "('-' for stdout, the table then going to stderr)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -85,7 +107,31 @@ def run(args: argparse.Namespace) -> int:
         sides: list = [records[: len(args.records)], records[len(args.records) :]]
     else:
         sides = records
-    cmp = compare(sides, force=args.force)
+    json_path = getattr(args, "json", None)
+    if json_path and json_path != "-":
+        check_output_file(json_path, "--json")
+    cmp = compare(sides, force=args.force, session_sd_pct=_session_sd(args, records))
+    with redirect_stdout(sys.stderr) if json_path == "-" else nullcontext():
+        code = _print_all(args, cmp, records)
+    if json_path:
+        text = json.dumps(comparison_to_dict(cmp), indent=2, allow_nan=False)
+        if json_path == "-":
+            print(text)
+        else:
+            atomic_write_text(json_path, text + "\n")
+    return code
+
+
+def _session_sd(args: argparse.Namespace, records: list[Record]) -> float | None:
+    """--session-sd, else the widest session spread a record's check measured."""
+    given = getattr(args, "session_sd", None)
+    if given is not None:
+        return given
+    known = [r.sessions.session_sd_pct for r in records if r.sessions is not None]
+    return max(known) if known else None
+
+
+def _print_all(args: argparse.Namespace, cmp: Comparison, records: list[Record]) -> int:
     for line in noise_lines(records):
         print(line)
     print(format_comparison(cmp))
@@ -116,14 +162,14 @@ def profile_deltas(labels: list[str], records: list[Record]) -> list[str]:
     for label, record in zip(labels[1:], records[1:]):
         for step in record.steps:
             old = base.get(step.pairs)
-            if old is None or not step.profile:
+            if old is None or not old.profile or not step.profile:
                 continue
             text = format_delta(
                 (labels[0], label),
                 Profile.from_dict(old.profile),
                 Profile.from_dict(step.profile),
-                old.costs,
-                step.costs,
+                old.costs.to_dict() if old.costs else None,
+                step.costs.to_dict() if step.costs else None,
             )
             out.append(f"{step.pairs} pair(s): {text}")
     return out
@@ -131,15 +177,15 @@ def profile_deltas(labels: list[str], records: list[Record]) -> list[str]:
 
 def _load(path: str):
     """A matrix record, or a sweep/session record (whose reader names any problem)."""
-    import json
-
     from ..errors import RecordError
     from ..output.bounded_read import read_bounded_text
+    from ..output.record_text import escape_controls
 
     try:
         # Bounded, and never blocking on a FIFO: `compare a.json /dev/zero` must not
         # read until the OOM killer comes.
-        d = json.loads(read_bounded_text(path))
+        text = read_bounded_text(path)
+        d = escape_controls(json.loads(text), text)  # no ESC from a record reaches a terminal
     except (RecordError, ValueError, RecursionError):
         return read_record(path)
     if is_matrix(d):
@@ -161,17 +207,19 @@ def _gate(cmp: Comparison, threshold: float) -> int:
             print(f"\nno settled point to judge against {cmp.labels[0]}: not passed")
             return EXIT_FAILED
         print(
-            f"\nno point whose whole 95 % interval lies more than {threshold:g} % below "
-            f"{cmp.labels[0]} ({cmp.decidable} judged)"
+            f"\nno point shown more than {threshold:g} % below {cmp.labels[0]} "
+            f"({cmp.decidable} judged, one-sided, Holm 5 % family-wise)"
         )
         return EXIT_OK
     if regressions:
         print(
-            f"\nregressions of more than {threshold:g} % against {cmp.labels[0]} (whole interval):"
+            f"\nregressions of more than {threshold:g} % against {cmp.labels[0]} "
+            f"(one-sided, Holm over {cmp.decidable} point(s) judged):"
         )
         for r in regressions:
             print(
-                f"  {r.label} at {r.pairs} pair(s): {r.diff_pct:+.1f} % (at most {r.high_pct:+.1f})"
+                f"  {r.label} at {r.pairs} pair(s): {r.diff_pct:+.1f} % "
+                f"(interval up to {r.high_pct:+.1f}, Holm p {r.p_holm:.3f})"
             )
     if unmatched:
         print(f"\nnot comparable with {cmp.labels[0]}, so not passed:")

@@ -86,8 +86,9 @@ def _run(args: argparse.Namespace, config, cpus: list[int], metrics) -> int:
     if len(result.windows) >= 2:
         s = summarize(result.windows)
         print(
-            f"# windows: median {s.median:,.0f} ops/s, 95 % interval "
-            f"[{s.low:,.0f}, {s.high:,.0f}], n={s.n} x {args.interval:g} s ({s.method})",
+            f"# windows: geometric mean {s.figure:,.0f} ops/s, 95 % interval "
+            f"[{s.low:,.0f}, {s.high:,.0f}], {s.basis} x {args.interval:g} s ({s.method}; "
+            "within this run only: another run differs more)",
             file=notes,
             flush=True,
         )

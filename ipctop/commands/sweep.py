@@ -8,6 +8,7 @@ import sys
 from contextlib import nullcontext
 from pathlib import Path
 
+from ..analysis.noise import record_noise, record_note
 from ..analysis.scaling import ScalingPoint, scalability_pct
 from ..analysis.stats import WINDOW_S
 from ..box import read_box
@@ -17,7 +18,8 @@ from ..engine.latency import PairLatency
 from ..engine.opstats import format_op_stats
 from ..engine.profile.span import SpanProfiler
 from ..engine.profile.window import Profile
-from ..engine.stalls import STALL
+from ..engine.stalls import STALL, StallSummary
+from ..engine.workloads import configured, record_payload
 from ..engine.workloads.msgbench import phase_table
 from ..live.engine_warnings import EngineWarnings
 from ..live.measure import RunResult, measure_engine
@@ -90,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     )
     print(f"kernel {box.get('kernel_release')} · {box.get('cpu_model')}")
     for name in names:
-        detail = _configured(configs[name]).detail_text()
+        detail = configured(configs[name]).detail_text()
         if detail:
             print(f"{name}{detail}")
     status = 0
@@ -134,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
     # warnings in the record, not failures of the sweep; a pair stalled for good is.
     warnings = (CONTENTION, STALL)
     failed = any(not e.startswith(warnings) for r in records.values() for e in r.events)
-    stuck = any(s.stalls and s.stalls["stalled_at_end"] for r in records.values() for s in r.steps)
+    stuck = any(s.stalls and s.stalls.stalled_at_end for r in records.values() for s in r.steps)
     return 1 if failed or stuck or not saved else 0
 
 
@@ -154,31 +156,10 @@ def _new_record(box: dict, config, kind: str, args: argparse.Namespace) -> Recor
             warmup=args.warmup,
             repeat=args.repeat,
             window_s=WINDOW_S,
-            threads=config.threads,
-            sems=config.sems,
             think_ns=config.think_ns,
-            **_payload(config),
+            **record_payload(config),
         ),
     )
-
-
-def _payload(config) -> dict:
-    """Optional keys: a message workload's payload bytes, msgbench's queues."""
-    w = _configured(config)
-    out: dict = {} if w.size is None else {"size": w.size}
-    # Only sysv-lifecycle sizes itself in queues and prefill; posix-mq has a `queues` count too.
-    if hasattr(w, "prefill"):
-        out.update(queues=w.queues, prefill=w.prefill, queues_note=w.cap_note or None,
-                   queue_keys=w.keys)  # fmt: skip
-    return out
-
-
-def _configured(config):
-    from ..engine.workloads import make_workload
-
-    w = make_workload(config.workload)
-    w.configure(config)
-    return w
 
 
 def _measure(
@@ -227,29 +208,22 @@ def _step(
             StepThread(t.pair, t.role, t.cpu, t.ops_per_s, t.rounds, t.errors)
             for t in middle.threads
         ],
-        costs=middle.costs.to_dict() if middle.costs else None,
+        costs=middle.costs,
         ops=middle.ops,
         events=list(dict.fromkeys(e for r in runs for e in r.events)),
         # The windows of every repeat: more windows, a tighter interval per share.
         profile=profiler.take().to_dict() if profiler is not None else None,
         latency=step_latency(runs, middle),
         stalls=_stalls(runs),
+        noise=record_noise(n for r in runs for n in r.noise),
     )
     return step
 
 
-def _stalls(runs: list[RunResult]) -> dict | None:
+def _stalls(runs: list[RunResult]) -> StallSummary | None:
     """The stalls of the step's runs, summed; None when none stalled."""
-    said = [r.stalls.to_dict() for r in runs if r.stalls is not None]
-    if not said:
-        return None
-    out = dict(said[0])
-    for d in said[1:]:
-        for key in ("left_out_s", "windows_left_out", "gaps"):
-            out[key] += d[key]
-        for key in ("stalled_pairs", "stalled_at_end"):
-            out[key] = sorted(set(out[key]) | set(d[key]))
-    return out
+    said = [r.stalls.summary() for r in runs if r.stalls is not None]
+    return functools.reduce(StallSummary.plus, said) if said else None
 
 
 def _print_step(name: str, step: Step, ncpus: int) -> None:
@@ -271,6 +245,9 @@ def _print_step(name: str, step: Step, ncpus: int) -> None:
     if step.latency:
         print(f"{step.latency['note']} (the median run):")
         print(latency_text.table(PairLatency.from_dict(d) for d in step.latency["pairs"]))
+    noise = record_note(step.noise)
+    if noise:
+        print(noise)
 
 
 def _finish(records: dict[str, Record], names: list[str], args, status: int) -> bool:

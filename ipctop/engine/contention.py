@@ -11,7 +11,8 @@ import os
 import time
 
 from ..cpus import format_cpu_list, parse_cpu_list
-from .reaper import _alive, session_dir
+from .reaper import _alive
+from .session_dir import read_small, session_dir
 
 CONTENTION = "contention:"  # how every such event starts
 FIRST_CHECK = 1.0  # seconds after the engine starts
@@ -26,7 +27,7 @@ def others_on(cpus: list[int], me: int | None = None) -> list[tuple[int, list[in
     """(pid, shared CPUs) of every other live ipctop session that pins to any of `cpus`."""
     me = os.getpid() if me is None else me
     mine = set(cpus)
-    out = []
+    out: list[tuple[int, list[int]]] = []
     try:
         paths = list(session_dir().iterdir())
     except OSError:
@@ -34,10 +35,10 @@ def others_on(cpus: list[int], me: int | None = None) -> list[tuple[int, list[in
     for path in paths:
         if len(path.name) != 3:
             continue  # the live-session lock and anything else: only tag files say CPUs
-        try:
-            fields = path.read_bytes()[:200].decode("ascii", "replace").split()
-        except OSError:
-            continue  # not readable, or released meanwhile
+        data = read_small(path, 200)  # None: not a regular file, or released meanwhile
+        if data is None:
+            continue
+        fields = data.decode("ascii", "replace").split()
         if len(fields) < 2 or not fields[0].isdigit() or not fields[1].startswith("cpus="):
             continue  # the lock, or a session of an ipctop that does not say its CPUs
         pid = int(fields[0])

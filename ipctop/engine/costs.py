@@ -254,7 +254,7 @@ def _placement_flags(ends: list, siblings: dict[int, tuple[int, ...]], oversubsc
 
 
 def _governors() -> dict[int, str]:
-    out = {}
+    out: dict[int, str] = {}
     base = "/sys/devices/system/cpu"
     try:
         names = os.listdir(base)
@@ -304,9 +304,11 @@ def merge(readings: list[Costs]) -> Costs | None:
         by_cpu.setdefault(u.cpu, []).append(u)
     threads = [merged(rows, 2, summed=("migrations",)) for rows in by_thread.values()]
     cpus = [merged(rows, 1) for rows in by_cpu.values()]
-    rtt = {}
+    rtt: dict[int, float] = {}
     for pair in dict.fromkeys(p for c in readings for p, _ in c.rtt_us):
-        rtt[pair] = mean(u for c in readings for p, u in c.rtt_us if p == pair)
+        us = mean(u for c in readings for p, u in c.rtt_us if p == pair)
+        if us is not None:  # never None: the pair is in some reading
+            rtt[pair] = us
     return Costs(
         threads=tuple(threads),
         cpus=tuple(cpus),

@@ -16,7 +16,6 @@ from .contention import ContentionWatch, session_line
 from .counters import ENDED, CounterBlock
 from .event_log import EventLog
 from .forker import Forker
-from .latency import TIMED
 from .launch import End, Launcher, Pair, await_start
 from .objects import _native
 from .placement import MODES, check_placement, oversubscribed
@@ -205,6 +204,11 @@ class Engine:
             self.pairs = [p for p in self.pairs if id(p) not in gone]
             self._stop_pairs(pairs)
 
+    def remove_all_pairs(self) -> None:
+        """Stop and remove every pair in one pass (one wake-up and join round for all)."""
+        with self._lock:
+            self._drop(list(self.pairs))
+
     def remove_pair(self) -> Pair | None:
         """Stop and remove the last pair; the others keep running."""
         with self._lock, deferred():
@@ -238,7 +242,7 @@ class Engine:
     @property
     def timing(self) -> bool:
         """True when the ends time their rounds."""
-        return self.kind == "native" and self.config.latency and self.config.workload in TIMED
+        return self.kind == "native" and self.config.latency and bool(self.workload.timed)
 
     def pause_timing(self, paused: bool) -> None:
         """Stop or resume timing in every end while the loops run (for measuring its cost)."""
@@ -251,7 +255,7 @@ class Engine:
         c = self.config
         if self.kind != "native":
             return "latency n/a (the Python engine does not time rounds)"
-        if c.workload not in TIMED:
+        if not self.workload.timed:
             return f"latency n/a ({c.workload} has no two-end token to time)"
         if not c.latency:
             return "latency off (--no-latency)"

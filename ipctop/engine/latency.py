@@ -13,6 +13,7 @@ from __future__ import annotations
 import mmap
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 # The layout of native.h; the module checks its constants against these.
 AREA = 32768
@@ -23,24 +24,6 @@ ONEWAY_OFFSET = RTT_OFFSET + 8 * (1 + BUCKETS)
 HIST_BYTES = 8 * (1 + BUCKETS)
 PAUSED_OFFSET = 64
 QUANTILES = (0.5, 0.99, 0.999)
-
-#: the workloads whose native loops call lat_post/lat_woken (a two-end token)
-TIMED = frozenset(
-    {
-        "sysv-msg",
-        "sysv-sem",
-        "sysv-msg-shared",
-        "pipe",
-        "socket",
-        "eventfd",
-        "posix-sem",
-        "posix-mq",
-        "futex",
-        "signal",
-        "spin",
-        "spin-yield",
-    }
-)
 
 
 def bucket_of(ns: int) -> int:
@@ -134,7 +117,8 @@ def summarize(acc: bytes | bytearray) -> LatencySummary:
     else:
         n, total, vals, mx = _summary_py(acc, QUANTILES)
     mean = total / n if n else None
-    return LatencySummary(n, mean, *vals, mx)
+    p50, p99, p999 = vals  # QUANTILES
+    return LatencySummary(n, mean, p50, p99, p999, mx)
 
 
 def _summary_py(acc: bytes | bytearray, qs: tuple[float, ...]):
@@ -155,7 +139,7 @@ def _summary_py(acc: bytes | bytearray, qs: tuple[float, ...]):
     return total, words[0], tuple(out), bucket_mid(used[-1])
 
 
-def take(src: object, offset: int, prev: bytearray, acc: bytearray) -> None:
+def take(src: Any, offset: int, prev: bytearray, acc: bytearray) -> None:
     """acc += histogram at src[offset:] - prev; prev = that histogram."""
     from .objects import _native
 

@@ -18,7 +18,8 @@ from ..cpuclass import CLASSES, SAME_CPU, CpuClasses
 from ..errors import UsageError
 from .config import EngineConfig
 from .engine import Engine
-from .latency import TIMED, LatencySummary, Tracker, summarize
+from .latency import LatencySummary, Tracker, summarize
+from .workloads import WORKLOADS
 
 BASELINE = "spin"
 # A cell with fewer timed wake-ups than this (a starved spinner on a busy box)
@@ -64,7 +65,7 @@ class Cell:
 
 
 def check_workload(workload: str, engine: str) -> None:
-    if workload not in TIMED:
+    if workload not in WORKLOADS or not WORKLOADS[workload].timed:
         raise UsageError(f"matrix: {workload} has no two-end token to time")
     if engine == "python":
         raise UsageError("matrix needs the native engine (the Python engine does not time rounds)")

@@ -55,7 +55,7 @@ def names(path: Path) -> list[str]:
 
 def dead_journals(directory: Path, alive: Callable[[int], bool]) -> list[Path]:
     """Journals in `directory` whose engine's pid is gone."""
-    out = []
+    out: list[Path] = []
     try:
         entries = list(directory.iterdir())
     except OSError:

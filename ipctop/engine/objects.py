@@ -9,6 +9,7 @@ recognise ipctop's leftovers by key.
 from __future__ import annotations
 
 import errno
+import importlib
 import os
 import secrets
 import threading
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ResourceError, UnsupportedError
-from .reaper import KEY_MASK, KEY_PREFIX, ReaperClient, key_of, live_objects
+from .reaper import KEY_PREFIX, ReaperClient, key_of, live_objects
 
 MODE = 0o600
 
@@ -37,8 +38,9 @@ def tracking(client: ReaperClient | None) -> Iterator[None]:
         _tracker = previous
 
 
+_native: Any  # the C extension's module, or None
 try:
-    from .. import _native
+    _native = importlib.import_module("ipctop._native")
 except ImportError:  # no compiler at install time: the Python engine still works
     _native = None
 
@@ -57,10 +59,6 @@ def new_key() -> int:
     if _tracker is not None:
         return _tracker.new_key()
     return KEY_PREFIX | (secrets.randbits(24) or 1)
-
-
-def is_ipctop_key(key: int) -> bool:
-    return (key & KEY_MASK) == KEY_PREFIX
 
 
 @dataclass
@@ -130,7 +128,7 @@ def _current_key(kind: str, ident: int) -> int | None:
     return keys.get((kind, ident))
 
 
-def _create(kind: str, make: Any) -> tuple[int, int, Any]:
+def _create(kind: str, make: Any) -> tuple[Any, ...]:
     for _ in range(64):
         key = new_key()
         try:

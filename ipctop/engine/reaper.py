@@ -25,21 +25,12 @@ import sys
 from pathlib import Path
 
 from . import mq_journal
+from .session_dir import read_small, session_dir
 
 KEY_PREFIX = 0x1C000000
 KEY_MASK = 0xFF000000
 TAG_SHIFT = 12
 TAG_MASK = 0xFFF
-
-
-def session_dir() -> Path:
-    for base in ("/run", os.environ.get("XDG_RUNTIME_DIR"), "/tmp"):
-        if base and os.access(base, os.W_OK):
-            suffix = "" if base != "/tmp" else f"-{os.getuid()}"
-            d = Path(base) / f"ipctop{suffix}"
-            d.mkdir(mode=0o700, exist_ok=True)
-            return d
-    raise OSError("no writable directory for ipctop's session files")
 
 
 def tag_of(key: int) -> int | None:
@@ -50,9 +41,10 @@ def tag_of(key: int) -> int | None:
 
 def session_owner(tag: int) -> int | None:
     """The pid that claimed a tag, if its session file exists."""
+    data = read_small(session_dir() / f"{tag:03x}")  # never blocks on a FIFO put there
     try:
-        return int((session_dir() / f"{tag:03x}").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
+        return int(data.split()[0]) if data else None
+    except (ValueError, IndexError):
         return None
 
 
@@ -68,8 +60,12 @@ def claim_tag(pid: int, line: str | None = None) -> int:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError:
             continue
-        with os.fdopen(fd, "w") as f:
-            f.write(line or f"{pid}\n")
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(line or f"{pid}\n")
+        except BaseException:
+            path.unlink(missing_ok=True)  # a full disk must not leave an empty claim
+            raise
         return tag
     raise OSError("no free ipctop session tag (256 tries)")
 

@@ -79,15 +79,51 @@ class StallReport:
     def any(self) -> bool:
         return any(self.windows)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "threshold_s": STALL_S,
-            "left_out_s": round(self.left_out_s, 2),
-            "windows_left_out": sum(self.windows),
-            "gaps": self.gaps,
-            "stalled_pairs": list(self.stalled_pairs),
-            "stalled_at_end": list(self.stalled_at_end),
-        }
+    def summary(self) -> StallSummary:
+        """What a record keeps of it."""
+        return StallSummary(
+            threshold_s=STALL_S,
+            left_out_s=round(self.left_out_s, 2),
+            windows_left_out=sum(self.windows),
+            gaps=self.gaps,
+            stalled_pairs=self.stalled_pairs,
+            stalled_at_end=self.stalled_at_end,
+        )
+
+
+@dataclass(frozen=True)
+class StallSummary:
+    """A recorded step's stalls (a Step's `stalls`): its runs' StallReports, summed."""
+
+    threshold_s: float  # STALL_S when it was recorded
+    left_out_s: float
+    windows_left_out: int
+    gaps: int
+    stalled_pairs: tuple[int, ...] = ()
+    stalled_at_end: tuple[int, ...] = ()
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> StallSummary:
+        """A record's plain stalls object (JSON's lists for the tuples)."""
+        return cls(
+            threshold_s=float(d["threshold_s"]),
+            left_out_s=float(d["left_out_s"]),
+            windows_left_out=int(d["windows_left_out"]),
+            gaps=int(d["gaps"]),
+            stalled_pairs=tuple(d.get("stalled_pairs", ())),
+            stalled_at_end=tuple(d.get("stalled_at_end", ())),
+        )
+
+    def plus(self, other: StallSummary) -> StallSummary:
+        """Both runs' stalls: the times and counts added, the pairs joined."""
+        return StallSummary(
+            threshold_s=self.threshold_s,
+            left_out_s=round(self.left_out_s + other.left_out_s, 2),
+            windows_left_out=self.windows_left_out + other.windows_left_out,
+            gaps=self.gaps + other.gaps,
+            stalled_pairs=tuple(sorted(set(self.stalled_pairs) | set(other.stalled_pairs))),
+            stalled_at_end=tuple(sorted(set(self.stalled_at_end) | set(other.stalled_at_end))),
+        )
 
 
 def stalled_windows(timeline: Sequence[Any], start: dict[int, int]) -> StallReport:

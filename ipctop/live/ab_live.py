@@ -19,24 +19,20 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..analysis.stats import WINDOW_S, Difference, paired_difference
+from ..analysis.stats import WINDOW_S, Difference
+from ..analysis.stopping import SteinStop
 from ..cpus import choose_cpus, read_topology
 from ..engine.config import EngineConfig
 from ..engine.engine import Engine
+from ..engine.workloads import OPTIONS
 from ..errors import IpctopError, UsageError
 from .sources import LiveSource
 
 ORDER = "ABBA"  # a block of four cancels a linear drift of the box
-MIN_BLOCKS = 3  # an interval from 2 blocks has 1 degree of freedom: far too wide to stop on
 
 # Option names as the command line spells them, onto EngineConfig's fields.
 _FLAGS = {"-w": "workload"}
 _SWITCHES = {"--no-latency": ("latency", False), "--latency": ("latency", True)}
-
-
-def enough(d: Difference | None, blocks: int, precision_pct: float) -> bool:
-    """ab's stopping rule: at least MIN_BLOCKS, and B/A known to ±precision_pct."""
-    return d is not None and blocks >= MIN_BLOCKS and d.half_width_pct < precision_pct
 
 
 def parse_change(
@@ -90,7 +86,7 @@ def _value(flag: str, name: str, text: str, allowed: Iterable[int] | None) -> An
         value = int(text)
     except ValueError:
         raise UsageError(f"B: {flag} {text!r} is not a whole number") from None
-    low = 0 if name in ("think_ns", "prefill") else 1
+    low = OPTIONS[name].low if name in OPTIONS else 0 if name == "think_ns" else 1
     if value < low:
         raise UsageError(f"B: {flag} must be {low} or more, not {value}")
     return value
@@ -143,6 +139,7 @@ class LiveAB:
         self.precision_pct, self.max_seconds = precision_pct, max_seconds
         self.on_progress = on_progress
         self.blocks: list[tuple[list[float], list[float]]] = []
+        self.stop_rule = SteinStop(precision_pct)
         self._cancel = threading.Event()
 
     def cancel(self) -> None:
@@ -187,8 +184,7 @@ class LiveAB:
                 got[name].extend(windows)
                 slots += 1
             self.blocks.append((got["A"], got["B"]))
-            d = self._difference()
-            if enough(d, len(self.blocks), self.precision_pct):
+            if self.stop_rule.done(self.blocks):
                 return "precision reached"
             per_block = (time.monotonic() - t0) / len(self.blocks)
             if time.monotonic() - t0 + per_block > self.max_seconds:
@@ -210,7 +206,7 @@ class LiveAB:
         return out
 
     def _difference(self) -> Difference | None:
-        return paired_difference(self.blocks) if len(self.blocks) >= 2 else None
+        return self.stop_rule.difference(self.blocks) if len(self.blocks) >= 2 else None
 
     def _progress(self, t0: float, slot: str, slots: int = -1, **kw: Any) -> AbProgress:
         a = [x for blk, _ in self.blocks for x in blk]

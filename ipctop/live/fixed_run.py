@@ -66,7 +66,7 @@ def fixed_costs(pairs: int, speed: dict[int, float], i: int) -> Costs:
     cpus = tuple(
         CpuCost(c, 120.0 * (c + 1) / rounds, 3.0 / rounds, None, None, None) for c in range(4)
     )
-    flags = ()
+    flags: tuple[str, ...] = ()
     if pairs > 2:
         flags = ("placement drift: pair 2 B bound to CPU 2 ran on CPU 3",)
     return Costs(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -71,6 +72,35 @@ class LiveSessionLock:
             return
         # Unlink while still locked, so nobody takes a file that is about to vanish.
         self.path.unlink(missing_ok=True)
+        os.close(fd)
+
+
+def remove_if_stale(path: Path, dry_run: bool = False) -> bool:
+    """Unlink a lock file that nobody holds (its monitor was SIGKILLed); True if stale.
+
+    Locked while it is judged and unlinked, as release() does: a monitor that
+    opens it meanwhile finds it held for that instant and, like any second
+    session, runs anyway (a served one shows the notice until its next try).
+    """
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False  # none, or not a file of ours to open
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False  # held: a live session
+        try:
+            same = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same and not dry_run:
+            path.unlink(missing_ok=True)
+        return same
+    finally:
         os.close(fd)
 
 

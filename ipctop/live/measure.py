@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..analysis.noise import WindowNoise, pair_cpus, window_noise
 from ..engine import procfs
 from ..engine.config import EngineConfig
 from ..engine.costs import Costs, merge
@@ -53,6 +54,7 @@ class RunResult:
     # interval is built from (analysis.stats; one interval is one window).
     windows: tuple[float, ...] = ()
     stalls: StallReport | None = None  # None when nothing stalled
+    noise: tuple[WindowNoise, ...] = ()  # steal, PSI, clock: one per entry of `windows`
 
 
 def measure(config: EngineConfig, pairs: int, seconds: float, **options: Any) -> RunResult:
@@ -101,10 +103,9 @@ def measure_engine(
     ops = _ops(engine, mark, names, op_rates)
     threads = []
     pair_state = {p.index: p.state for p in engine.pairs}
-    stalls = stalled_windows(timeline, _rounds_by_pair(prime))
-    if not stalls.any:
-        stalls = None
-    else:
+    report = stalled_windows(timeline, _rounds_by_pair(prime))
+    stalls = report if report.any else None
+    if stalls is not None:
         events.append(_stall_note(stalls, elapsed))
     left_out = _left_out(timeline, stalls, prime) if stalls else {}
     for end, a, b in zip(ends, r0, r1):
@@ -140,9 +141,12 @@ def measure_engine(
         costs=merge([s.costs for s in timeline]),
         ops=ops,
         latency=lat,
-        latency_all=tracker.all_pairs() if lat else None,
+        latency_all=tracker.all_pairs() if lat and tracker is not None else None,
         latency_note=engine.latency_note,
         windows=window_rates(timeline, sampler.interval, stalls),
+        noise=tuple(
+            window_noise(s, pair_cpus(s)) for s in kept(timeline, sampler.interval, stalls)
+        ),
         stalls=stalls,
     )
 
@@ -153,10 +157,15 @@ def window_rates(
     """Each sample's total rate, leaving out a late short sliver at the end
     (its rate is noisier than the rest and would get the same weight) and
     every stalled window (not a rate sample)."""
+    return tuple(s.total_ops_per_s for s in kept(timeline, interval, stalls))
+
+
+def kept(
+    timeline: list[Sample], interval: float, stalls: StallReport | None = None
+) -> list[Sample]:
+    """The samples window_rates keeps, in order."""
     out = stalls.windows if stalls is not None else (False,) * len(timeline)
-    return tuple(
-        s.total_ops_per_s for s, gone in zip(timeline, out) if s.dt >= interval / 2 and not gone
-    )
+    return [s for s, gone in zip(timeline, out) if s.dt >= interval / 2 and not gone]
 
 
 def _rounds_by_pair(s: Sample) -> dict[int, int]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import statistics
 from collections import deque
-from collections.abc import Sequence
 from itertools import islice
 from typing import NamedTuple
 
@@ -17,32 +16,12 @@ from ..analysis.scaling import ScalingCurve, ScalingPoint, above_linear, scalabi
 from ..analysis.settle import SETTLED, Settler
 from ..engine.latency import whole
 from ..engine.sample import Sample, ThreadSample
+from .thread_table import ThreadKey, ThreadRow, ThreadTable, thread_key
 
 P99_SAMPLES = 20  # the p99 curve's point at a pair count: the median of this many samples
 
 #: samples of history kept per row; a sparkline never gets wider than this
 HISTORY = 512
-#: a thread this far from the median of all running threads is highlighted
-IMBALANCE = 0.20
-
-ThreadKey = tuple[int, str, int]  # (pair, role, tid): a re-added pair starts a new row
-
-
-def thread_key(t: ThreadSample) -> ThreadKey:
-    return (t.pair, t.role, t.tid)
-
-
-class ThreadRow(NamedTuple):
-    """A NamedTuple, not a frozen dataclass: 512 of them are built per redraw."""
-
-    sample: ThreadSample
-    share: float  # of the total, 0..1
-    off_median: float | None  # (ops - median) / median, None when no median
-    history: Sequence[float]
-
-    @property
-    def imbalanced(self) -> bool:
-        return self.off_median is not None and abs(self.off_median) > IMBALANCE
 
 
 class Headline(NamedTuple):
@@ -62,6 +41,7 @@ class Session:
         self.history = history
         self.workload = workload  # names this run's curve in a comparison
         self.latest: Sample | None = None
+        self._sorted: tuple[Sample | None, list[ThreadSample], float] = (None, [], 0.0)
         self.count = 0
         self.threads: dict[ThreadKey, deque[float]] = {}
         # Per sample, the highest ops/s of any thread still shown: the shared
@@ -79,6 +59,7 @@ class Session:
         self.events: deque[str] = deque(maxlen=50)
         #: per pair: the round trip's p99 per sample (ns), for the latency panel's sparkline
         self.latency_p99: dict[int, deque[float]] = {}
+        self._p99_peaks: deque[float] = deque(maxlen=history)  # as _peaks, for latency_p99
         #: per pair count: all pairs' round-trip p99 per sample (ns), the p99 curve
         self.p99_by_pairs: dict[int, deque[float]] = {}
 
@@ -111,15 +92,23 @@ class Session:
 
     def _feed_latency(self, sample: Sample) -> None:
         seen = set()
+        peak = 0.0
         for reading in sample.latency:
             pair, p99 = reading.pair, reading.rtt.p99
             if pair < 0:
                 continue
             seen.add(pair)
             hist = self.latency_p99.setdefault(pair, deque(maxlen=self.history))
-            hist.append(float(p99) if p99 is not None else 0.0)
-        for gone in [p for p in self.latency_p99 if p not in seen]:
-            del self.latency_p99[gone]
+            value = float(p99) if p99 is not None else 0.0
+            hist.append(value)
+            peak = max(peak, value)
+        gone = [p for p in self.latency_p99 if p not in seen]
+        for pair in gone:
+            del self.latency_p99[pair]
+        if gone:
+            self._p99_peaks = _peaks_of(self.latency_p99.values(), self.history)
+        elif seen:
+            self._p99_peaks.append(peak)
         every = whole(sample.latency)
         p99 = every.rtt.p99 if every is not None else None
         if p99 is not None and sample.pairs > 0:
@@ -221,44 +210,35 @@ class Session:
     def scalability_at(self, pairs: int) -> float | None:
         return scalability_pct(self.points(), pairs)
 
-    def thread_rows(self) -> list[ThreadRow]:
+    def thread_table(self) -> ThreadTable:
+        """The latest sample's threads, sorted, with the median and total a row needs."""
         s = self.latest
         if s is None:
-            return []
-        running = [t.ops_per_s for t in s.threads if t.state == "running"]
-        median = statistics.median(running) if running else 0.0
-        total = s.total_ops_per_s
-        rows = []
-        for t in sorted(s.threads, key=lambda t: (t.pair, t.role)):
-            off = None
-            if median > 0 and t.state == "running":
-                off = (t.ops_per_s - median) / median
-            rows.append(
-                ThreadRow(
-                    sample=t,
-                    share=t.ops_per_s / total if total > 0 else 0.0,
-                    off_median=off,
-                    # The live deque, not a copy: 512 copies of 512 values per redraw add up.
-                    history=self.threads.get(thread_key(t), ()),
-                )
-            )
-        return rows
+            return ThreadTable((), 0.0, 0.0, self.threads)
+        if self._sorted[0] is not s:  # sorted once per sample, for every panel that asks
+            running = [t.ops_per_s for t in s.threads if t.state == "running"]
+            median = statistics.median(running) if running else 0.0
+            self._sorted = (s, sorted(s.threads, key=lambda t: (t.pair, t.role)), median)
+        _, threads, median = self._sorted
+        return ThreadTable(threads, median, s.total_ops_per_s, self.threads)
+
+    def thread_rows(self) -> list[ThreadRow]:
+        """Every row (tests, exports); the panel builds only the rows it shows."""
+        table = self.thread_table()
+        return [table.row(i) for i in range(len(table))]
 
     def thread_scale(self, width: int) -> float:
         """One ceiling for every thread sparkline (its last `width` samples), so rows compare."""
         recent = islice(reversed(self._peaks), width) if width > 0 else self._peaks
         return max(recent, default=0.0)
 
+    def latency_scale(self, width: int) -> float:
+        """One ceiling for every pair's p99 sparkline (its last `width` samples)."""
+        recent = islice(reversed(self._p99_peaks), width) if width > 0 else self._p99_peaks
+        return max(recent, default=0.0)
+
     def _rebuild_peaks(self) -> None:
-        # Every history got this sample's value, so they all end at the same sample.
-        longest = max((len(h) for h in self.threads.values()), default=0)
-        peaks = [0.0] * longest
-        for h in self.threads.values():
-            offset = longest - len(h)
-            for i, v in enumerate(h, offset):
-                if v > peaks[i]:
-                    peaks[i] = v
-        self._peaks = deque(peaks, maxlen=self.history)
+        self._peaks = _peaks_of(self.threads.values(), self.history)
 
     def pair_cpus(self) -> set[int]:
         """CPUs a pair is bound to (or last ran on, when unpinned)."""
@@ -271,3 +251,17 @@ class Session:
             if cpu is not None:
                 out.add(cpu)
         return out
+
+
+def _peaks_of(histories, history: int) -> deque[float]:
+    """Per sample, the highest value of any history: the shared sparkline ceiling.
+    Every history got the latest sample's value, so they all end at the same sample."""
+    histories = list(histories)
+    longest = max((len(h) for h in histories), default=0)
+    peaks = [0.0] * longest
+    for h in histories:
+        offset = longest - len(h)
+        for i, v in enumerate(h, offset):
+            if v > peaks[i]:
+                peaks[i] = v
+    return deque(peaks, maxlen=history)

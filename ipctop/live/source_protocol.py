@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..engine.sample import Sample
 
@@ -80,7 +80,7 @@ class SampleSource(Protocol):
 
     def remove_pair(self) -> str: ...
 
-    def reconfigure(self, pairs: int | None = None, **changes: str) -> str:
+    def reconfigure(self, pairs: int | None = None, **changes: Any) -> str:
         """Restart the pairs with a new workload, placement or mode, same count
         unless `pairs` says otherwise (W starts a mechanism at 1 pair)."""
         ...

@@ -16,6 +16,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Any
 
 from ..box import read_box
 from ..engine.config import EngineConfig
@@ -174,7 +175,7 @@ class LiveSource(SampleSource):
                 return "no pair to remove"
             return f"pair {pair.index} removed with its objects"
 
-    def reconfigure(self, pairs: int | None = None, **changes: str) -> str:
+    def reconfigure(self, pairs: int | None = None, **changes: Any) -> str:
         with self._lock:
             if self._stopped:  # a late caller (an A/B ending) must not start pairs again
                 raise UnsupportedError("the pairs were stopped: nothing to restart")
@@ -352,7 +353,7 @@ class FixedSource(SampleSource):
     def remove_pair(self) -> str:
         raise UnsupportedError(f"a {self._info.source} source cannot remove pairs")
 
-    def reconfigure(self, pairs: int | None = None, **changes: str) -> str:
+    def reconfigure(self, pairs: int | None = None, **changes: Any) -> str:
         raise UnsupportedError(f"a {self._info.source} source cannot be restarted")
 
     def set_detail(self, on: bool) -> None:

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 from ipctop.analysis.scaling import ScalingPoint
 from ipctop.analysis.stats import WINDOW_S, Difference
 from ipctop.engine.sample import Sample
+from ipctop.engine.workloads import record_payload
 from ipctop.errors import RecordError
-from ipctop.output.record import Record, Step
+from ipctop.output.record import Record, RunConfig, Step
 
 if TYPE_CHECKING:
     import argparse
@@ -26,9 +27,8 @@ def config_dict(config: Any, kind: str, pairs: int) -> dict[str, Any]:
         "engine": kind,
         "cpus": list(config.cpus),
         "pairs": pairs,
-        "threads": config.threads,
-        "sems": config.sems,
         "think_ns": config.think_ns,
+        **record_payload(config),
         "seconds": None,
         "warmup": None,
         "repeat": None,
@@ -67,7 +67,7 @@ def ab_record(
     return Record(
         kind="ab",
         box=box,
-        config=config_dict(a.config, kind, a.pairs),
+        config=RunConfig(**config_dict(a.config, kind, a.pairs)),
         steps=steps[:1],
         points=[ScalingPoint.from_repeats(a.pairs, [steps[0].total_ops_per_s], windows=a.windows)],
         timeline=_timeline(results),

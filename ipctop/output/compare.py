@@ -1,22 +1,44 @@
 """Side-by-side comparison of records, as the kernel threads did between kernels,
 with a verdict per point that says whether the difference is real.
 
-Each side is one record or several pooled (repeated runs on one box, or
-separate sessions): their windows at a pair count are put together. Diff % is
-each side against the first at the same pair count, with the 95 % interval of
-B/A from Welch's t on the log window rates (analysis.stats); scalability % is
-each side against its own 1-pair total.
+The replicate is the highest level a side has sampled (Kalibera and Jones,
+ISMM 2013): with two or more records a side, each record is one session,
+summarised once; with one record, each of its runs (the pairs restarted) is
+one value. Windows of one run are never the sample when runs exist: they are
+correlated and runs differ by more than their windows do. Only a record with
+a single run falls back to its windows, with the AR(1) correction, and says
+so. B/A is Welch's t on the log replicate values (analysis.stats); with one
+record a side the interval covers run-to-run noise only unless a session
+spread is given (--session-sd). Verdicts and the --fail-below gate control
+the family-wise error over every point judged (Holm). Scalability % is each
+side against its own 1-pair figure.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Union
 
 from ipctop.analysis.scaling import ScalingPoint, diff_pct, scalability_pct
-from ipctop.analysis.stats import TEST_WELCH, Difference, difference, pct_digits
+from ipctop.analysis.stats import (
+    CONFIDENCE,
+    IMPROVEMENT,
+    NO_DIFFERENCE,
+    REGRESSION,
+    RUNS,
+    SESSIONS,
+    TEST_WELCH,
+    WINDOWS,
+    Difference,
+    difference,
+    holm,
+    logs_of,
+    pct_digits,
+)
 from ipctop.errors import UsageError
 from ipctop.output.record import record_points
 from ipctop.output.tables import fmt_int, fmt_pct, format_table
@@ -37,6 +59,23 @@ NO_INTERVAL = "no interval (n < 2)"
 Side = Union["Record", Sequence["Record"]]
 
 
+ALPHA = 1.0 - CONFIDENCE
+
+
+@dataclass(frozen=True)
+class SidePoint:
+    """One side at one pair count: the replicate values its interval is built from."""
+
+    values: tuple[float, ...]  # one per session, per run, or (one run only) per window
+    unit: str
+    settled: bool
+    figure: float  # the estimate (geometric mean of values), what the table prints
+
+    @property
+    def n(self) -> int:
+        return len(self.values)
+
+
 @dataclass(frozen=True)
 class CompareRow:
     pairs: int
@@ -45,7 +84,9 @@ class CompareRow:
     scalability: tuple[float | None, ...]
     intervals: tuple[Difference | None, ...] = ()  # vs the first side, where both have n >= 2
     settled: tuple[bool, ...] = ()
-    samples: tuple[int, ...] = ()  # windows (or runs) behind each total
+    samples: tuple[int, ...] = ()  # replicate values behind each total
+    units: tuple[str, ...] = ()  # the unit of each side's values
+    adjusted: tuple[float | None, ...] = ()  # Holm-adjusted p-value vs the first side
 
     def decides(self, i: int) -> bool:
         """Whether side i's difference at this point may decide anything."""
@@ -57,7 +98,12 @@ class CompareRow:
         if not (self.settled[0] and self.settled[i]):
             return UNSETTLED
         d = self.intervals[i]
-        return d.verdict if d is not None else NO_INTERVAL
+        if d is None:
+            return NO_INTERVAL
+        p = self.adjusted[i] if self.adjusted else d.p_value
+        if p is None or p >= ALPHA:
+            return NO_DIFFERENCE
+        return REGRESSION if d.ratio < 1.0 else IMPROVEMENT
 
 
 @dataclass(frozen=True)
@@ -66,6 +112,7 @@ class Regression:
     pairs: int
     diff_pct: float
     high_pct: float | None = None  # the interval's upper end, when the gate used one
+    p_holm: float | None = None
 
 
 @dataclass(frozen=True)
@@ -74,6 +121,7 @@ class Comparison:
     rows: tuple[CompareRow, ...]
     forced: bool = False
     notes: tuple[str, ...] = ()  # mismatches accepted because of force, and unknowns
+    session_sd_pct: float | None = None  # the session spread added, when one was given
 
     @property
     def worst_regression_pct(self) -> float | None:
@@ -86,19 +134,34 @@ class Comparison:
         """Points that have an interval and are settled on both sides."""
         return sum(r.decides(i) for r in self.rows for i in range(1, len(self.labels)))
 
+    def judged(self) -> list[tuple[CompareRow, int, Difference]]:
+        return [
+            (row, i, row.intervals[i])  # type: ignore[misc]
+            for row in self.rows
+            for i in range(1, len(self.labels))
+            if row.decides(i)
+        ]
+
+    def smallest_change_pct(self) -> float | None:
+        """The median half-width of the judged intervals: changes smaller than this
+        one could not be told from noise by these records."""
+        widths = sorted(d.half_width_pct for _, _, d in self.judged())
+        return widths[len(widths) // 2] if widths else None
+
     def regressions(self, threshold_pct: float) -> list[Regression]:
-        """Every settled (side, pair count) whose whole interval lies below -threshold_pct."""
-        out = []
-        for row in self.rows:
-            for i in range(1, len(self.labels)):
-                d = row.intervals[i]
-                if row.decides(i) and d is not None and d.below(threshold_pct):
-                    out.append(Regression(self.labels[i], row.pairs, d.diff_pct, d.high_pct))
-        return out
+        """Every settled (side, pair count) more than threshold_pct below the first
+        side, one-sided at 5 % family-wise over every point judged (Holm)."""
+        judged = self.judged()
+        adjusted = holm([d.p_below(threshold_pct) for _, _, d in judged])
+        return [
+            Regression(self.labels[i], row.pairs, d.diff_pct, d.high_pct, p)
+            for (row, i, d), p in zip(judged, adjusted)
+            if p < ALPHA
+        ]
 
 
 def _records(side: Side) -> list[Record]:
-    return [side] if not isinstance(side, (list, tuple)) else list(side)
+    return list(side) if isinstance(side, Sequence) else [side]
 
 
 def _describe(record: Record) -> str:
@@ -133,7 +196,8 @@ def mismatches(a: Record, b: Record) -> tuple[list[str], list[str]]:
 
 
 def _check_alike(records: list[Record], force: bool) -> list[str]:
-    first, notes = records[0], []
+    first = records[0]
+    notes: list[str] = []
     for other in records[1:]:
         differ, unknown = mismatches(first, other)
         if differ:
@@ -151,64 +215,102 @@ def _check_alike(records: list[Record], force: bool) -> list[str]:
     return notes
 
 
-def pooled_points(records: Sequence[Record]) -> dict[int, ScalingPoint]:
-    """One point per pair count: every record's samples at it put together, settled
-    only when every record's point is."""
+def side_point(points: Sequence[ScalingPoint]) -> SidePoint:
+    """The replicate values of one side at one pair count (one point per record)."""
+    settled = all(p.settled for p in points)
+    if len(points) >= 2:
+        # Separate sessions: each summarised once by the geometric mean of its runs.
+        values = tuple(_geomean(p.repeats) for p in points)
+        unit = SESSIONS
+    elif len(points[0].repeats) >= 2 or not points[0].windows:
+        values, unit = points[0].repeats, RUNS
+    else:
+        values, unit = points[0].windows, WINDOWS
+    return SidePoint(tuple(values), unit, settled, _geomean(values))
+
+
+def _geomean(values: Sequence[float]) -> float:
+    if len(values) < 2 or min(values) == max(values):
+        return float(values[0]) if values else 0.0
+    return math.exp(statistics.fmean(logs_of(values)))
+
+
+def side_points(records: Sequence[Record]) -> dict[int, SidePoint]:
     by: dict[int, list[ScalingPoint]] = {}
     for r in records:
         for p in record_points(r):
             by.setdefault(p.pairs, []).append(p)
-    out = {}
-    for n, pts in by.items():
-        if len(pts) == 1:
-            out[n] = pts[0]
-            continue
-        samples = [x for p in pts for x in p.samples]
-        out[n] = ScalingPoint(
-            pairs=n,
-            total_ops_per_s=float(statistics.median(samples)),
-            repeats=tuple(x for p in pts for x in p.repeats),
-            settled=all(p.settled for p in pts),
-            windows=tuple(samples),
-        )
-    return out
+    return {n: side_point(pts) for n, pts in by.items()}
 
 
-def compare(sides: Sequence[Side], force: bool = False) -> Comparison:
+def _scaling(curve: dict[int, SidePoint]) -> list[ScalingPoint]:
+    return [ScalingPoint(pairs=n, total_ops_per_s=p.figure) for n, p in curve.items()]
+
+
+def _interval(a: SidePoint, b: SidePoint, session_var: float) -> Difference | None:
+    if a.n < 2 or b.n < 2:
+        return None
+    # Sessions already carry their spread; one record a side gets the given one.
+    extra = session_var if SESSIONS not in (a.unit, b.unit) else 0.0
+    return difference(a.values, b.values, unit=a.unit, unit_b=b.unit, session_var=extra)
+
+
+def compare(
+    sides: Sequence[Side], force: bool = False, session_sd_pct: float | None = None
+) -> Comparison:
     """Compare every side against the first; a side is a record or several pooled.
-    Refuses unlike records (any of MATCH_KEYS) unless force."""
+    Refuses unlike records (any of MATCH_KEYS) unless force. session_sd_pct is the
+    box's session-to-session s.d. (in %), added where a side is one session."""
     groups = [_records(s) for s in sides]
     if len(groups) < 2 or any(not g for g in groups):
         raise UsageError("compare needs at least two records")
     notes = _check_alike([r for g in groups for r in g], force)
-    curves = [pooled_points(g) for g in groups]
+    session_var = math.log1p(session_sd_pct / 100.0) ** 2 if session_sd_pct else 0.0
+    curves = [side_points(g) for g in groups]
     rows = []
     for n in sorted(set().union(*curves)):
         pts = [c.get(n) for c in curves]
-        totals = tuple(p.total_ops_per_s if p else None for p in pts)
-        diffs = (None,) + tuple(diff_pct(totals[0], t) for t in totals[1:])
+        totals = tuple(p.figure if p else None for p in pts)
         intervals: list[Difference | None] = [None]
         for p in pts[1:]:
             ok = p is not None and pts[0] is not None
-            ok = ok and len(p.samples) >= 2 and len(pts[0].samples) >= 2
-            intervals.append(difference(pts[0].samples, p.samples) if ok else None)
+            intervals.append(_interval(pts[0], p, session_var) if ok else None)  # type: ignore[arg-type]
         rows.append(
             CompareRow(
                 pairs=n,
                 totals=totals,
-                diffs=diffs,
-                scalability=tuple(scalability_pct(c.values(), n) for c in curves),
+                diffs=(None,) + tuple(diff_pct(totals[0], t) for t in totals[1:]),
+                scalability=tuple(scalability_pct(_scaling(c), n) for c in curves),
                 intervals=tuple(intervals),
                 settled=tuple(p.settled if p else True for p in pts),
-                samples=tuple(len(p.samples) if p else 0 for p in pts),
+                samples=tuple(p.n if p else 0 for p in pts),
+                units=tuple(p.unit if p else "" for p in pts),
             )
         )
     return Comparison(
         labels=tuple(side_label(g) for g in groups),
-        rows=tuple(rows),
+        rows=tuple(_holm_rows(rows, len(groups))),
         forced=force,
         notes=tuple(notes),
+        session_sd_pct=session_sd_pct,
     )
+
+
+def _holm_rows(rows: list[CompareRow], sides: int) -> list[CompareRow]:
+    """Each row with its Holm-adjusted p-values, the family being every point judged."""
+    family = [
+        (k, i, row.intervals[i].p_value)  # type: ignore[union-attr]
+        for k, row in enumerate(rows)
+        for i in range(1, sides)
+        if row.decides(i)
+    ]
+    adjusted = holm([p for _, _, p in family])
+    by = {(k, i): p for (k, i, _), p in zip(family, adjusted)}
+    out = []
+    for k, row in enumerate(rows):
+        adj = tuple(by.get((k, i)) for i in range(sides))
+        out.append(dataclasses.replace(row, adjusted=adj))
+    return out
 
 
 def _diff_cells(row: CompareRow, i: int) -> list[str]:
@@ -243,10 +345,7 @@ def format_comparison(cmp: Comparison) -> str:
     # Forced mismatches go first: a reader must see them before any figure.
     parts = ["\n".join(cmp.notes)] if cmp.notes else []
     parts.append(table)
-    legend = [
-        f"test: {TEST_WELCH} of the windows (old records: of the runs); a verdict only "
-        "when the whole 95 % interval is on one side of 0"
-    ]
+    legend = legend_lines(cmp)
     if any(not s for r in cmp.rows for s in r.settled):
         legend.append("~ not settled: shown, never judged")
     parts.append("\n".join(legend))
@@ -259,6 +358,89 @@ def format_comparison(cmp: Comparison) -> str:
     return "\n\n".join(parts)
 
 
+def _units_text(cmp: Comparison) -> str:
+    """'A: n=3 runs; B: n=2 sessions', from the most common n of each side."""
+    parts = []
+    for i in range(len(cmp.labels)):
+        seen = [(r.samples[i], r.units[i]) for r in cmp.rows if r.totals[i] is not None]
+        if not seen:
+            continue
+        n, unit = max(set(seen), key=seen.count)
+        parts.append(f"{'AB'[i] if len(cmp.labels) == 2 else i + 1}: n={n} {unit}")
+    return "; ".join(parts)
+
+
+def legend_lines(cmp: Comparison) -> list[str]:
+    """What the intervals rest on and how the verdicts were called, under the table."""
+    judged = len(cmp.judged())
+    out = [
+        f"test: {TEST_WELCH} of one value per replicate ({_units_text(cmp)}); "
+        f"Diff is B/A of geometric means, its 95 % interval per point",
+        f"verdicts: Holm-adjusted over the {judged} point(s) judged, 5 % family-wise",
+    ]
+    units = {u for r in cmp.rows for u in r.units}
+    if WINDOWS in units:
+        out.append(
+            "windows: a side had a single run, so its interval covers within-run noise "
+            "only (AR(1)-corrected); sweep --repeat 3 gives runs"
+        )
+    if SESSIONS not in units:
+        if cmp.session_sd_pct is not None:
+            out.append(
+                f"session spread {cmp.session_sd_pct:g} % s.d. added "
+                "(--session-sd, or a record's check --sessions)"
+            )
+        else:
+            out.append(
+                "one session a side: the interval covers run-to-run noise only; separate "
+                "sessions differ again (give --session-sd, or 2+ records a side)"
+            )
+    small = cmp.smallest_change_pct()
+    if small is not None:
+        out.append(f"smallest change these records can show: about ±{small:.0f} %")
+    return out
+
+
 def _group_titles(cmp: Comparison) -> list[tuple[str, int]]:
     # Each side's label spans its columns: ops/s, plus Diff, interval, verdict after the first.
     return [("", 1)] + [(label, 1 if i == 0 else 4) for i, label in enumerate(cmp.labels)]
+
+
+def comparison_to_dict(cmp: Comparison) -> dict[str, object]:
+    """Per point and side: the estimate, its interval, the verdict, n, the unit and
+    the test, for CI to read (`compare --json`)."""
+    points = []
+    for row in cmp.rows:
+        for i in range(1, len(cmp.labels)):
+            d = row.intervals[i]
+            points.append(
+                {
+                    "pairs": row.pairs,
+                    "side": cmp.labels[i],
+                    "baseline_ops_per_s": row.totals[0],
+                    "ops_per_s": row.totals[i],
+                    "diff_pct": row.diffs[i],
+                    "low_pct": d.low_pct if d else None,
+                    "high_pct": d.high_pct if d else None,
+                    "verdict": row.verdict(i),
+                    "n_baseline": row.samples[0],
+                    "n": row.samples[i],
+                    "unit_baseline": row.units[0],
+                    "unit": row.units[i],
+                    "test": d.test if d else None,
+                    "df": d.df if d and math.isfinite(d.df) else None,
+                    "p_value": d.p_value if d else None,
+                    "p_holm": row.adjusted[i] if row.adjusted else None,
+                    "settled": bool(row.settled[0] and row.settled[i]),
+                }
+            )
+    return {
+        "schema": "ipctop.compare/1",
+        "labels": list(cmp.labels),
+        "confidence": CONFIDENCE,
+        "family_wise": "holm",
+        "session_sd_pct": cmp.session_sd_pct,
+        "smallest_change_pct": cmp.smallest_change_pct(),
+        "notes": list(cmp.notes) + legend_lines(cmp),
+        "points": points,
+    }

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..engine.costs import Costs
 from .tables import format_table
 
 
@@ -19,12 +18,12 @@ def _cell(v: float | None, fmt: str) -> str:
 
 
 def format_costs(steps: Iterable[Any]) -> str:
-    """steps carry .pairs and .costs (a Costs dict); n/a columns say why below."""
+    """steps carry .pairs and .costs (a Costs); n/a columns say why below."""
     rows, missing, flags = [], {}, []
     for step in steps:
-        if not step.costs:
+        c = step.costs
+        if c is None:
             continue
-        c = Costs.from_dict(step.costs)
         missing.update(c.missing)
         flags += [f for f in c.flags if f not in flags]
         t = c.threads

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..engine.latency import PairLatency, overall, whole
+from ..engine.latency import whole
 
 FIGURES = ("rtt_p50", "rtt_p99", "oneway_p50", "oneway_p99")
 
@@ -41,16 +41,9 @@ def step_latency(runs: list[Any], middle: Any) -> dict[str, Any] | None:
             if any(v is None for v in figures.values()):
                 continue  # a window with no timed round (a starved pair) has no percentile
             for k, v in figures.items():
-                windows[k].append(v)
+                if v is not None:  # none is (the check above): said for the type checker
+                    windows[k].append(v)
     return {"note": middle.latency_note, "pairs": pairs, "windows": windows}
-
-
-def step_overall(latency: dict[str, Any] | None) -> PairLatency | None:
-    """The all-pairs figures of a recorded step (-1, or its only pair)."""
-    if not isinstance(latency, dict):
-        return None
-    d = overall(latency.get("pairs", []))
-    return None if d is None else PairLatency.from_dict(d)
 
 
 def problems(latency: Any, at: str) -> list[str]:

@@ -65,6 +65,6 @@ def matrix_from_dict(d: dict[str, Any], source: str) -> MatrixRecord:
         built = [Cell.from_dict(c) for c in cells]
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise RecordError(f"{name}: malformed matrix cell ({type(e).__name__}: {e})") from None
-    box = d.get("box") if isinstance(d.get("box"), dict) else {}
-    config = d.get("config") if isinstance(d.get("config"), dict) else {}
+    box: dict[str, Any] = d["box"] if isinstance(d.get("box"), dict) else {}
+    config: dict[str, Any] = d["config"] if isinstance(d.get("config"), dict) else {}
     return MatrixRecord(box, config, built, str(d.get("created", "")), source)

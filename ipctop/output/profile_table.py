@@ -68,16 +68,6 @@ def format_profile(p: Profile, n: int = 8) -> str:
     return "\n".join(lines)
 
 
-def format_callers(p: Profile, name: str, n: int = 5) -> str:
-    """The call chains that ended in `name`, most frequent first."""
-    chains = p.callers(name)
-    total = sum(c for _, c in chains) or 1
-    out = [f"callers of {name}:"]
-    for chain, count in chains[:n]:
-        out.append(f"  {100 * count / total:5.1f} %  " + " <- ".join(chain or ("(no chain)",)))
-    return "\n".join(out)
-
-
 def format_delta(
     labels: tuple[str, str],
     a: Profile,

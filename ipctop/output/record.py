@@ -1,8 +1,10 @@
-"""The versioned JSON record of a sweep or a live session ("ipctop.record/2"), as typed models.
+"""The versioned JSON record of a sweep or a live session ("ipctop.record/3"), as typed models.
 
 Version 2 adds the per-window rates every interval is built from ("windows"
-in steps and points, "window_s" in the config); version 1 records still read,
-and their repeats stand in for the windows.
+in steps and points, "window_s" in the config). Version 3 adds the box's
+session level ("sessions", from `check --sessions`) and makes the per-run
+figures ("repeats") the replicate compare judges by. Versions 1 and 2 still
+read; in version 1 the repeats stand in for the windows.
 
 Other tools read these files, so the key names are fixed; the models below
 are the one statement of them, and generate the JSON Schema published in
@@ -32,16 +34,18 @@ from pydantic_core import PydanticCustomError
 
 from ipctop.analysis.scaling import ScalingPoint, spread_pct
 from ipctop.engine.config import EngineConfig
+from ipctop.engine.costs import Costs
 from ipctop.engine.sample import Sample, lift_extra
+from ipctop.engine.stalls import StallSummary
 from ipctop.errors import RecordError
 from ipctop.output.latency_record import problems as latency_problems
 from ipctop.output.record_checks import record_problems
 from ipctop.output.record_problems import phrase
 
-SCHEMA = "ipctop.record/2"
+SCHEMA = "ipctop.record/3"
 SCHEMA_PREFIX = "ipctop.record/"
 # Versions this ipctop reads; it writes only SCHEMA.
-READS = ("ipctop.record/1", SCHEMA)
+READS = ("ipctop.record/1", "ipctop.record/2", SCHEMA)
 KINDS = ("sweep", "session", "ab")
 # Keys every record file has, in the order a reader is told they are missing.
 FILE_KEYS = (
@@ -106,24 +110,29 @@ class Step:
     spread_pct: Rate | None = None
     oversubscribed: bool = False
     threads: list[StepThread] = field(default_factory=list)
-    costs: dict[str, Any] | None = None  # where the time went (engine.costs.Costs.to_dict)
+    costs: Costs | None = None  # where the time went (the median run's)
     ops: dict[str, Any] | None = None  # per-operation rates (life-cycle workloads)
     events: list[str] = field(default_factory=list)
     windows: list[Rate] = field(default_factory=list)  # every run's window rates, in order
     profile: dict[str, Any] | None = None  # optional: engine.profile.Profile.to_dict
     latency: dict[str, Any] | None = None  # optional: see output/latency_record.py
-    stalls: dict[str, Any] | None = None  # optional: engine.stalls.StallReport.to_dict
+    stalls: StallSummary | None = None  # optional: only when a pair stalled
+    noise: dict[str, Any] | None = None  # optional: analysis.noise.record_noise, per window
 
     def __post_init__(self) -> None:
         self.repeats = [float(x) for x in self.repeats] or [float(self.total_ops_per_s)]
         self.windows = [float(x) for x in self.windows]
         self.threads = [t if isinstance(t, StepThread) else StepThread(**t) for t in self.threads]
+        if isinstance(self.costs, dict):  # from_dict's plain dict
+            self.costs = Costs.from_dict(self.costs)
+        if isinstance(self.stalls, dict):
+            self.stalls = StallSummary.from_dict(self.stalls)
         if self.spread_pct is None:
             self.spread_pct = spread_pct(self.repeats)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        for key in ("profile", "latency", "stalls"):
+        for key in ("profile", "latency", "stalls", "noise"):
             if d[key] is None:
                 del d[key]  # optional: absent, not null, when not measured
         return d
@@ -153,6 +162,18 @@ class NoiseFloor(BaseModel):
     pct: Rate
     seconds: Rate
     n: Count
+
+
+class Sessions(BaseModel):
+    """The box's session level, from `ipctop check --sessions` (analysis.sessions)."""
+
+    model_config = ConfigDict(frozen=True, extra="allow", allow_inf_nan=False)
+
+    sessions: Annotated[int, Field(ge=2)]
+    runs_per_session: Annotated[int, Field(ge=2)]
+    session_sd_pct: Annotated[float, Field(ge=0, le=1e6)]
+    run_sd_pct: Annotated[float, Field(ge=0, le=1e6)]
+    session_df: Annotated[float, Field(ge=0, le=1e6)]
 
 
 class RunConfig(BaseModel):
@@ -232,6 +253,8 @@ class Record(BaseModel):
     # the box's A/A noise floor measured by `ipctop check`, the engines' warnings.
     ab: dict[str, Any] | None = None
     noise: NoiseFloor | None = None
+    # Version 3: how much sessions of this box differ beyond their runs (check --sessions).
+    sessions: Sessions | None = None
     warnings: list[str] | None = Field(
         default=None,
         description="what the engines warned about during the run (no reaper, contention, "
@@ -278,6 +301,11 @@ class Record(BaseModel):
             "events": list(self.events),
             **({"ab": self.ab} if self.ab is not None else {}),
             **({"noise": self.noise.model_dump(mode="json")} if self.noise is not None else {}),
+            **(
+                {"sessions": self.sessions.model_dump(mode="json")}
+                if self.sessions is not None
+                else {}
+            ),
             **({"warnings": list(self.warnings)} if self.warnings else {}),
         }
 
@@ -287,13 +315,17 @@ class Record(BaseModel):
         name = os.path.basename(source) if source else "record"
         found = d.get("schema") if isinstance(d, dict) else None
         if isinstance(found, str) and found not in READS and found.startswith(SCHEMA_PREFIX):
-            raise RecordError(f"{name} is {found}; this ipctop reads {' and '.join(READS)}")
+            raise RecordError(f"{name} is {found}; this ipctop reads {_reads()}")
         record, problems = _validate(d)
         if record is None:
             more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
             raise RecordError(f"{name}: {problems[0]}{more}")
         record.source = source
         return record
+
+
+def _reads() -> str:
+    return f"{', '.join(READS[:-1])} and {READS[-1]}"
 
 
 def _validate(d: Any) -> tuple[Record | None, list[str]]:
@@ -304,7 +336,7 @@ def _validate(d: Any) -> tuple[Record | None, list[str]]:
         return None, ["schema is missing (not an ipctop record?)"]
     if found not in READS:
         # Another version's other keys may mean other things: stop here.
-        return None, [f"schema is {found!r}; this ipctop reads {' and '.join(READS)}"]
+        return None, [f"schema is {found!r}; this ipctop reads {_reads()}"]
     problems = [f"{key} is missing" for key in FILE_KEYS if key not in d]
     steps = d.get("steps")
     for i, step in enumerate(steps if isinstance(steps, list) else []):
@@ -333,12 +365,12 @@ def json_schema() -> dict[str, Any]:
     """The JSON Schema of the files ipctop writes (what the models serialize to)."""
     schema = Record.model_json_schema(mode="serialization")
     # Written only when set (an ab run, a check's A/A floor, warnings): not required of every file.
-    optional = ("ab", "noise", "warnings")
+    optional = ("ab", "noise", "sessions", "warnings")
     schema["required"] = [k for k in schema.get("required", []) if k not in optional]
     step = schema.get("$defs", {}).get("Step")
     if step and "required" in step:  # a step's latency and profile: only when measured
         step["required"] = [
-            k for k in step["required"] if k not in ("latency", "profile", "stalls")
+            k for k in step["required"] if k not in ("latency", "profile", "stalls", "noise")
         ]
     sample = schema.get("$defs", {}).get("Sample")
     if sample and "required" in sample:  # a sample's stall marks: only when stalled

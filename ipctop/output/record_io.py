@@ -10,6 +10,7 @@ from pathlib import Path
 from ipctop.errors import RecordError
 from ipctop.output.bounded_read import json_depth_problem, read_bounded_text
 from ipctop.output.record import Record, validate_record_dict
+from ipctop.output.record_text import escape_controls
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
@@ -54,7 +55,7 @@ def read_record(path: str | os.PathLike[str]) -> Record:
     name = os.path.basename(shown) or shown
     text = read_bounded_text(path)
     try:
-        d = json.loads(text)
+        d = escape_controls(json.loads(text), text)  # no ESC from a record reaches a terminal
     except json.JSONDecodeError as e:
         raise RecordError(
             f"{name} is truncated or not JSON (line {e.lineno}, column {e.colno})"

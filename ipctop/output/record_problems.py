@@ -6,6 +6,7 @@ record gets one line naming its first problem.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 _WANT = {
@@ -54,7 +55,7 @@ def where(loc: tuple[Any, ...]) -> str:
     return out
 
 
-def phrase(err: dict[str, Any]) -> str:
+def phrase(err: Mapping[str, Any]) -> str:
     """One pydantic error dict as "where what"."""
     at = where(err["loc"]) or "top level"
     kind = err["type"]
@@ -67,6 +68,8 @@ def phrase(err: dict[str, Any]) -> str:
     if kind == "finite_number":
         return f"{at} is NaN" if v != v else f"{at} is infinite"
     if kind in ("greater_than_equal", "greater_than"):
+        if isinstance(v, float) and v != v:  # NaN fails every bound: it is not "negative"
+            return f"{at} is NaN"
         bound = ctx.get("ge", ctx.get("gt"))
         return f"{at} is negative ({v})" if bound == 0 else f"{at} is below {bound} ({v})"
     if kind == "literal_error":

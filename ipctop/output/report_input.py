@@ -17,9 +17,10 @@ from typing import Any
 
 from ..analysis.fleet import BoxRun, Figure
 from ..errors import RecordError, UsageError
-from .bounded_read import json_depth_problem
+from .bounded_read import json_depth_problem, read_bounded_text
 from .record import READS, SCHEMA_PREFIX, Record, record_points
 from .record_checks import check_result_problems
+from .record_text import escape_controls
 
 CHECK_SCHEMA = "ipctop.check/1"
 
@@ -64,6 +65,12 @@ def load(paths: list[str]) -> Loaded:
         except _Skip as why:
             got.skipped.append(f"{path}: {why}")
             continue
+        except _Refused as why:
+            if named:
+                raise RecordError(str(why)) from None
+            said = str(why)  # it names the file, by its path or only by its name
+            got.skipped.append(said if said.startswith(str(path)) else f"{path}: {said}")
+            continue
         except _NotOurs as why:
             if named:
                 raise UsageError(f"{path} is not an ipctop record ({why})") from None
@@ -77,21 +84,22 @@ class _Skip(Exception):
     """An ipctop record this report does not read: named, never fatal."""
 
 
+class _Refused(Exception):
+    """Not readable as a record at all (a FIFO, a device, too big, not UTF-8, no access)."""
+
+
 class _NotOurs(Exception):
     """Not an ipctop record at all."""
 
 
 def _load_one(path: Path) -> BoxRun:
     try:
-        text = path.read_text(encoding="utf-8")
-    except PermissionError:
-        raise _Skip("permission denied") from None
-    except UnicodeDecodeError:
-        raise _NotOurs("not UTF-8 text") from None
-    except OSError as exc:
-        raise _Skip(exc.strerror or str(exc)) from None
+        # As compare reads: a FIFO never blocks, /dev/zero or a 300 MiB file is refused.
+        text = read_bounded_text(path)
+    except RecordError as exc:
+        raise _Refused(str(exc)) from None
     try:
-        d = json.loads(text)
+        d = escape_controls(json.loads(text), text)  # no ESC from a record reaches a terminal
     except (json.JSONDecodeError, RecursionError):
         raise _NotOurs("not JSON") from None
     too_deep = json_depth_problem(d)  # as compare and replay: no deeper than a record nests

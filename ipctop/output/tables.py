@@ -188,7 +188,10 @@ def format_summary(points: Iterable[ScalingPoint], title: str | None = None) -> 
         "lrrrrrrr",
     )
     out = ([title] if title else []) + [table]
-    out.append("n: windows (or runs, in old records); ±95%: half the median's 95 % interval")
+    out.append(
+        "n: runs (the windows of one run when it is alone); "
+        "±95%: half the 95 % interval of the geometric mean, in %"
+    )
     if any(not p.settled for p in points):
         out.append("~ not settled: the reading was still moving")
     return "\n".join(out)

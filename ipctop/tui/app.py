@@ -193,7 +193,7 @@ class IpctopApp(
             self.action_present()
         self._redraw()
         # The widgets, styles and engine live as long as the app: out of the
-        # collector's sight, a full collection no longer walks them twice a second.
+        # collector's sight, so a full collection does not walk them twice a second.
         self.call_after_refresh(gc.freeze)
 
     async def on_unmount(self) -> None:
@@ -260,7 +260,7 @@ class IpctopApp(
             return  # _dirty stays: the next sample after the answer draws
         self._last_redraw = time.monotonic()
         self._dirty = False
-        own_cpu = self._own_cpu.update(self.source.pair_tids(), self._last_redraw, read_cpu)
+        self._own_cpu.update(self.source.pair_tids(), self._last_redraw, read_cpu)
         notes = []
         if self._paused:
             notes.append("PAUSED (space)")
@@ -273,7 +273,7 @@ class IpctopApp(
         if self._present is not None:
             self._present.update_from(self.info, self.session, self.baseline)
         self.status_line.update_status(
-            own_cpu,
+            self._own_cpu.text(),
             self.source.monitor_cpu,
             self.info.interval,
             self._message,

@@ -1,16 +1,71 @@
-"""The monitor's own CPU use on the status line: read once a second, never over a short window.
+"""The monitor's own CPU use on the status line: read once a second, shown over a span.
 
 /proc counts CPU in 10 ms ticks, so one tick in the 18 ms after a throttled
 redraw read as 54 % (screenshots/scaling.svg): a reading covers at least
 OWN_CPU_MIN_WINDOW, even when a test or a screenshot asks for one now.
+
+One reading of 1 s is a few ticks (at 2 % CPU two on average; 0, 1 or 3
+are common), too coarse to tell 8 % from 12 %. So the footer's figure is the
+median over the last OWN_CPU_SPAN seconds of blocks of OWN_CPU_BLOCK
+readings, with the interval analysis.stats.summarize gives for them (one
+block is one window; blocks of 3 s make a block with no tick rare down to
+1 % CPU; one that had none reads as half a tick). Until OWN_CPU_MIN_BLOCKS
+blocks exist it shows the last reading.
 """
 
 from __future__ import annotations
 
+import os
+from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 
+from ..analysis.stats import Summary, summarize
+
+TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")  # /proc's CPU counts are in these
 OWN_CPU_EVERY = 1.0  # seconds between readings of the monitor's own CPU use
 OWN_CPU_MIN_WINDOW = 0.5  # seconds: the shortest window a reading may cover
+OWN_CPU_SPAN = 30.0  # seconds of readings the footer's figure covers
+OWN_CPU_BLOCK = 3  # readings per block: one block is one window of the interval
+OWN_CPU_MIN_BLOCKS = 5  # blocks before the footer gives a figure with an interval
+#: the unit of replication the footer's interval names
+OWN_CPU_UNIT = f"{OWN_CPU_BLOCK * OWN_CPU_EVERY:g} s"  # n=10 × 3 s: ten blocks of 3 s
+
+
+@dataclass(frozen=True)
+class OwnCpuFigure:
+    """The monitor's CPU (% of one CPU) over `span_s`, from `summary.n` blocks."""
+
+    summary: Summary
+    span_s: float
+    unit: str = OWN_CPU_UNIT
+
+    def text(self) -> str:
+        s = self.summary
+        figure = f"{s.median:.1f} % CPU"
+        if s.low is not None and s.high is not None:
+            figure += f" [{s.low:.1f}, {s.high:.1f}]"
+        return f"{figure} over {self.span_s:.0f} s, n={s.n} × {self.unit}"
+
+
+def span_figure(readings: list[tuple[float, float]]) -> OwnCpuFigure | None:
+    """(window seconds, %) readings, oldest first -> the figure over them, or None
+    while there are fewer than OWN_CPU_MIN_BLOCKS whole blocks. A block's value
+    is its readings' CPU over its seconds; a partial block at the start is left out."""
+    whole = len(readings) - len(readings) % OWN_CPU_BLOCK
+    kept = readings[len(readings) - whole :]
+    blocks = []
+    for i in range(0, whole, OWN_CPU_BLOCK):
+        part = kept[i : i + OWN_CPU_BLOCK]
+        seconds = sum(dt for dt, _ in part)
+        if seconds > 0:
+            # A block with no tick reads as half a tick: /proc cannot say less,
+            # and a 0 has no log for the interval (analysis.stats).
+            floor = 50.0 * TICK_S / seconds
+            blocks.append(max(floor, sum(dt * pct for dt, pct in part) / seconds))
+    if len(blocks) < OWN_CPU_MIN_BLOCKS:
+        return None
+    return OwnCpuFigure(summarize(blocks), sum(dt for dt, _ in kept))
 
 
 class OwnCpu:
@@ -20,6 +75,8 @@ class OwnCpu:
         self._read = read
         self.value: float | None = None  # None: "measuring" until a first reading
         self._at = 0.0
+        # (end time, window seconds, %): the span's readings, oldest first
+        self._readings: deque[tuple[float, float, float]] = deque()
 
     def prime(self, tids: set[int], now: float) -> None:
         self._read(tids)
@@ -33,4 +90,21 @@ class OwnCpu:
         ):
             self.value = self._read(tids)
             self._at = now
+            if self.value is not None:
+                self._readings.append((now, since, self.value))
+            while (
+                self._readings and self._readings[0][0] - self._readings[0][1] < now - OWN_CPU_SPAN
+            ):
+                self._readings.popleft()  # began before the span
         return self.value
+
+    def figure(self) -> OwnCpuFigure | None:
+        """The footer's figure over the span, once it has enough blocks."""
+        return span_figure([(dt, pct) for _, dt, pct in self._readings])
+
+    def text(self) -> str:
+        """What the footer says: the span's figure, else the last reading, else measuring."""
+        figure = self.figure()
+        if figure is not None:
+            return figure.text()
+        return "measuring" if self.value is None else f"{self.value:.1f} % CPU"

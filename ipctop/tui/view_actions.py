@@ -58,15 +58,17 @@ class ViewActions:
         self.push_screen(PathInputScreen("matrix record (ipctop matrix --json)"), self._open_matrix)
 
     def _open_matrix(self: Any, path: str | None) -> None:
+        from ..output.bounded_read import read_bounded_text
         from ..output.matrix_record import matrix_from_dict
+        from ..output.record_text import escape_controls
         from .screens.matrix import MatrixScreen
 
         if not path:
             return
         try:
-            with open(path, encoding="utf-8") as f:
-                rec = matrix_from_dict(json.load(f), path)
-        except (OSError, ValueError, RecordError) as exc:
+            text = read_bounded_text(path)  # a FIFO or /dev/zero must not hang the monitor
+            rec = matrix_from_dict(escape_controls(json.loads(text), text), path)
+        except (OSError, ValueError, RecursionError, RecordError) as exc:
             self._say(f"no matrix from {path}: {exc}", "error")
             return
         self.push_screen(MatrixScreen(rec))

@@ -31,9 +31,8 @@ from .window import Profile, ProfileWindow
 PERF_DIR_PREFIX = "ipctop-perf-"  # + pid + "-" + random: see commands/clean.py
 FREQUENCY = 997  # Hz per CPU: prime, so sampling does not beat with the tick
 # The reader thread (and the perf script it starts, which inherits it) runs at
-# this nice, below the pairs: at the monitor's -20 it preempted them, and 2
-# sysv-sem pairs on 2 CPUs kept 0.27 of their rate with the profile on; at +10,
-# 0.72 (bench/profile_cost.py, BENCHMARKS.md "Cost of profiling").
+# this nice, below the pairs: at the monitor's -20 it preempted them (the
+# figures: BENCHMARKS.md, "Cost of profiling").
 READER_NICE = 10
 FIELDS = "pid,tid,time,ip,sym,dso"
 TICK = os.sysconf("SC_CLK_TCK")

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import errno
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import UsageError
-from ..config import EngineConfig
 from ..counters import SlotWriter
 from ..placement import place
+from .option import Option
+
+if TYPE_CHECKING:  # config.py reads the workloads' options: no import at run time
+    from ..config import EngineConfig
 
 
 @dataclass
@@ -65,11 +68,21 @@ def semaphore_loop(
 
 
 class Workload:
-    """A ping-pong mechanism. Subclasses fill in the hooks they need."""
+    """A ping-pong mechanism. Subclasses fill in the hooks they need.
+
+    A subclass declares `name`, `original`, `summary`, `one_round`, `timed` and
+    `options` (tests/test_workload_registry.py fails until it does).
+    """
 
     name: str = ""
-    original: str = ""  # which seed program it reproduces
-    summary: str = ""
+    original: str = ""  # which seed program it reproduces (README's "original")
+    summary: str = ""  # one line: the TUI's workload chooser
+    #: README's "one round of one end"
+    one_round: str = ""
+    #: whether its native loop times rounds (lat_post/lat_woken: a token between two ends)
+    timed: bool | None = None
+    #: its own options (--sems ...): the CLI, EngineConfig and the record read them
+    options: tuple[Option, ...] = ()
     #: None when the Python engine can run it, else why it cannot
     python_unavailable: str | None = None
     #: printed with every output that used the Python engine, e.g. a semantic difference
@@ -86,9 +99,10 @@ class Workload:
 
     def configure(self, config: EngineConfig) -> None:
         """Learn the run's mode, CPUs and options before check() and open()."""
+        self.config = config
         self.mode = config.mode
         self.cpus = list(config.cpus)
-        requested = getattr(config, "size", None)
+        requested = config.size
         if requested is not None and self.default_size is None:
             raise UsageError(f"--size: {self.name} carries no payload")
         if requested is not None and requested < self.min_size:
@@ -99,6 +113,13 @@ class Workload:
         self.size = self.default_size if requested is None else requested
         if self.size is not None:
             self.check_size(self.size)
+
+    def record_payload(self) -> dict[str, Any]:
+        """What a record carries of this run (after configure): the payload's bytes,
+        the workload's options; a workload that works out more adds it."""
+        out: dict[str, Any] = {} if self.size is None else {"size": self.size}
+        out.update((o.field, getattr(self.config, o.field)) for o in self.options)
+        return out
 
     def check_size(self, size: int) -> None:
         """Refuse a payload the kernel's limits cannot carry; raise ResourceError."""
@@ -133,7 +154,7 @@ class Workload:
             raise UsageError(
                 f"{self.name} is unavailable on the Python engine: {self.python_unavailable}"
             )
-        if engine == "python" and self.python_loop is Workload.python_loop:
+        if engine == "python" and type(self).python_loop is Workload.python_loop:
             raise UsageError(f"{self.name} has no Python loop")
 
     def open(self, engine: str) -> None:

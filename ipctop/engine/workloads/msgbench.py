@@ -39,6 +39,7 @@ from ..reaper import (
 )
 from .base import PairResources, Workload
 from .limits import PROC, read_int, sysv_sets_in_use
+from .option import Option
 from .shared import tracker
 
 #: the phases, in the order of the native loop's ops[] counters and ring entries
@@ -146,14 +147,34 @@ class SysvLifecycle(Workload):
         "msgbench: phases over M queues (default 32768, capped by kernel.msgmni): msgget of "
         "all, msgsnd, IPC_STAT, MSG_STAT, IPC_RMID of each; each phase timed per repeat"
     )
+    one_round = (
+        f"phases over M queues (`--queues`, default the seed's {SEED_QUEUES} capped by kernel.msgmni):"
+        " msgget of all, then msgsnd, msgctl(IPC_STAT), msgctl(MSG_STAT), msgctl(IPC_RMID) of"
+        " each; each phase's rate with its average, stddev, min and max over repeats. As root"
+        " each thread makes IPC_PRIVATE queues in an IPC namespace of its own, as the seed; "
+        "without CAP_SYS_ADMIN the queues are keyed (msgget slower, and every output says "
+        "which)"
+    )
+    timed = False
+    options = (
+        Option(
+            "--queues", 1, 1 << 24, None, "queues per thread",
+            f"msgbench's {SEED_QUEUES}, capped by kernel.msgmni over the CPUs", "M",
+        ),
+        Option(
+            "--prefill", 0, 1 << 24, 0,
+            "idle queues each thread makes first, so the phases run in a fuller id space",
+            metavar="P",
+        ),
+    )  # fmt: skip
     python_unavailable = "sysv_ipc has no msgctl(MSG_STAT)"
     ends_per_unit = 1
     ops: tuple[str, ...] = LIFECYCLE_OPS
 
     def configure(self, config: Any, proc=PROC) -> None:
         super().configure(config)
-        self.prefill = getattr(config, "prefill", 0) or 0
-        requested = getattr(config, "queues", None)
+        self.prefill = config.prefill
+        requested = config.queues
         msgmni = read_int(proc / "sys/kernel/msgmni")
         used = len(sysv_sets_in_use("msg", proc))
         self.free = None if msgmni is None else msgmni - used
@@ -188,6 +209,15 @@ class SysvLifecycle(Workload):
 
     def _plus(self) -> str:
         return f" + {self.prefill} prefilled" if self.prefill else ""
+
+    def record_payload(self) -> dict[str, Any]:
+        """The queues it made (the request, or the seed's capped), and how they were keyed."""
+        return {
+            **super().record_payload(),
+            "queues": self.queues,
+            "queues_note": self.cap_note or None,
+            "queue_keys": self.keys,
+        }
 
     def detail_text(self) -> str:
         note = f", {self.cap_note}" if self.cap_note else ""

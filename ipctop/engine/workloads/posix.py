@@ -41,6 +41,9 @@ class PosixSem(Workload):
     name = "posix-sem"
     original = "POSIX semaphores"
     summary = "two unnamed sem_t (pshared) per pair in shared memory; sem_wait mine, sem_post peer"
+    one_round = "unnamed shared semaphores: `sem_wait` on its own, `sem_post` on the peer's"
+    timed = True
+    options = ()
     python_unavailable = None if posix_ipc is not None else _NO_POSIX_IPC
     python_note = "posix_ipc has only named semaphores: the Python engine uses sem_open'ed ones"
 
@@ -136,6 +139,9 @@ class PosixMq(Workload):
     summary = (
         "two POSIX queues per pair (/ipctop-<pid>-<n>-a|b); mq_receive mine, mq_send peer, 8 bytes"
     )
+    one_round = "POSIX queues: `mq_receive` on its own, `mq_send` to the peer's, 8-byte payload"
+    timed = True
+    options = ()
     python_unavailable = None if posix_ipc is not None else _NO_POSIX_IPC
     default_size = MQ_MSGSIZE
 

@@ -38,6 +38,9 @@ class Signal(Workload):
     summary = (
         "sigwaitinfo() for the token, tgkill() to the peer's thread; SIGURG, blocked in the ends"
     )
+    one_round = "`sigwaitinfo`, then a signal to the peer"
+    timed = True
+    options = ()
     python_unavailable = None if _tgkill is not None else "this libc has no tgkill()"
 
     def create_pair(self, index: int, engine: str) -> PairResources:

@@ -101,6 +101,9 @@ class Pipe(_Stream):
     name = "pipe"
     original = "perf bench sched pipe / ctxbench -p"
     summary = "two pipes per pair; read 1 byte (--size) from mine, write it to the peer's"
+    one_round = "read one token, write one to the peer (a pipe each way)"
+    timed = True
+    options = ()
     fds_per_pair = 4
 
     def check_size(self, size: int) -> None:
@@ -131,6 +134,9 @@ class Socket(_Stream):
     name = "socket"
     original = "hackbench's transport"
     summary = "one AF_UNIX stream socketpair per pair; 1 byte (--size) each way"
+    one_round = "read one token, write one to the peer (a socketpair)"
+    timed = True
+    options = ()
 
     def check_size(self, size: int) -> None:
         check_socket_size(size)
@@ -149,6 +155,9 @@ class Eventfd(_Stream):
     name = "eventfd"
     original = "eventfd"
     summary = "two eventfds per pair; read mine (8-byte counter), write 1 to the peer's"
+    one_round = "read one token, write one to the peer (an eventfd each way)"
+    timed = True
+    options = ()
     default_size = None  # an 8-byte counter, not a payload
 
     @property

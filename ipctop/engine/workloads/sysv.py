@@ -22,6 +22,12 @@ class SysvMsg(Workload):
     name = "sysv-msg"
     original = "pmsg"
     summary = "one SysV message queue per pair; msgrcv(mine) then msgsnd(peer), 8 bytes"
+    one_round = (
+        "one queue per pair: `msgrcv` of its own type, then `msgsnd` of its peer's type, "
+        "8-byte payload"
+    )
+    timed = True
+    options = ()
     default_size = 8  # pmsg's DATASIZE
 
     def check_size(self, size: int) -> None:
@@ -47,6 +53,12 @@ class SysvMsgShared(SysvMsg):
     name = "sysv-msg-shared"
     original = "pmsg-shared"
     summary = "ONE queue for all pairs; pair p uses types 3p+6/3p+7; pair id checked, 16 bytes"
+    one_round = (
+        "one queue for all pairs, pair p uses types 3p+6 and 3p+7; the pair id in the payload"
+        " is checked on every receive, a wrong message is reported and never counted"
+    )
+    timed = True
+    options = ()
     default_size = 16  # pmsg-shared's payload
     min_size = 8  # the pair id
 
@@ -152,6 +164,11 @@ class SysvSem(Workload):
     name = "sysv-sem"
     original = "psem"
     summary = "one SysV semaphore array of two per pair; token passing, one semop per call"
+    one_round = (
+        "one semaphore array of two per pair: `semop(-1)` on its own, `semop(+1)` on the peer's"
+    )
+    timed = True
+    options = ()
     python_note = "sysv_ipc cannot create an array of two: the Python engine uses two single sets"
 
     def create_pair(self, index: int, engine: str) -> PairResources:

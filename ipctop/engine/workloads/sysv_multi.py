@@ -13,6 +13,7 @@ from ...errors import UsageError
 from ..objects import SysvObject, create_sem_array
 from .base import PairResources, Workload
 from .limits import check_sem_array
+from .option import Option
 
 THREADS_PER_CPU = 4
 DEFAULT_SEMS = 128
@@ -29,9 +30,19 @@ class SysvSemMulti(Workload):
         "T threads (default 4 per CPU) lock and unlock random semaphores of ONE array of M "
         "(default 128); a unit is one CPU's threads"
     )
+    one_round = "T threads lock and unlock random semaphores of one array"
+    timed = False
     python_unavailable = (
         "sysv_ipc makes sets of one semaphore only; semop-multi needs one array of M"
     )
+
+    options = (
+        Option(
+            "--threads", 1, 65536, None, "threads in all, split evenly over the CPUs",
+            f"{THREADS_PER_CPU} per CPU",
+        ),
+        Option("--sems", 1, 65535, DEFAULT_SEMS, "semaphores in the one shared array"),
+    )  # fmt: skip
 
     def __init__(self) -> None:
         self.array: SysvObject | None = None

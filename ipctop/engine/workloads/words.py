@@ -32,6 +32,9 @@ class Futex(_Word):
         "FUTEX_WAIT / FUTEX_WAKE on one token word per pair "
         "(private ops in threads mode, shared ops in processes mode)"
     )
+    one_round = "FUTEX_WAIT/WAKE on a shared word"
+    timed = True
+    options = ()
     python_unavailable = _NO_FUTEX
 
 
@@ -39,6 +42,12 @@ class Spin(_Word):
     name = "spin"
     original = "ctxbench -L"
     summary = "a flag in shared memory on its own cache line, busy-waited with no syscall"
+    one_round = (
+        "a flag in shared memory, no syscall (needs cross placement: two spinners on one CPU "
+        "progress only at each tick)"
+    )
+    timed = True
+    options = ()
     python_unavailable = _NO_SPIN
 
     def check(self, placement: str, engine: str) -> None:
@@ -55,4 +64,7 @@ class SpinYield(_Word):
     name = "spin-yield"
     original = "ctxbench -Y"
     summary = "as spin, but the waiting end calls sched_yield() between looks at the flag"
+    one_round = "a flag in shared memory, `sched_yield` while it waits"
+    timed = True
+    options = ()
     python_unavailable = _NO_SPIN

@@ -16,8 +16,9 @@ from textual.renderables.digits import Digits as DigitsRenderable
 from textual.screen import Screen
 from textual.widgets import Digits, Static
 
+from ...analysis.point_diff import point_difference
 from ...analysis.scaling import ScalingPoint
-from ...analysis.stats import TooFewWindows, difference, fmt_diff, pct_digits
+from ...analysis.stats import TooFewWindows, fmt_diff, pct_digits
 from ...live.baseline import Baseline
 from ...live.session import Session
 from ...live.sources import RunInfo
@@ -52,13 +53,14 @@ def baseline_verdict(
         return "", Text(f"vs {baseline.label}: {why}")
     diff = baseline.diff_at(live.pairs, live.total_ops_per_s)
     try:
-        d = difference(theirs.samples, live.samples)
+        d = point_difference(theirs, live)
     except TooFewWindows:
         # Old records keep no windows: the figure without a verdict it cannot support.
         return f"{diff:+.0f}", Text(f"vs {baseline.label}: no interval (the record has no windows)")
     k = pct_digits(d.half_width_pct)
+    basis = f"n={d.n_a}/{d.n_b} {d.unit}" + (f", {d.notes[0]}" if d.notes else "")
     return f"{d.diff_pct:+.{k}f}", Text.assemble(
-        (f"{d.verdict}", "bold"), f"  vs {baseline.label}: {fmt_diff(d)}, n={d.n_a}/{d.n_b}"
+        (f"{d.verdict}", "bold"), f"  vs {baseline.label}: {fmt_diff(d)}, {basis}"
     )
 
 

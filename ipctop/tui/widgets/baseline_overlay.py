@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...analysis.point_diff import point_difference
 from ...analysis.scaling import ScalingPoint
-from ...analysis.stats import IMPROVEMENT, REGRESSION, difference
+from ...analysis.stats import IMPROVEMENT, REGRESSION, TooFewWindows
 from ...live.baseline import Baseline
 from .chart_lines import line
 
@@ -34,7 +35,10 @@ def diff_style(baseline: Baseline | None, point: ScalingPoint) -> str:
     if baseline is None:
         return ""
     theirs = next((p for p in baseline.points if p.pairs == point.pairs), None)
-    if theirs is None or len(theirs.samples) < 2 or len(point.windows) < 2:
+    if theirs is None or not point.settled:
         return ""
-    verdict = difference(theirs.samples, point.windows).verdict
+    try:
+        verdict = point_difference(theirs, point).verdict
+    except TooFewWindows:
+        return ""
     return {REGRESSION: "bold red", IMPROVEMENT: "bold green"}.get(verdict, "")

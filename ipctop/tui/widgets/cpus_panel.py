@@ -8,6 +8,8 @@ without PSI, a VM without cpufreq) the columns are not drawn.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ...analysis.noise import STEAL_MARK_PCT, is_stolen
 from ...engine.sample import CpuSample
 from ...live.session import Session
@@ -23,7 +25,7 @@ MHZ_W = 5  # " 3400"
 class CpusPanel(RowsView):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
-        self._rows: list[tuple[CpuSample, tuple[float, ...], bool]] = []
+        self._rows: list[tuple[CpuSample, Sequence[float], bool]] = []
         self._steal = self._mhz = False
         self.show_all = False
 
@@ -34,7 +36,8 @@ class CpusPanel(RowsView):
         rows = []
         for c in s.cpus if s is not None else ():
             if self.show_all or c.cpu in wanted:
-                rows.append((c, tuple(session.cpu_busy.get(c.cpu, ())), c.cpu in hosts))
+                # The live history, not a copy: the sparkline reads only its tail.
+                rows.append((c, session.cpu_busy.get(c.cpu, ()), c.cpu in hosts))
         self._rows = rows
         self._steal = any(c.steal is not None for c, _, _ in rows)
         self._mhz = any(c.mhz is not None for c, _, _ in rows)

@@ -8,6 +8,8 @@ key h shows.
 
 from __future__ import annotations
 
+from collections import deque
+
 from textual.binding import Binding
 
 from ...engine.latency import PairLatency, format_ns
@@ -42,7 +44,8 @@ class LatencyPanel(RowsView):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self._rows: list[PairLatency] = []
-        self._sparks: dict[int, list[float]] = {}
+        self._sparks: dict[int, deque[float]] = {}
+        self._top = 0.0
         self._note = "waiting for the first timed sample"
         self.selected = 0  # the pair key h shows
 
@@ -55,7 +58,10 @@ class LatencyPanel(RowsView):
         else:
             self._rows = list(readings)
             self._note = ""
-        self._sparks = {p: list(h) for p, h in session.latency_p99.items()}
+        # The live histories, not copies, and one ceiling from the session's
+        # per-sample peaks: a redraw at 1,024 pairs walks no history.
+        self._sparks = session.latency_p99
+        self._top = session.latency_scale(SPARK)
         pairs = [p.pair for p in self._rows if p.pair >= 0]
         if pairs and self.selected not in pairs:
             self.selected = pairs[0]
@@ -81,7 +87,10 @@ class LatencyPanel(RowsView):
         if not self._rows:
             return [(self._note, None)], "dim"
         p = self._rows[index]
-        history = self._sparks.get(p.pair, [])
-        top = max((max(h, default=0.0) for h in self._sparks.values()), default=0.0)
+        history = self._sparks.get(p.pair, ())
         mark = "mark" if p.pair == self.selected else None
-        return [(_row_text(p), mark), ("  ", None), (spark(history, SPARK, top), "spark")], None
+        return [
+            (_row_text(p), mark),
+            ("  ", None),
+            (spark(history, SPARK, self._top), "spark"),
+        ], None

@@ -9,6 +9,7 @@ no history yet.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import islice
 
 BARS = "▁▂▃▄▅▆▇█"
 
@@ -16,12 +17,22 @@ BARS = "▁▂▃▄▅▆▇█"
 def spark(values: Sequence[float], width: int, top: float) -> str:
     if width <= 0:
         return ""
-    tail = list(values)[-width:]
+    tail = _tail(values, width)
     pad = " " * (width - len(tail))
     if top <= 0:
         return pad + BARS[0] * len(tail)
     last = len(BARS) - 1
     return pad + "".join(BARS[max(0, min(last, round(v / top * last)))] for v in tail)
+
+
+def _tail(values: Sequence[float], width: int) -> list[float]:
+    """The last `width` values, read from the end: a 512-long history costs
+    `width` steps, not 512 (a deque does not slice)."""
+    if len(values) <= width:
+        return list(values)
+    tail = list(islice(reversed(values), width))
+    tail.reverse()
+    return tail
 
 
 def si(value: float | None, unit: str = "") -> str:

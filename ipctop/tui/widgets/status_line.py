@@ -21,15 +21,15 @@ class StatusLine(TextBlock):
 
     def update_status(
         self,
-        own_cpu: float | None,
+        own_cpu: str,
         monitor_cpu: int | None,
         interval: float,
         message: str = "",
         priority_note: str = "",
     ) -> None:
         text = Text()
-        cpu = "measuring" if own_cpu is None else f"{own_cpu:.1f} % CPU"
-        text.append(f"ipctop: {cpu}", "bold")
+        # own_cpu: tui/own_cpu.py's text, the span's figure with its interval once it has one
+        text.append(f"ipctop: {own_cpu}", "bold")
         if monitor_cpu is None:
             text.append(" · monitor shares the pairs' CPUs")
         else:

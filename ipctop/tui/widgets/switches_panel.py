@@ -7,12 +7,16 @@ panel shows where those costs land.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from itertools import islice
+
+from ...engine.sample import ThreadSample
 from ...live.session import Session
 from .rows_view import Row as ViewRow
 from .rows_view import RowsView
 from .spark import si, spark
 
-# A row is ("system", None) | ("section", title) | ("ipi", IpiSample) | ("thread", ThreadSample)
+# A row above the threads: ("system", None) | ("section", title) | ("note", text) | ("ipi", IpiSample)
 Row = tuple[str, object]
 
 
@@ -20,12 +24,13 @@ class SwitchesPanel(RowsView):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self._rows: list[Row] = []
-        self._ctxt: tuple[float, ...] = ()
+        self._ctxt: Sequence[float] = ()
+        self._threads: Sequence[ThreadSample] = []
         self._now: float | None = None
 
     def update_from(self, session: Session, run_cpus: tuple[int, ...], show_all: bool) -> None:
         s = session.latest
-        self._ctxt = tuple(session.ctxt)
+        self._ctxt = session.ctxt  # the live history: row 0 reads its tail
         self._now = s.ctxt_per_s if s is not None else None
         rows: list[Row] = [("system", None)]
         if s is not None:
@@ -36,22 +41,27 @@ class SwitchesPanel(RowsView):
             else:
                 rows.append(("note", "no IPI counts in /proc/interrupts"))
             rows.append(("section", f"{'thread':<10} {'vol/s':>9} {'invol/s':>9}"))
-            rows.extend(("thread", t) for t in sorted(s.threads, key=lambda t: (t.pair, t.role)))
         self._rows = rows
+        # The threads follow the rows above, read by index: none is built off screen.
+        self._threads = session.thread_table().threads if s is not None else []
         self.changed()
 
     def row_count(self) -> int:
-        return len(self._rows)
+        return len(self._rows) + len(self._threads)
 
     def heading(self, width: int) -> str:
         return "switches/s, system-wide"
 
     def row(self, index: int, width: int) -> ViewRow:
+        if index >= len(self._rows):
+            t = self._threads[index - len(self._rows)]
+            text = f"{t.pair:>4}{t.role:<6} {si(t.vcsw_per_s):>9} {si(t.ivcsw_per_s):>9}"
+            return [(text, None)], None
         kind, item = self._rows[index]
         if kind == "system":
             value = f" {si(self._now):>8}"
             sw = max(0, width - len(value))
-            top = max(self._ctxt) if self._ctxt else 0.0
+            top = max(islice(reversed(self._ctxt), sw), default=0.0)
             return [(spark(self._ctxt, sw, top), "spark"), (value, None)], None
         if kind == "section":
             return [(str(item), "heading")], None
@@ -60,6 +70,4 @@ class SwitchesPanel(RowsView):
         if kind == "ipi":
             text = f"cpu{item.cpu:<7} {si(item.resched_per_s):>9} {si(item.callfunc_per_s):>9}"  # type: ignore[attr-defined]
             return [(text, None)], None
-        t = item
-        text = f"{t.pair:>4}{t.role:<6} {si(t.vcsw_per_s):>9} {si(t.ivcsw_per_s):>9}"  # type: ignore[attr-defined]
-        return [(text, None)], None
+        return [(str(item), None)], None

@@ -7,7 +7,8 @@ ran somewhere other than its binding gets its CPU flagged.
 
 from __future__ import annotations
 
-from ...live.session import Session, ThreadRow
+from ...live.session import Session
+from ...live.thread_table import ThreadTable
 from .rows_view import Pieces, Row, RowsView
 from .spark import si, spark
 
@@ -18,14 +19,15 @@ RIGHT = 16  # ops/s and share
 class ThreadsPanel(RowsView):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
-        self._rows: list[ThreadRow] = []
+        self._rows = ThreadTable((), 0.0, 0.0, {})
         self._top = 0.0
 
     def update_from(self, session: Session) -> None:
-        self._rows = session.thread_rows()
+        # Rows are built as they are drawn (RowsView asks only for those on screen).
+        self._rows = session.thread_table()
         self._top = session.thread_scale(self._spark_width(self.text_width))
-        imbalanced = sum(1 for r in self._rows if r.imbalanced)
-        off = sum(1 for r in self._rows if r.sample.off_cpu)
+        imbalanced = self._rows.imbalanced()
+        off = self._rows.off_cpu()
         notes = []
         if imbalanced:
             notes.append(f"{imbalanced} imbalanced")
@@ -49,7 +51,7 @@ class ThreadsPanel(RowsView):
         return f"{'pair':>5} {'cpu':<6} {label[:sw]:<{sw}} {'ops/s':>8} {'share':>6}"
 
     def row(self, index: int, width: int) -> Row:
-        r = self._rows[index]
+        r = self._rows.row(index)
         t = r.sample
         pieces: Pieces = [(f"{t.pair:>4}{t.role} ", None)]
         last = "?" if t.last_cpu is None else str(t.last_cpu)

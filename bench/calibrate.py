@@ -1,0 +1,257 @@
+"""Does a "95 %" interval cover 95 % of the time, and does an A/A call a change 5 % of the time?
+
+Modes:
+  simulate  planted AR(1) log rates through ipctop's own functions: coverage of
+            window intervals (session r from a longer series, as the TUI has it),
+            of run intervals, Stein-stopped ab blocks, Holm over many points.
+  compare   real A/A: pairs of separate `ipctop sweep` sessions at default
+            settings, then `ipctop compare --json`; false verdicts counted.
+  ab        real A/A: `ipctop ab` with identical sides at default settings.
+
+Every rate is printed with its count and a Clopper-Pearson 95 % interval.
+Run the real modes on a quiet box (nothing else running) and give the load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+
+from scipy.stats import beta
+
+from ipctop.analysis.autocorr import SeriesMemory
+from ipctop.analysis.stats import RUNS, difference, holm, paired_difference, summarize
+from ipctop.analysis.stopping import PILOT_BLOCKS, blocks_needed
+
+
+def clopper_pearson(k: int, n: int) -> tuple[float, float]:
+    lo = 0.0 if k == 0 else float(beta.ppf(0.025, k, n - k + 1))
+    hi = 1.0 if k == n else float(beta.ppf(0.975, k + 1, n - k))
+    return lo, hi
+
+
+def rate_line(what: str, k: int, n: int, seconds: float | None = None) -> str:
+    lo, hi = clopper_pearson(k, n)
+    took = f", {seconds:.0f} s" if seconds is not None else ""
+    return f"{what}: {k}/{n} = {100 * k / n:.1f} % [{100 * lo:.1f}, {100 * hi:.1f}]{took}"
+
+
+def ar1(n: int, r: float, sd: float, rng: random.Random) -> list[float]:
+    """n log values of a stationary AR(1) with lag-1 r and marginal s.d. sd."""
+    x = rng.gauss(0.0, sd)
+    out = [x]
+    innov = sd * math.sqrt(1.0 - r * r)
+    for _ in range(n - 1):
+        x = r * x + rng.gauss(0.0, innov)
+        out.append(x)
+    return out
+
+
+def rates(logs: list[float], level: float = 1e6) -> list[float]:
+    return [level * math.exp(v) for v in logs]
+
+
+def window_coverage(r: float, n: int, trials: int, rng: random.Random) -> float:
+    """Coverage of the TUI's interval: r from the session's longer series, n windows."""
+    hits = 0
+    for _ in range(trials):
+        memory = SeriesMemory()
+        for v in ar1(200, r, 0.05, rng):  # earlier pair counts of the same session
+            memory.add(v)
+        memory.new_segment()
+        s = summarize(rates(ar1(n, r, 0.05, rng)), r=memory.r_or_prior())
+        hits += s.low <= 1e6 <= s.high
+    return hits / trials
+
+
+def run_coverage(runs: int, run_sd: float, trials: int, rng: random.Random) -> float:
+    hits = 0
+    for _ in range(trials):
+        totals = []
+        for _ in range(runs):
+            offset = rng.gauss(0.0, run_sd)
+            totals.append(sum(rates([offset + v for v in ar1(10, 0.77, 0.03, rng)])) / 10)
+        s = summarize(totals, unit=RUNS)
+        # The truth: the mean over runs of the run-level mean rate.
+        truth = 1e6 * math.exp(run_sd**2 / 2 + 0.03**2 / 2)
+        hits += s.low <= truth <= s.high
+    return hits / trials
+
+
+def ab_false_rate(block_sd: float, precision_pct: float, trials: int, rng: random.Random) -> float:
+    """Stein two-stage: a pilot fixes the block count; A/A verdicts counted."""
+    calls = 0
+    for _ in range(trials):
+
+        def block() -> tuple[list[float], list[float]]:
+            d = rng.gauss(0.0, block_sd)
+            return [1e6], [1e6 * math.exp(d)]
+
+        blocks = [block() for _ in range(PILOT_BLOCKS)]
+        need, sd = blocks_needed(blocks, precision_pct)
+        while len(blocks) < need:
+            blocks.append(block())
+        d = paired_difference(blocks, pilot_sd=sd, pilot_n=PILOT_BLOCKS)
+        calls += d.verdict != "no difference shown"
+    return calls / trials
+
+
+def holm_family_rate(points: int, trials: int, rng: random.Random) -> tuple[float, float]:
+    """A/A over `points` points of 3 runs a side: any point called, without and with Holm."""
+    raw = adj = 0
+    for _ in range(trials):
+        ps = []
+        for _ in range(points):
+            a = [1e6 * math.exp(rng.gauss(0, 0.03)) for _ in range(3)]
+            b = [1e6 * math.exp(rng.gauss(0, 0.03)) for _ in range(3)]
+            ps.append(difference(a, b, unit=RUNS).p_value)
+        raw += any(p < 0.05 for p in ps)
+        adj += any(p < 0.05 for p in holm(ps))
+    return raw / trials, adj / trials
+
+
+def simulate(trials: int, seed: int) -> None:
+    rng = random.Random(seed)
+    print(f"simulation, {trials} trials a cell, seed {seed}")
+    print("window intervals (session r from 200 earlier windows): coverage of nominal 95 %")
+    for r in (0.5, 0.77, 0.9):
+        cells = [
+            f"n={n}: {100 * window_coverage(r, n, trials, rng):.1f} %" for n in (6, 10, 20, 40)
+        ]
+        print(f"  r={r}: " + ", ".join(cells))
+    print("run intervals (run offsets s.d. 3 %, 10 windows a run at r 0.77):")
+    for runs in (3, 5, 10):
+        print(f"  {runs} runs: {100 * run_coverage(runs, 0.03, trials, rng):.1f} %")
+    print("ab, Stein two-stage (6 pilot blocks), A/A false-verdict rate:")
+    for sd in (0.01, 0.02, 0.05):
+        for prec in (1.0, 2.0):
+            k = round(ab_false_rate(sd, prec, trials, rng) * trials)
+            print("  " + rate_line(f"block s.d. {100 * sd:.0f} %, ±{prec:.0f} %", k, trials))
+    raw, adj = holm_family_rate(6, trials, rng)
+    print(
+        f"6 points of 3 runs a side, A/A, any point called: {100 * raw:.1f} % raw, "
+        f"{100 * adj:.1f} % with Holm"
+    )
+
+
+def _ipctop(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ipctop", *args], capture_output=True, text=True, check=False
+    )
+
+
+def real_aa(
+    label: str, trials: int, one: Callable[[str, int], tuple[int, int]], out: str | None
+) -> None:
+    t0 = time.monotonic()
+    called = judged = 0
+    failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(trials):
+            c, j, gate = one(tmp, i)
+            called += c
+            judged += j
+            failed += gate
+            print(
+                f"  trial {i + 1}: {c} of {j} judged called, gate {'failed' if gate else 'held'}",
+                flush=True,
+            )
+    took = time.monotonic() - t0
+    print(rate_line(f"{label}: points called", called, max(judged, 1)))
+    print(
+        rate_line(f"{label}: comparisons with any verdict or a failed gate", failed, trials, took)
+    )
+    print(f"load average at the end: {os.getloadavg()}")
+    if out:
+        with open(out, "a") as f:
+            f.write(
+                json.dumps(
+                    {
+                        "mode": label,
+                        "called": called,
+                        "judged": judged,
+                        "failed": failed,
+                        "trials": trials,
+                        "seconds": took,
+                    }
+                )
+                + "\n"
+            )
+
+
+def compare_trial(workload: str, cpus: str, fail_below: float) -> Callable[[str, int], tuple]:
+    def one(tmp: str, i: int) -> tuple[int, int, int]:
+        paths = []
+        for side in ("a", "b"):
+            path = os.path.join(tmp, f"{i}{side}.json")
+            for _attempt in range(3):  # a pair that could not start on a loaded box: again
+                p = _ipctop("sweep", "-w", workload, "--cpus", cpus, "--json", path)
+                if p.returncode == 0:
+                    break
+                print(f"  sweep failed, again: {p.stderr.strip().splitlines()[-1]}", flush=True)
+            else:
+                raise SystemExit(f"sweep failed 3 times: {p.stderr.strip()}")
+            paths.append(path)
+        p = _ipctop("compare", *paths, "--json", "-", "--fail-below", str(fail_below))
+        doc = json.loads(p.stdout[p.stdout.index("{") :])
+        verdicts = doc["points"]  # one entry per (pair count, side after the first)
+        called = sum(c["verdict"] in ("regression", "improvement") for c in verdicts)
+        return called, len(verdicts), int(called > 0 or p.returncode == 1)
+
+    return one
+
+
+def ab_trial(metric: str | None) -> Callable[[str, int], tuple]:
+    def one(tmp: str, i: int) -> tuple[int, int, int]:
+        path = os.path.join(tmp, f"ab{i}.json")
+        args = ["ab", "--json", path] + (["--metric", metric] if metric else [])
+        p = _ipctop(*args)
+        if p.returncode not in (0, 1):
+            raise SystemExit(f"ab failed: {p.stderr.strip()}")
+        with open(path) as f:
+            verdict = json.load(f)["ab"]["result"]["verdict"]
+        c = int(verdict in ("regression", "improvement"))
+        return c, 1, c
+
+    return one
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("mode", choices=("simulate", "compare", "ab"))
+    ap.add_argument("--trials", type=int, default=20)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--workload", default="sysv-sem")
+    ap.add_argument("--cpus", default="0-1")
+    ap.add_argument("--fail-below", type=float, default=3.0)
+    ap.add_argument("--metric", default=None, help="ab's metric (default: ab's own default)")
+    ap.add_argument("--out", help="append a JSON line of the result to this file")
+    args = ap.parse_args()
+    if args.mode == "simulate":
+        simulate(args.trials if args.trials != 20 else 2000, args.seed)
+    elif args.mode == "compare":
+        real_aa(
+            f"compare A/A {args.workload} --cpus {args.cpus}",
+            args.trials,
+            compare_trial(args.workload, args.cpus, args.fail_below),
+            args.out,
+        )
+    else:
+        real_aa(
+            f"ab A/A metric {args.metric or 'default'}",
+            args.trials,
+            ab_trial(args.metric),
+            args.out,
+        )
+
+
+if __name__ == "__main__":
+    main()

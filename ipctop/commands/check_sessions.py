@@ -1,0 +1,70 @@
+"""`ipctop check --sessions K`: K separate sessions of ipctop, for the session level.
+
+Each session is a child `ipctop sweep` (its own process, objects and start),
+1 pair of sysv-sem, SESSION_RUNS runs; analysis.sessions splits their log
+rates into a run part and a session part. The children are tied to this
+process (a parent-death signal) and stopped on every way out.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from ..analysis.sessions import SessionSpread, session_spread
+from ..errors import IpctopError
+from .common import cpu_text
+
+SESSION_RUNS = 3
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def _tie(parent: int) -> None:  # in the child, before exec
+    _LIBC.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG: a killed check takes its session along
+    if os.getppid() != parent:
+        os._exit(127)
+
+
+def _one(cpus: list[int], kind: str, seconds: float, warmup: float, out: Path) -> list[float]:
+    cmd = [
+        sys.executable, "-m", "ipctop", "sweep", "-w", "sysv-sem", "--cpus", cpu_text(cpus[:1]),
+        "--max-pairs", "1", "--repeat", str(SESSION_RUNS), "--seconds", f"{seconds:g}",
+        "--warmup", f"{warmup:g}", "--engine", kind, "--json", str(out),
+    ]  # fmt: skip
+    parent = os.getpid()
+    proc = subprocess.Popen(
+        cmd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: _tie(parent),
+    )
+    try:
+        _, err = proc.communicate()
+    finally:
+        if proc.poll() is None:  # Ctrl-C or SIGTERM here: the child cleans up on SIGTERM
+            proc.terminate()
+            proc.wait()
+    if proc.returncode != 0:
+        last = (err or "").strip().splitlines()[-1:] or [f"exit {proc.returncode}"]
+        raise IpctopError(f"check --sessions: a session failed: {last[0]}")
+    step = json.loads(out.read_text())["steps"][0]
+    return [float(x) for x in step["repeats"]]
+
+
+def measure_sessions(
+    k: int, cpus: list[int], kind: str, seconds: float, warmup: float, say
+) -> SessionSpread:
+    groups = []
+    with tempfile.TemporaryDirectory(prefix="ipctop-sessions-") as tmp:
+        for i in range(k):
+            say(f"session {i + 1}/{k}: sysv-sem, 1 pair, {SESSION_RUNS} runs of {seconds:g} s")
+            groups.append(_one(cpus, kind, seconds, warmup, Path(tmp) / f"s{i}.json"))
+    return session_spread(groups)
