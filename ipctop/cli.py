@@ -17,6 +17,7 @@ COMMANDS = {
     "tui": "live monitor (the default when no command is given)",
     "sweep": "run 1, 2, ... N pairs and print the scaling table",
     "run": "run N pairs and print one line per interval",
+    "hackbench": "the time G hackbench groups take (rt-tests' hackbench, in C)",
     "compare": "compare records: ops/s, Diff [%] against the first, scalability",
     "check": "a verdict on this box in about a minute (--quick: 15 s)",
     "ab": "two settings interleaved (ABBA) on one box: B/A with its interval and a verdict",

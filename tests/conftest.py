@@ -23,6 +23,41 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+# The slow tier (README, "Set up and test"): `pytest -m "not slow"` is the quick
+# loop. Whole files whose tests drive a terminal, a browser, the TUI, a fault, a
+# bench reference or long runs; SLOW_TESTS names single tests of other files
+# that `pytest --durations=0` on a quiet box shows over about 3 s.
+SLOW_FILES = frozenset(
+    {
+        "test_ab.py",
+        "test_ab_latency.py",
+        "test_bench_ref.py",
+        "test_build.py",
+        "test_check.py",
+        "test_check_curve.py",
+        "test_faults.py",
+        "test_lab_boot.py",
+        "test_latency_think.py",
+        "test_msgbench.py",
+        "test_profile.py",
+        "test_profile_lifetime.py",
+        "test_serve.py",
+        "test_sweep_many.py",
+        "test_think.py",
+    }
+)
+SLOW_PREFIXES = ("test_tui_", "test_fault_")
+SLOW_TESTS: frozenset[str] = frozenset()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        name = item.path.name
+        test = f"{name}::{getattr(item, 'originalname', item.name)}"
+        if name in SLOW_FILES or name.startswith(SLOW_PREFIXES) or test in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)
+
+
 two_cpus = pytest.mark.skipif(
     len(os.sched_getaffinity(0)) < 2,
     reason="needs 2 allowed CPUs; this box allows only 1",

@@ -1,4 +1,4 @@
-"""A record's step holds typed objects, not dicts: written by a real sweep, read back equal."""
+"""A record holds typed objects, not dicts: written by a real sweep, read back equal."""
 
 from __future__ import annotations
 
@@ -6,10 +6,12 @@ import json
 
 from conftest import run_cli
 
+from ipctop.engine.config import EngineConfig
 from ipctop.engine.costs import Costs
 from ipctop.engine.stalls import StallSummary
+from ipctop.output.ab_record import run_config
 from ipctop.output.costs_table import format_costs
-from ipctop.output.record import Record, Step
+from ipctop.output.record import Record, RunConfig, Step
 from ipctop.output.record_io import read_record
 
 QUICK = ("--seconds", "0.5", "--warmup", "0", "--repeat", "1", "--cpus", "0")
@@ -47,3 +49,20 @@ def test_stalls_of_two_runs_add_and_read_back_typed() -> None:
     back = Step.from_dict(json.loads(json.dumps(step.to_dict())))
     assert back.stalls == both
     assert "stalls" not in Step(pairs=1, total_ops_per_s=1.0).to_dict()  # absent, not null
+
+
+def test_one_run_configuration_carries_the_workloads_own_options() -> None:
+    """sweep's and ab's records both come from RunConfig.of: the run's fields and options."""
+    config = EngineConfig("sysv-sem-multi", cpus=(0,), threads=3, think_ns=5)
+    swept = RunConfig.of(config, "native", seconds=1.0, warmup=0.0, repeat=1).to_dict()
+    assert swept["threads"] == 3 and swept["sems"] == 128 and swept["think_ns"] == 5
+    side = run_config(config, "native", 2).to_dict()
+    assert {k: side[k] for k in ("threads", "sems", "think_ns", "pairs")} == {
+        "threads": 3,
+        "sems": 128,
+        "think_ns": 5,
+        "pairs": 2,
+    }
+    assert side["seconds"] is None and side["window_s"] > 0
+    pipe = RunConfig.of(EngineConfig("pipe", cpus=(0,)), "native").to_dict()
+    assert "threads" not in pipe and pipe["size"] == 1  # a pipe's token, no thread count

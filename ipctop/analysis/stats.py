@@ -259,7 +259,7 @@ def require_interval(windows: Sequence[float], what: str = "an interval") -> Sum
 
 
 def combine(
-    parts: Sequence[tuple[float, float, float]],
+    parts: Sequence[tuple[float, float]],
     session_var: float = 0.0,
     session_df: float = math.inf,
 ) -> tuple[float, float]:

@@ -82,9 +82,9 @@ def precision(text: str) -> float:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_workload_options(p)
-    p.add_argument(
-        "--pairs", type=count(1, MAX_PAIRS), default=1, help=f"default 1, at most {MAX_PAIRS}"
-    )
+    p.add_argument("--pairs", "--groups", "--rooms", type=count(1, MAX_PAIRS), default=1,
+                   help=f"default 1, at most {MAX_PAIRS} (--groups, --rooms: hackbench's and "
+                   "chat's name for it)")  # fmt: skip
     p.add_argument("--a", default="", metavar="'OPTIONS'", help="A's options over the shared ones")
     p.add_argument("--b", default="", metavar="'OPTIONS'", help="B's options over the shared ones")
     p.add_argument("--a-cmd", metavar="CMD", help="shell command run before each A slot")
@@ -129,7 +129,7 @@ def option_set(args: argparse.Namespace, flag: str, text: str) -> tuple[EngineCo
     """The shared options with `text` (e.g. '--placement cross') on top."""
     sub = _OptionSetParser(prog=f"ipctop ab {flag}", add_help=False)
     add_workload_options(sub)
-    sub.add_argument("--pairs", type=count(1, MAX_PAIRS))
+    sub.add_argument("--pairs", "--groups", "--rooms", dest="pairs", type=count(1, MAX_PAIRS))
     try:
         tokens = shlex.split(text)
     except ValueError as exc:

@@ -31,6 +31,7 @@ from ..errors import UsageError
 from ..output.output_paths import check_output_file, write_or_keep
 from ..output.record import Record, Sessions, Step
 from ..output.record_io import read_record, write_record
+from .check_load import add_load_option, load_step
 from .check_runs import TIMING, CheckRunner, Printer, measure_all, planned_runs
 from .check_sessions import measure_sessions
 from .common import (
@@ -56,6 +57,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     add_metrics_option(p)
     add_profile_option(p)
+    add_load_option(p)
     p.add_argument(
         "--record", metavar="FILE", help="write sysv-msg's curve and the noise floor as a record"
     )
@@ -96,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
     ):
         runner = CheckRunner(say, kind, cpus, timing, bar, metrics, profiler)
         readings = measure_all(runner)
+        load = load_step(say, cpus, args.quick) if args.load else None
 
     spread = None
     if args.sessions:
@@ -107,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
     verdicts.append(judge_noise(*floor))
     if baseline is not None:
         verdicts.extend(_against(baseline, readings))
+    if load is not None:
+        verdicts.append(load)
     code = exit_code(verdicts)
     if args.record:
         rec = _record(box_dict, cpus, kind, readings, floor[0], args)

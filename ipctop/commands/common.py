@@ -75,6 +75,12 @@ def add_workload_options(p: argparse.ArgumentParser, many: bool = False) -> None
     p.add_argument(
         "--engine", choices=ENGINES, default="auto", help="native (C) or python (fallback)"
     )
+    p.add_argument(
+        "--transport",
+        choices=("socket", "pipe", "tcp", "unix"),
+        help="hackbench: socket (a unix socketpair, the default) or pipe; chat: tcp (loopback, "
+        "the default) or unix",
+    )
     for o in OPTIONS.values():
         p.add_argument(
             o.flag,
@@ -168,6 +174,7 @@ def engine_config(args: argparse.Namespace, workload: str, cpus: list[int]) -> E
         latency_every=getattr(args, "latency_every", LATENCY_EVERY),
         rt=getattr(args, "rt", None),
         size=getattr(args, "size", None),
+        transport=getattr(args, "transport", None),
         **{name: getattr(args, name, o.default) for name, o in OPTIONS.items()},
     )
 

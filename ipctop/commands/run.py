@@ -38,6 +38,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--pairs", type=count(1, MAX_PAIRS), default=1, help=f"default 1, at most {MAX_PAIRS}"
     )
+    p.add_argument(
+        "--groups",
+        "--rooms",
+        dest="pairs",
+        type=count(1, MAX_PAIRS),
+        help="hackbench, chat: --pairs by its name",
+    )
     p.add_argument("--seconds", type=positive_float, default=10.0, help="default 10")
     p.add_argument("--interval", type=positive_float, default=0.5, help="default 0.5")
     p.add_argument("--jsonl", action="store_true", help="one JSON sample per line")

@@ -19,7 +19,7 @@ from ..engine.opstats import format_op_stats
 from ..engine.profile.span import SpanProfiler
 from ..engine.profile.window import Profile
 from ..engine.stalls import STALL, StallSummary
-from ..engine.workloads import configured, record_payload
+from ..engine.workloads import configured
 from ..engine.workloads.msgbench import phase_table
 from ..live.engine_warnings import EngineWarnings
 from ..live.measure import RunResult, measure_engine
@@ -60,12 +60,28 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=count(1, MAX_PAIRS),
         help=f"stop at this many pairs (at most {MAX_PAIRS})",
     )
+    p.add_argument(
+        "--groups",
+        metavar="LIST",
+        help="hackbench: sweep the load, e.g. 1,2,4,8 groups on the fixed CPU set, each load "
+        "--repeat fresh runs of --loops (see ipctop hackbench)",
+    )
+    p.add_argument("--loops", type=count(1, 10**9), default=100, help="hackbench --groups (100)")
+    p.add_argument(
+        "--rooms",
+        metavar="LIST",
+        help="chat: sweep the load, e.g. 1,2,4 rooms, each load --repeat fresh runs of --seconds",
+    )
     p.add_argument("--json", metavar="FILE", help="write the record (one per workload)")
     p.add_argument("--csv", metavar="FILE", help="write one row per step and thread")
     p.add_argument("--quiet", "-q", action="store_true", help="only the summary")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.groups is not None or args.rooms is not None:
+        from .load_sweep import run as load_sweep
+
+        return load_sweep(args)
     configs = {c.workload: c for c in run_configs(args)}
     names = list(configs)
     cpus = list(configs[names[0]].cpus)
@@ -156,8 +172,6 @@ def _new_record(box: dict, config, kind: str, args: argparse.Namespace) -> Recor
             warmup=args.warmup,
             repeat=args.repeat,
             window_s=WINDOW_S,
-            think_ns=config.think_ns,
-            **record_payload(config),
         ),
     )
 

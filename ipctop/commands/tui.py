@@ -26,9 +26,11 @@ def add_monitor_arguments(p: argparse.ArgumentParser) -> None:
     add_workload_options(p)
     p.add_argument(
         "--pairs",
+        "--groups",
+        "--rooms",
         type=count(0, MAX_PAIRS),
         default=1,
-        help=f"start with N pairs (1, at most {MAX_PAIRS})",
+        help=f"start with N pairs (1, at most {MAX_PAIRS}); hackbench's groups, chat's rooms",
     )
     p.add_argument("--interval", type=positive_float, default=0.5, help="sample interval (0.5)")
     p.add_argument(

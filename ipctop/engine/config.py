@@ -33,6 +33,7 @@ class RunFields:
     rt: int | None = None  # SCHED_FIFO priority of the ends; None: normal scheduling
     think_ns: int = 0  # CPU work per round between receive and send (--think-ns)
     size: int | None = None  # payload bytes of a message workload (None: its seed's default)
+    transport: str | None = None  # hackbench: socket or pipe; chat: tcp or unix (None: default)
 
 
 def _engine_config() -> type[RunFields]:

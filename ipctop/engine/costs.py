@@ -90,8 +90,11 @@ class _Prev:
 class CostTracker:
     """Keeps the previous reading of every source and differences them."""
 
-    def __init__(self, proc: str = "/proc") -> None:
+    def __init__(self, proc: str = "/proc", per_unit: bool = False) -> None:
         self.proc = proc
+        # A load workload's ends do not all count rounds (hackbench's senders
+        # count none): each end's costs are then per message of its unit.
+        self.per_unit = per_unit
         self._prev: dict[tuple, _Prev] = {}
         self._sched_prev = procfs.read_schedstat_cpus(proc)
         self.missing: dict[str, str] = {}
@@ -117,6 +120,7 @@ class CostTracker:
         rounds_all = 0
         have_cpu_time = False
         flags: list[str] = []
+        unit_rounds = self._unit_rounds(ends, by_key) if self.per_unit else {}
         for end in ends:
             key = (end.pair, end.role, end.tid)
             t, task = by_key.get(key), tasks.get(key)
@@ -131,7 +135,8 @@ class CostTracker:
             prev = self._prev.get(key)
             if prev is None:
                 continue
-            rounds = now.rounds - prev.rounds
+            own = now.rounds - prev.rounds
+            rounds = unit_rounds.get(end.pair, 0) if self.per_unit else own
 
             def per(x: float, rounds: int = rounds) -> float | None:
                 return x / rounds if rounds > 0 else None
@@ -161,7 +166,7 @@ class CostTracker:
             )  # fmt: skip
             if rounds > 0:
                 cpu_ns += total_us
-                rounds_all += rounds
+                rounds_all += own if self.per_unit else rounds  # each message once
                 have_cpu_time = True
             user_t += du
             sys_t += ds
@@ -188,6 +193,16 @@ class CostTracker:
             flags=tuple(flags),
             missing=dict(self.missing),
         )
+
+    def _unit_rounds(self, ends: list, by_key: dict) -> dict[int, int]:
+        """Rounds each unit's ends counted since the previous reading, by unit."""
+        out: dict[int, int] = {}
+        for end in ends:
+            key = (end.pair, end.role, end.tid)
+            t, prev = by_key.get(key), self._prev.get(key)
+            if t is not None and prev is not None:
+                out[end.pair] = out.get(end.pair, 0) + t.rounds - prev.rounds
+        return out
 
     def _cpu_costs(self, ipis: tuple, total_rate: float, dt: float) -> tuple[CpuCost, ...]:
         sched = procfs.read_schedstat_cpus(self.proc)

@@ -151,6 +151,7 @@ class Engine:
         if not self._opened:
             self.start()
         batch: list[Pair] = []
+        self.workload.check_units(n)
         with self._lock:
             try:
                 for _ in range(n):

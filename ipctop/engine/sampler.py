@@ -88,7 +88,7 @@ class Sampler:
         if on and self._costs is None:
             # Siblings first: a sample on the sampler thread may see _costs at once.
             self._siblings = read_topology().siblings
-            self._costs = CostTracker(self.proc)
+            self._costs = CostTracker(self.proc, per_unit=self.engine.workload.unit != "pair")
         elif not on:
             self._costs = None
 

@@ -16,7 +16,9 @@ from ..analysis.scaling import ScalingCurve, ScalingPoint, above_linear, scalabi
 from ..analysis.settle import SETTLED, Settler
 from ..engine.latency import whole
 from ..engine.sample import Sample, ThreadSample
+from ..engine.workloads import load_unit
 from .thread_table import ThreadKey, ThreadRow, ThreadTable, thread_key
+from .unit_rows import UnitHistory
 
 P99_SAMPLES = 20  # the p99 curve's point at a pair count: the median of this many samples
 
@@ -40,6 +42,9 @@ class Session:
     def __init__(self, history: int = HISTORY, workload: str | None = None) -> None:
         self.history = history
         self.workload = workload  # names this run's curve in a comparison
+        #: "group" or "room" for a load workload: its rows are units, its ideal flat
+        self.unit = load_unit(workload)
+        self.units = UnitHistory(history) if self.unit else None
         self.latest: Sample | None = None
         self._sorted: tuple[Sample | None, list[ThreadSample], float] = (None, [], 0.0)
         self.count = 0
@@ -87,6 +92,8 @@ class Session:
         self.ctxt.append(sample.ctxt_per_s or 0.0)
         self.totals.append(sample.total_ops_per_s)
         self.events.extend(sample.events)
+        if self.units is not None:
+            self.units.feed(sample)
         self._feed_latency(sample)
         self._settle(sample)
 

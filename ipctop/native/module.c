@@ -33,6 +33,8 @@ static const struct workload_entry *tables[] = {
     ipctop_spin_loops,
     ipctop_signal_loops,
     ipctop_sysv_multi_loops,
+    ipctop_hackbench_loops,
+    ipctop_chat_loops,
     NULL,
 };
 
@@ -472,6 +474,7 @@ static PyObject *workloads(PyObject *self, PyObject *unused)
 PyObject *ipctop_lat_take(PyObject *self, PyObject *a);
 PyObject *ipctop_lat_summary(PyObject *self, PyObject *a);
 PyObject *ipctop_lat_bucket(PyObject *self, PyObject *a);
+PyObject *ipctop_hackbench_run(PyObject *self, PyObject *a);
 
 /* Where each field of the counter slot is: tests/test_workload_registry.py
  * checks that engine/counters.py reads the same offsets. */
@@ -525,6 +528,8 @@ static PyMethodDef methods[] = {
     {"lat_summary", ipctop_lat_summary, METH_VARARGS,
      "lat_summary(acc, quantiles) -> (count, sum_ns, values_ns, max_ns)"},
     {"lat_bucket", ipctop_lat_bucket, METH_VARARGS, "lat_bucket(ns) -> bucket index"},
+    {"hackbench_run", ipctop_hackbench_run, METH_VARARGS,
+     "hackbench_run(groups, fds, loops, size, pipes, processes) -> seconds; GIL released"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -113,6 +113,8 @@ extern const struct workload_entry ipctop_futex_loops[];
 extern const struct workload_entry ipctop_spin_loops[];
 extern const struct workload_entry ipctop_signal_loops[];
 extern const struct workload_entry ipctop_sysv_multi_loops[];
+extern const struct workload_entry ipctop_hackbench_loops[];
+extern const struct workload_entry ipctop_chat_loops[];
 
 /* The shared area a hook or loop needs, or EINVAL when Python passed none. */
 static inline int need_shm(const struct end_ctx *c, size_t len)

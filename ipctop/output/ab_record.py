@@ -11,30 +11,18 @@ from typing import TYPE_CHECKING, Any
 from ipctop.analysis.scaling import ScalingPoint
 from ipctop.analysis.stats import WINDOW_S, Difference
 from ipctop.engine.sample import Sample
-from ipctop.engine.workloads import record_payload
 from ipctop.errors import RecordError
 from ipctop.output.record import Record, RunConfig, Step
 
 if TYPE_CHECKING:
     import argparse
 
+    from ipctop.engine.config import EngineConfig
 
-def config_dict(config: Any, kind: str, pairs: int) -> dict[str, Any]:
-    return {
-        "workload": config.workload,
-        "placement": config.placement,
-        "mode": config.mode,
-        "engine": kind,
-        "cpus": list(config.cpus),
-        "pairs": pairs,
-        "think_ns": config.think_ns,
-        **record_payload(config),
-        "seconds": None,
-        "warmup": None,
-        "repeat": None,
-        "interval": None,
-        "window_s": WINDOW_S,
-    }
+
+def run_config(config: EngineConfig, kind: str, pairs: int) -> RunConfig:
+    """One side's configuration: no fixed duration, the sides alternate until known."""
+    return RunConfig.of(config, kind, pairs=pairs, window_s=WINDOW_S)
 
 
 def _timeline(results: list[tuple[str, Any]]) -> list[Sample]:
@@ -67,7 +55,7 @@ def ab_record(
     return Record(
         kind="ab",
         box=box,
-        config=RunConfig(**config_dict(a.config, kind, a.pairs)),
+        config=run_config(a.config, kind, a.pairs),
         steps=steps[:1],
         points=[ScalingPoint.from_repeats(a.pairs, [steps[0].total_ops_per_s], windows=a.windows)],
         timeline=_timeline(results),
@@ -78,7 +66,7 @@ def ab_record(
                 s.name: {
                     "options": s.options,
                     "cmd": s.cmd,
-                    "config": config_dict(s.config, kind, s.pairs),
+                    "config": run_config(s.config, kind, s.pairs).to_dict(),
                     "windows": list(s.windows),
                 }
                 for s in sides.values()

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Union
 
-from ipctop.analysis.scaling import ScalingPoint, diff_pct, scalability_pct
+from ipctop.analysis.scaling import ScalingPoint, diff_pct
 from ipctop.analysis.stats import (
     CONFIDENCE,
     IMPROVEMENT,
@@ -40,8 +40,9 @@ from ipctop.analysis.stats import (
     pct_digits,
 )
 from ipctop.errors import UsageError
+from ipctop.output.compare_scale import scale_pct, scale_section
 from ipctop.output.record import record_points
-from ipctop.output.tables import fmt_int, fmt_pct, format_table
+from ipctop.output.tables import fmt_int, format_table
 
 if TYPE_CHECKING:
     from ipctop.output.record import Record
@@ -50,7 +51,8 @@ if TYPE_CHECKING:
 # the first three; compare refuses any of these differing).
 SAME_KEYS = ("workload", "placement", "mode")
 MATCH_KEYS = SAME_KEYS + (
-    "engine", "cpus", "size", "threads", "sems", "think_ns", "queues", "prefill", "queue_keys"
+    "engine", "cpus", "size", "threads", "sems", "think_ns", "queues", "prefill", "queue_keys",
+    "load_unit", "fds", "loops", "transport",  # a load sweep's (commands/load_record.py)
 )  # fmt: skip
 
 UNSETTLED = "unsettled: not judged"
@@ -122,6 +124,7 @@ class Comparison:
     forced: bool = False
     notes: tuple[str, ...] = ()  # mismatches accepted because of force, and unknowns
     session_sd_pct: float | None = None  # the session spread added, when one was given
+    unit: str | None = None  # a load sweep's "group" or "room": its steps are loads
 
     @property
     def worst_regression_pct(self) -> float | None:
@@ -267,6 +270,7 @@ def compare(
     notes = _check_alike([r for g in groups for r in g], force)
     session_var = math.log1p(session_sd_pct / 100.0) ** 2 if session_sd_pct else 0.0
     curves = [side_points(g) for g in groups]
+    unit = getattr(groups[0][0].config, "load_unit", None)
     rows = []
     for n in sorted(set().union(*curves)):
         pts = [c.get(n) for c in curves]
@@ -280,7 +284,7 @@ def compare(
                 pairs=n,
                 totals=totals,
                 diffs=(None,) + tuple(diff_pct(totals[0], t) for t in totals[1:]),
-                scalability=tuple(scalability_pct(_scaling(c), n) for c in curves),
+                scalability=tuple(scale_pct(unit, _scaling(c), n) for c in curves),
                 intervals=tuple(intervals),
                 settled=tuple(p.settled if p else True for p in pts),
                 samples=tuple(p.n if p else 0 for p in pts),
@@ -293,6 +297,7 @@ def compare(
         forced=force,
         notes=tuple(notes),
         session_sd_pct=session_sd_pct,
+        unit=unit,
     )
 
 
@@ -325,9 +330,10 @@ def _diff_cells(row: CompareRow, i: int) -> list[str]:
 
 def format_comparison(cmp: Comparison) -> str:
     """A seeds-style table: ops/s per side, then Diff, its 95 % interval and the verdict."""
-    headers, align = ["pairs"], "l"
+    first = f"{cmp.unit}s" if cmp.unit else "pairs"
+    headers, align = [first], "l"
     for i in range(len(cmp.labels)):
-        headers.append("ops/s")
+        headers.append("msgs/s" if cmp.unit else "ops/s")
         align += "r"
         if i > 0:
             headers += ["Diff [%]", "95% interval", "verdict"]
@@ -349,12 +355,9 @@ def format_comparison(cmp: Comparison) -> str:
     if any(not s for r in cmp.rows for s in r.settled):
         legend.append("~ not settled: shown, never judged")
     parts.append("\n".join(legend))
-    scal_rows = [
-        [str(r.pairs)] + [fmt_pct(s) for s in r.scalability] for r in cmp.rows if r.pairs > 1
-    ]
-    if scal_rows:
-        scal = format_table(["pairs"] + list(cmp.labels), scal_rows, "l" + "r" * len(cmp.labels))
-        parts.append("Scalability [%]\n" + scal)
+    scale = scale_section(cmp)
+    if scale:
+        parts.append(scale)
     return "\n\n".join(parts)
 
 

@@ -37,6 +37,7 @@ from ipctop.engine.config import EngineConfig
 from ipctop.engine.costs import Costs
 from ipctop.engine.sample import Sample, lift_extra
 from ipctop.engine.stalls import StallSummary
+from ipctop.engine.workloads import record_payload
 from ipctop.errors import RecordError
 from ipctop.output.latency_record import problems as latency_problems
 from ipctop.output.record_checks import record_problems
@@ -217,7 +218,8 @@ class RunConfig(BaseModel):
             warmup=warmup,
             repeat=repeat,
             interval=interval,
-            **more,
+            # Beyond the fixed fields (extras): what the workload says of itself.
+            **{"think_ns": config.think_ns, **record_payload(config), **more},
         )
 
     def recorded(self, key: str) -> bool:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .base import PairResources, Workload
+from .chat import Chat
+from .hackbench import Hackbench
 from .msgbench import SysvLifecycle
 from .option import Option
 from .posix import PosixMq, PosixSem
@@ -37,6 +39,8 @@ _CLASSES: list[type[Workload]] = [
     Signal,
     Spin,
     SpinYield,
+    Hackbench,
+    Chat,
 ]
 
 WORKLOADS: dict[str, type[Workload]] = {cls.name: cls for cls in _CLASSES}
@@ -65,6 +69,15 @@ def make_workload(name: str) -> Workload:
     return WORKLOADS[name]()
 
 
+def load_unit(name: str | None) -> str | None:
+    """The unit a load workload grows by ("group", "room"), None for a pair workload.
+
+    A load workload asks whether a rate holds as units are added on fixed
+    CPUs, not whether it scales with them."""
+    cls = WORKLOADS.get(name or "")
+    return cls.unit if cls is not None and cls.unit != "pair" else None
+
+
 def configured(config: EngineConfig) -> Workload:
     """The run's workload, configured (no kernel object made): what outputs describe."""
     w = make_workload(config.workload)
@@ -91,6 +104,7 @@ __all__ = [
     "Workload",
     "WORKLOADS",
     "configured",
+    "load_unit",
     "make_workload",
     "readme_table",
     "record_payload",

@@ -89,6 +89,9 @@ class Workload:
     python_note: str | None = None
     #: ends in one unit: a ping-pong pair has two; a unit is what sweeps add per step
     ends_per_unit: int = 2
+    #: what a unit is called; a load workload (hackbench's group, chat's room) names
+    #: its own, and the monitor then draws rate by load against a flat ideal
+    unit: str = "pair"
     #: names of the per-operation counters a loop keeps in its slot (life-cycle)
     ops: tuple[str, ...] = ()
     #: bytes a message carries by default (its seed's), None for no payload (--size refused)
@@ -156,6 +159,9 @@ class Workload:
             )
         if engine == "python" and type(self).python_loop is Workload.python_loop:
             raise UsageError(f"{self.name} has no Python loop")
+
+    def check_units(self, n: int) -> None:
+        """Refuse n more units the kernel's limits cannot hold, before the first starts."""
 
     def open(self, engine: str) -> None:
         """Create objects shared by all pairs (most workloads have none)."""

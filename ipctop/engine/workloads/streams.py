@@ -134,7 +134,10 @@ class Socket(_Stream):
     name = "socket"
     original = "hackbench's transport"
     summary = "one AF_UNIX stream socketpair per pair; 1 byte (--size) each way"
-    one_round = "read one token, write one to the peer (a socketpair)"
+    one_round = (
+        "read one token, write one to the peer (a socketpair; a ping-pong pair, not "
+        "hackbench: see `hackbench`)"
+    )
     timed = True
     options = ()
 

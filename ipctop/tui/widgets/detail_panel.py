@@ -85,11 +85,12 @@ def cpu_line(c: CpuCost) -> str:
     )
 
 
-def summary(costs: Costs) -> str:
-    """The heading: what one round costs the whole box, and how loaded it is."""
+def summary(costs: Costs, unit: str | None = None) -> str:
+    """The heading: what one round (a load workload: one message) costs the whole
+    box, and how loaded it is."""
     m = costs.missing
     return (
-        f"CPU per round {na(costs.cpu_us_per_round, m.get('cpu time'))} µs · "
+        f"CPU per {'message' if unit else 'round'} {na(costs.cpu_us_per_round, m.get('cpu time'))} µs · "
         f"system {na(costs.system_share_pct, m.get('system share'), '{:.1f}')} % · "
         f"CPU pressure avg10 {na(costs.cpu_pressure_avg10, m.get('cpu pressure'), '{:.2f}')}"
     )
@@ -117,20 +118,28 @@ def noise_line(n: WindowNoise) -> DetailLine | None:
     return DetailLine(text)
 
 
-def detail_lines(costs: Costs | None, note: str = "") -> list[DetailLine]:
-    """Everything below the heading, as lines: threads, CPUs, flags, missing sources."""
+def detail_lines(costs: Costs | None, note: str = "", unit: str | None = None) -> list[DetailLine]:
+    """Everything below the heading, as lines: threads, CPUs, flags, missing sources.
+
+    For a load workload every end's costs are per message its group or room
+    delivered (engine/costs.py: its senders count none of their own)."""
     if costs is None:
         return [DetailLine(note or "waiting for the first detailed sample", "dim")]
     lines: list[DetailLine] = []
     rtt = dict(costs.rtt_us)
-    lines.append(DetailLine("per thread, per round (µs unless named)", "heading"))
+    each = f"per message of its {unit}" if unit else "per round"
+    lines.append(DetailLine(f"per thread, {each} (µs unless named)", "heading"))
     lines.append(DetailLine(_header(THREAD_COLS), "heading"))
     if not costs.threads:
         lines.append(DetailLine("  measuring: the first detailed sample is the baseline", "dim"))
     for t in sorted(costs.threads, key=lambda t: (t.pair, t.role)):
         lines.append(DetailLine(thread_line(t, rtt.get(t.pair))))
     lines.append(
-        DetailLine("per CPU: IPIs per round; schedule() and wake-ups per second", "heading")
+        DetailLine(
+            f"per CPU: IPIs per {'message' if unit else 'round'}; schedule() and wake-ups per "
+            "second",
+            "heading",
+        )
     )
     lines.append(DetailLine(_header(CPU_COLS), "heading"))
     for c in costs.cpus:
@@ -161,8 +170,9 @@ class DetailPanel(RowsView):
     def update_from(self, session: Session, note: str = "") -> None:
         s = session.latest
         costs = s.costs if s is not None else None
-        self._head = summary(costs) if costs is not None else "where the time goes"
-        self._detail = detail_lines(costs, note)
+        unit = session.unit
+        self._head = summary(costs, unit) if costs is not None else "where the time goes"
+        self._detail = detail_lines(costs, note, unit)
         noise = noise_line(window_noise(s, session.pair_cpus())) if s is not None else None
         if noise is not None:
             self._detail.insert(0, noise)

@@ -1,5 +1,9 @@
 """Total ops/s against pair count: settled points, the ideal line, scalability %.
 
+A load workload (hackbench's groups, chat's rooms) is drawn as rate by load
+on its fixed CPUs: the ideal is flat at the lightest load's rate (a constant
+cost per message) and the percentage is hold % (analysis/load_curve.py).
+
 The chart is redrawn only when a point changes, not on every sample:
 plotext builds the whole picture each time it renders.
 """
@@ -13,6 +17,7 @@ from textual.app import ComposeResult, RenderResult
 from textual.containers import Vertical
 from textual_plotext import PlotextPlot
 
+from ...analysis.load_curve import flat_line, hold_pct
 from ...analysis.scaling import ScalingPoint, above_linear, ideal_line, scalability_pct
 from ...engine.latency import format_ns
 from ...live.baseline import Baseline
@@ -64,12 +69,21 @@ class ScalingPanel(Vertical):
         self._drawn_at = 0.0
         self.baseline: Baseline | None = None
         self.metric = "ops"  # or "p99": the round trip's p99 by pairs (key P)
+        self.unit: str | None = None  # a load workload's unit: flat ideal, hold %
 
     def compose(self) -> ComposeResult:
         yield ScalingPlot(id="scaling-plot")
         yield TextBlock(id="scaling-table", fit_height=True)
 
     def update_from(self, session: Session, settling_pairs: int | None) -> None:
+        if session.unit != self.unit:
+            self.unit = session.unit
+            self._drawn = None
+            self.border_subtitle = (
+                f"messages/s by {self.unit}s, on fixed CPUs"
+                if self.unit
+                else "total ops/s by pairs"
+            )
         if self.metric == "p99":
             self._update_p99(session)
             return
@@ -98,7 +112,7 @@ class ScalingPanel(Vertical):
         table = (
             comparison_table(name, points, compared)
             if compared
-            else _table(points, settling_pairs, state, self.baseline, replaced)
+            else _table(points, settling_pairs, state, self.baseline, replaced, self.unit)
         )
         self.query_one("#scaling-table", TextBlock).show(table)
 
@@ -161,12 +175,12 @@ class ScalingPanel(Vertical):
         if self.baseline is not None:
             base_xs, base_top = plot_baseline(plt, self.baseline)
             xs, top = xs + base_xs, max(top, base_top)
-        ideal = ideal_line(points)
+        ideal = flat_line(points) if self.unit else ideal_line(points)
         if ideal:
             top = max(top, max(y for _, y in ideal))
-            line(
-                plt, [x for x, _ in ideal], [y for _, y in ideal], IDEAL, "ideal N x total(1)", "○"
-            )
+            what = "ideal: flat cost per message" if self.unit else "ideal N x total(1)"
+            line(plt, [x for x, _ in ideal], [y for _, y in ideal], IDEAL, what, "○")
+        pct = hold_pct if self.unit else scalability_pct
         settled = [p for p in points if p.settled]
         for p in settled:
             top = max(top, draw_interval(plt, p, MEASURED))
@@ -190,7 +204,7 @@ class ScalingPanel(Vertical):
                 marker="x",
             )
         for p in points:
-            scal = scalability_pct(points, p.pairs)
+            scal = pct(points, p.pairs)
             label = "settling" if not p.settled else ("" if scal is None else f"{scal:.0f}%")
             if label:
                 plt.text(label, p.pairs, p.total_ops_per_s * 1.06, alignment="center", color="red+")
@@ -201,8 +215,8 @@ class ScalingPanel(Vertical):
         plt.ylim(0, top * 1.15)
         plot.y_top = top * 1.15
         plt.xticks(list(range(lo, hi + 1)))
-        plt.xlabel("pairs")
-        plt.ylabel("total ops/s")
+        plt.xlabel(f"{self.unit}s" if self.unit else "pairs")
+        plt.ylabel("messages/s" if self.unit else "total ops/s")
         plot.refresh()
 
 
@@ -212,19 +226,23 @@ def _table(
     state: str | None,
     baseline: Baseline | None = None,
     replaced: dict[int, int] | None = None,
+    unit: str | None = None,
 ) -> Text:
-    """The seeds' table: pairs, total, scalability % (Diff % against a baseline).
+    """The seeds' table: pairs, total, scalability % (Diff % against a baseline);
+    for a load workload: groups or rooms, messages/s, hold %.
 
     Under it, a line for what the rows alone would hide: a scalability above
     linear (with its interval) and a revisit that replaced an earlier reading.
     """
     diff_head = f" {'diff %':>7}" if baseline is not None else ""
-    lines = [Text(f"{'pairs':>5} {'ops/s':>9} {'± %':>5} {'scal %':>7}{diff_head}", "bold")]
+    heads = (f"{unit}s", "msgs/s", "hold %") if unit else ("pairs", "ops/s", "scal %")
+    w = 6 if unit else 5  # "groups" and "rooms" fit
+    lines = [Text(f"{heads[0]:>{w}} {heads[1]:>9} {'± %':>5} {heads[2]:>7}{diff_head}", "bold")]
     for p in points[-TABLE_ROWS:]:
-        scal = scalability_pct(points, p.pairs)
+        scal = (hold_pct if unit else scalability_pct)(points, p.pairs)
         note = "settled" if p.settled else "settling"
         pct = "-" if scal is None else f"{scal:.1f}"
-        row = Text(f"{p.pairs:>5} {si(p.total_ops_per_s):>9} {pm(p):>5} {pct:>7}")
+        row = Text(f"{p.pairs:>{w}} {si(p.total_ops_per_s):>9} {pm(p):>5} {pct:>7}")
         if baseline:
             # Coloured only when the interval of live/baseline excludes zero.
             row.append(" ")
@@ -234,12 +252,14 @@ def _table(
         lines.append(row)
     if not points:
         lines.append(Text("no reading yet: " + (state or "no pairs running")))
-    settled = [p for p in points if p.settled]
+    settled = [p for p in points if p.settled] if not unit else []  # linear is no load's ideal
     for p in settled:
         above = above_linear(settled, p.pairs, short=True)
         if above is not None:
             lines.append(Text(f"! {p.pairs} pairs {above}", "bold"))
     for n, k in sorted((replaced or {}).items()):
         visits = "visit" if k == 1 else "visits"
-        lines.append(Text(f"{n} pairs: last visit differed, replaced {k} earlier {visits}"))
+        lines.append(
+            Text(f"{n} {unit or 'pair'}s: last visit differed, replaced {k} earlier {visits}")
+        )
     return Text("\n").join(lines)

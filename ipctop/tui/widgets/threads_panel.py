@@ -2,13 +2,16 @@
 
 A row more than 20 % off the median of all running threads is highlighted:
 the seeds found misplaced pairs by exactly this imbalance. A thread that last
-ran somewhere other than its binding gets its CPU flagged.
+ran somewhere other than its binding gets its CPU flagged. A load workload
+(hackbench, chat) shows one row per group or room instead (live/unit_rows.py):
+40 or 80 ends each would be thousands of rows.
 """
 
 from __future__ import annotations
 
 from ...live.session import Session
 from ...live.thread_table import ThreadTable
+from ...live.unit_rows import UnitRow
 from .rows_view import Pieces, Row, RowsView
 from .spark import si, spark
 
@@ -20,9 +23,15 @@ class ThreadsPanel(RowsView):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self._rows = ThreadTable((), 0.0, 0.0, {})
+        self._units: list[UnitRow] | None = None  # a load workload's rows, else None
+        self._unit = "pair"
         self._top = 0.0
 
     def update_from(self, session: Session) -> None:
+        if session.units is not None:
+            self._update_units(session)
+            return
+        self._units = None
         # Rows are built as they are drawn (RowsView asks only for those on screen).
         self._rows = session.thread_table()
         self._top = session.thread_scale(self._spark_width(self.text_width))
@@ -38,8 +47,23 @@ class ThreadsPanel(RowsView):
             self.border_subtitle = subtitle
         self.changed()
 
+    def _update_units(self, session: Session) -> None:
+        assert session.units is not None and session.unit is not None
+        self._unit = session.unit
+        self._units = session.units.rows()
+        self._top = session.units.scale(self._spark_width(self.text_width))
+        ends = sum(r.ends for r in self._units)
+        notes = [f"{len(self._units)} {self._unit}s, {ends} threads"]
+        imbalanced = sum(1 for r in self._units if r.imbalanced)
+        if imbalanced:
+            notes.append(f"{imbalanced} imbalanced")
+        subtitle = " · ".join(notes)
+        if subtitle != self.border_subtitle:
+            self.border_subtitle = subtitle
+        self.changed()
+
     def row_count(self) -> int:
-        return len(self._rows)
+        return len(self._units) if self._units is not None else len(self._rows)
 
     @staticmethod
     def _spark_width(width: int) -> int:
@@ -48,9 +72,13 @@ class ThreadsPanel(RowsView):
     def heading(self, width: int) -> str:
         sw = self._spark_width(width)
         label = f"history, top {si(self._top)}" if sw >= 20 else "history"
+        if self._units is not None:
+            return f"{self._unit:>5} {'cpus':<6} {label[:sw]:<{sw}} {'msgs/s':>8} {'share':>6}"
         return f"{'pair':>5} {'cpu':<6} {label[:sw]:<{sw}} {'ops/s':>8} {'share':>6}"
 
     def row(self, index: int, width: int) -> Row:
+        if self._units is not None:
+            return self._unit_row(self._units[index], width)
         r = self._rows.row(index)
         t = r.sample
         pieces: Pieces = [(f"{t.pair:>4}{t.role} ", None)]
@@ -68,3 +96,14 @@ class ThreadsPanel(RowsView):
         if r.imbalanced:
             return pieces, "hot"
         return pieces, "band" if t.pair % 2 else None
+
+    def _unit_row(self, r: UnitRow, width: int) -> Row:
+        pieces: Pieces = [(f"{r.unit:>5} ", None), (f"{r.cpus[:6]:<6}", None), (" ", None)]
+        pieces.append((spark(r.history, self._spark_width(width), self._top), "spark"))
+        if r.stopped:
+            pieces.append((f" {f'{r.stopped}/{r.ends} stopped'[: RIGHT - 1]:>{RIGHT - 1}}", "flag"))
+        else:
+            pieces.append((f" {si(r.ops_per_s):>8} {100 * r.share:5.1f}%", None))
+        if r.imbalanced:
+            return pieces, "hot"
+        return pieces, "band" if r.unit % 2 else None

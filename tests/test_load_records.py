@@ -1,0 +1,116 @@
+"""Load sweeps as records: written by `sweep --groups/--rooms --json`, read back,
+compared by load (groups or rooms, messages/s, hold %), refused against pairs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import run_cli, two_cpus
+
+from ipctop.engine.objects import _native
+from ipctop.output.record_io import read_record
+
+needs_native = pytest.mark.skipif(_native is None, reason="the native extension is not built")
+
+HB = ("sweep", "-w", "hackbench", "--groups", "1,2", "--fds", "2", "--loops", "20",
+      "--repeat", "3", "--mode", "threads")  # fmt: skip
+
+
+@needs_native
+@two_cpus
+def test_a_hackbench_load_sweep_is_a_record_compare_reads_by_groups(tmp_path) -> None:
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    for path in (a, b):
+        r = run_cli(*HB, "--json", str(path))
+        assert r.returncode == 0, r.stderr
+        assert f"record written to {path}" in r.stderr
+    rec = read_record(a)
+    assert rec.config.workload == "hackbench" and rec.config.load_unit == "group"
+    assert rec.config.messages_per_group == 2 * 2 * 20
+    assert [s.pairs for s in rec.steps] == [1, 2]
+    for step in rec.steps:
+        assert len(step.windows) == 3  # one rate per fresh run: the run is the replicate
+        # a run's time is messages / rate, the figure hackbench prints
+        for rate in step.windows:
+            seconds = step.pairs * rec.config.messages_per_group / rate
+            assert 0 < seconds < 60
+    r = run_cli("compare", str(a), str(b))
+    assert r.returncode == 0, r.stderr
+    head = r.stdout.splitlines()[1].split()
+    assert head[:3] == ["groups", "msgs/s", "msgs/s"]
+    assert "Hold [%] (messages/s against the lightest load's, 1 group)" in r.stdout
+    assert "Scalability" not in r.stdout
+
+
+@needs_native
+@two_cpus
+def test_a_load_record_is_not_compared_with_other_fds_or_a_pair_sweep(tmp_path) -> None:
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    assert run_cli(*HB, "--json", str(a)).returncode == 0
+    other = [*HB]
+    other[other.index("--fds") + 1] = "3"
+    assert run_cli(*other, "--json", str(b)).returncode == 0
+    r = run_cli("compare", str(a), str(b))
+    assert r.returncode == 2 and "fds 2 vs 3" in r.stderr and r.stderr.count("\n") == 1
+    # a pair sweep's record that claims the same workload but no load unit
+    d = json.loads(a.read_text())
+    del d["config"]["load_unit"]
+    b.write_text(json.dumps(d))
+    r = run_cli("compare", str(a), str(b))
+    assert r.returncode == 0 and "not recorded in both" in r.stdout and "load_unit" in r.stdout
+
+
+@needs_native
+@two_cpus
+def test_a_chat_load_sweep_is_a_record_with_its_runs(tmp_path) -> None:
+    path = tmp_path / "chat.json"
+    r = run_cli(
+        "sweep", "-w", "chat", "--rooms", "1", "--repeat", "2", "--seconds", "0.6",
+        "--warmup", "0.3", "--transport", "unix", "--json", str(path),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    rec = read_record(path)
+    assert rec.config.load_unit == "room" and rec.config.transport == "unix"
+    assert rec.config.seconds == 0.6 and rec.config.repeat == 2
+    (step,) = rec.steps
+    assert step.pairs == 1 and len(step.windows) == 2 and all(w > 0 for w in step.windows)
+
+
+def test_a_load_record_path_that_cannot_be_written_is_refused_before_any_run(tmp_path) -> None:
+    r = run_cli(*HB, "--json", str(tmp_path / "no" / "such" / "dir" / "a.json"))
+    assert r.returncode == 2 and "--json" in r.stderr and r.stderr.count("\n") == 1
+    assert "groups" not in r.stdout  # no table: nothing ran
+
+
+@needs_native
+@two_cpus
+def test_a_load_record_replays_as_rate_by_load_against_a_flat_ideal(tmp_path) -> None:
+    import asyncio
+    import time
+
+    from ipctop.live.replay_source import ReplaySource
+    from ipctop.tui.app import IpctopApp
+    from ipctop.tui.widgets.scaling_panel import ScalingPanel
+    from ipctop.tui.widgets.text_block import TextBlock
+
+    path = tmp_path / "a.json"
+    assert run_cli(*HB, "--json", str(path)).returncode == 0
+    replay = ReplaySource(read_record(path), speed=1000.0)
+
+    async def play() -> None:
+        app = IpctopApp(replay)
+        async with app.run_test(size=(120, 40)) as pilot:
+            deadline = time.monotonic() + 30
+            while sorted(p.pairs for p in app.session.points() if p.settled) != [1, 2]:
+                assert time.monotonic() < deadline, "the two loads never settled in the replay"
+                await pilot.pause(0.05)
+            app.redraw_now()
+            await pilot.pause()
+            panel = app.query_one(ScalingPanel)
+            assert panel.unit == "group"
+            table = panel.query_one("#scaling-table", TextBlock)
+            text = str(table.render())
+            assert text.split("\n")[0].split()[:2] == ["groups", "msgs/s"] and "hold %" in text
+
+    asyncio.run(play())
