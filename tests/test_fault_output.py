@@ -164,8 +164,13 @@ def test_read_only_session_directory_is_named_and_the_record_says_interrupted(tm
     r = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True,
                        cwd=ROOT, timeout=120)  # fmt: skip
     assert "Traceback" not in r.stderr, r.stderr
-    assert r.returncode == 1, r.stderr
-    assert f"cannot write {sessions}/" in r.stderr, r.stderr
-    assert "interrupted after 0 step(s)" in r.stderr, r.stderr
-    rec = json.loads(out.read_text())
-    assert rec["interrupted"] is True and rec["steps"] == []
+    # Refused as a session directory ipctop cannot use (finding 16), or, were it found
+    # only at the first write, the file named: either way the directory is in the line.
+    assert r.returncode in (1, 2), r.stderr
+    assert f"{sessions} is not writable" in r.stderr or f"cannot write {sessions}/" in r.stderr
+    if out.exists():  # a record written after the failure says it is not the whole sweep
+        assert "interrupted after 0 step(s)" in r.stderr, r.stderr
+        rec = json.loads(out.read_text())
+        assert rec["interrupted"] is True and rec["steps"] == []
+    else:  # refused before anything was measured
+        assert r.returncode == 2 and "record written" not in r.stderr, r.stderr

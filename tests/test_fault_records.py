@@ -134,7 +134,7 @@ def test_fail_below_with_a_zero_baseline_does_not_pass(tmp_path: Path) -> None:
 def test_fail_below_still_passes_matching_records(good: str, tmp_path: Path) -> None:
     same = make(tmp_path / "same.json", [1e6, 2e6])
     r = run_cli("compare", "--fail-below", "5", good, str(same))
-    assert r.returncode == 0 and "(2 judged)" in r.stdout, r.stdout
+    assert r.returncode == 0 and "(2 judged, one-sided, Holm 5 % family-wise)" in r.stdout, r.stdout
 
 
 # --- 4: output paths checked before the first pair ----------------------------------

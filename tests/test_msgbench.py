@@ -77,6 +77,14 @@ def _in_namespace(script: str, timeout: float = 120) -> subprocess.CompletedProc
 COUNT = "echo queues-left $(($(wc -l < /proc/sysvipc/msg) - 1))"
 # Polls (up to 60 s) until the run holds over 1,000 queues: a loaded box starts it late.
 UNTIL_QUEUES = "i=0; while [ $(wc -l < /proc/sysvipc/msg) -lt 1000 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done"
+# After a kill the reaper removes the keyed queues: on a loaded box that takes seconds.
+# Polled for up to 60 s, and the wait is printed.
+UNTIL_REAPED = ("i=0; while [ $(wc -l < /proc/sysvipc/msg) -gt 1 ] && [ $i -lt 600 ]; "
+                "do sleep 0.1; i=$((i+1)); done; echo reaped after $i x 0.1 s")  # fmt: skip
+# Polls (up to 60 s) until the run's tasks have held a namespace of their own, or, keyed,
+# our namespace holds its queues: the phase the test kills it in.
+UNTIL_OWN = ("i=0; while [ -z \"$(own_ns)\" ] && [ $(wc -l < /proc/sysvipc/msg) -lt 1000 ] "
+             "&& [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; sleep 1")  # fmt: skip
 
 
 @native
@@ -171,19 +179,43 @@ def test_default_is_32768_capped_by_msgmni_with_the_cap_stated(tmp_path: Path) -
     assert set(step["ops"]) == set(LIFECYCLE_OPS)
 
 
-# The IPC namespaces that tasks hold now and did not before the run: the units'.
-NEW_NS = (
-    "nslist() { for t in /proc/[0-9]*/task/*; do readlink $t/ns/ipc; done 2>/dev/null | sort -u; }; "
-    'newns() { nslist | grep -vxF "$before"; }; before=$(nslist); '
+# What the run's own tasks are, and which IPC namespaces they hold: noted every 50 ms
+# while it runs, as "tid starttime ns" lines in $seen. Only the run's tasks count: any
+# other task on the machine (a container, another `unshare -i`, a second copy of this
+# suite) may make or hold namespaces meanwhile, and is none of this test's business.
+# A tid is the same task only with the same start time (tids are reused).
+WATCH = (
+    "before=$(readlink /proc/self/ns/ipc); seen=$(mktemp); "
+    "tree() { echo $1; for c in $(pgrep -P $1); do tree $c; done; }; "
+    # stat's fields after "(comm) " (comm may hold spaces), read without a fork:
+    # $1 the state, ${20} the start time.
+    "stat_of() { read -r l < /proc/$1/stat || return; l=${l##*') '}; echo $l; }; "
+    "start_of() { set -- $(stat_of $1 2>/dev/null); echo ${20}; }; "
+    # Until the run has gone or is a zombie (which kill -0 would still find).
+    "state_of() { set -- $(stat_of $1 2>/dev/null); echo $1; }; "
+    'watch() { while s=$(state_of $1); [ -n "$s" ] && [ "$s" != Z ]; do '
+    "for p in $(tree $1); do for t in /proc/$p/task/*; do "
+    'n=$(readlink $t/ns/ipc 2>/dev/null) && echo "${t##*/} $(start_of ${t##*/}) $n"; '
+    "done; done; sleep 0.2; done >> $seen 2>/dev/null; }; "
+    # The run's own namespaces: those its tasks held, other than the one it started in.
+    "own_ns() { cut -d' ' -f3 $seen | sort -u | grep -vxF \"$before\"; }; "
 )
-# How many queues those namespaces hold, read through a task in each.
+# How many queues the run's own namespaces hold, read through one of its tasks in each.
 IN_OWN_NS = (
-    "n=0; for l in $(newns); do for t in /proc/[0-9]*/task/*; do "
-    '[ "$(readlink $t/ns/ipc 2>/dev/null)" = "$l" ] && '
-    "n=$((n + $(nsenter --ipc=$t/ns/ipc cat /proc/sysvipc/msg | wc -l) - 1)) && break; "
-    "done; done; echo own-ns-queues $n"
+    "n=0; for l in $(own_ns); do t=$(grep -F \" $l\" $seen | tail -1 | cut -d' ' -f1); "
+    "n=$((n + $(nsenter --ipc=/proc/$t/ns/ipc cat /proc/sysvipc/msg | wc -l) - 1)); done; "
+    "echo own-ns-queues $n"
 )
-OTHER_NS = "echo other-ns $(newns | wc -l)"  # a freed namespace is held by no task
+# Each namespace the run made is freed with its last task: none of the tasks that held
+# one may still live. (Its queues go with it; the run's queues in ours are COUNT's.)
+# The kernel takes a while to end a killed run's processes on a loaded box: polled for
+# up to 60 s, and the wait is printed.
+OWN_NS_HELD = (
+    'held() { n=0; while read tid start ns; do [ "$ns" = "$before" ] && continue; '
+    '[ -n "$start" ] && [ "$(start_of $tid)" = "$start" ] && n=$((n + 1)); done < $seen; '
+    "echo $n; }; i=0; while [ $(held) -gt 0 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; "
+    "echo own-ns-seen $(own_ns | wc -l) own-ns-held $(held) after $i x 0.1 s; rm -f $seen"
+)
 
 
 @private_ns
@@ -191,20 +223,26 @@ OTHER_NS = "echo other-ns $(newns | wc -l)"  # a freed namespace is held by no t
 @pytest.mark.parametrize("keys", ["private", "tagged"])
 @pytest.mark.parametrize("mode", ["threads", "processes"])
 @pytest.mark.parametrize("how", ["stop", "SIGINT", "SIGKILL"])
+@pytest.mark.timeout(300)  # a loaded box starts and ends the run's processes late
 def test_no_queue_outlives_any_exit(mode: str, how: str, keys: str) -> None:
     prefix = "" if keys == "private" else f"{NO_ADMIN} "
     run = (f"{prefix}{sys.executable} -m ipctop run -w sysv-lifecycle --mode {mode} --cpus 0 "
            "--queues 3000 --prefill 500")  # fmt: skip
     if how == "stop":
-        script = f"{NEW_NS}{run} --seconds 1 > /dev/null; {COUNT}; {OTHER_NS}"
+        script = (f"{WATCH}{run} --seconds 1 > /dev/null & pid=$!; watch $pid; wait $pid; "
+                  f"{COUNT}; {OWN_NS_HELD}")  # fmt: skip
     else:
         sig = "-INT" if how == "SIGINT" else "-KILL"
         # Killed mid-phase, thousands of queues alive; the reaper (or the signal path)
         # removes the keyed ones, the kernel frees an own namespace with its last task.
-        script = (f"{NEW_NS}{run} --seconds 60 > /dev/null 2>&1 & pid=$!; sleep 2; {IN_OWN_NS}; "
-                  f"kill {sig} $pid; wait $pid; sleep 3; {COUNT}; {OTHER_NS}")  # fmt: skip
-    r = _in_namespace(script)
-    assert "queues-left 0" in r.stdout and "other-ns 0" in r.stdout, (r.stdout, r.stderr)
+        script = (f"{WATCH}{run} --seconds 60 > /dev/null 2>&1 & pid=$!; watch $pid & w=$!; "
+                  f"{UNTIL_OWN}; {IN_OWN_NS}; kill {sig} $pid; wait $pid; wait $w; "
+                  f"{UNTIL_REAPED}; {COUNT}; {OWN_NS_HELD}")  # fmt: skip
+    r = _in_namespace(script, timeout=280)
+    assert "queues-left 0" in r.stdout and "own-ns-held 0" in r.stdout, (r.stdout, r.stderr)
+    seen = int(r.stdout.split("own-ns-seen ")[1].split()[0])
+    # Private: each unit's thread made its own namespace; tagged: it could not.
+    assert seen >= 1 if keys == "private" else seen == 0, r.stdout
     if how != "stop":
         held = int(r.stdout.split("own-ns-queues ")[1].split()[0])
         # Private: the thousands were in the unit's namespace; tagged: in ours, none apart.

@@ -211,9 +211,12 @@ def test_a_real_prometheus_scrapes_ipctop_and_the_dashboard_queries_return_data(
             assert run.proc.poll() is None, run.err
             assert time.monotonic() < deadline, "12 s of scrapes of the run did not come"
             time.sleep(1.0)
+        # There, and positive: a loaded box may give a 0.5 s window with no round in it,
+        # so the last 10 s of scrapes are read.
         at = time.time()
         (total,) = prom.query(f"ipctop_total_ops_per_second{{{on_run}}}", at)
-        assert float(total["value"][1]) > 0, total
+        (most,) = prom.query(f"max_over_time(ipctop_total_ops_per_second{{{on_run}}}[10s])", at)
+        assert float(total["value"][1]) >= 0 and float(most["value"][1]) > 0, (total, most)
         (p99,) = prom.query(
             f"histogram_quantile(0.99, sum by (le) (rate({RTT}_bucket{{{on_run}}}[10s])))", at
         )

@@ -66,6 +66,7 @@ def _clean_files(dry_run: bool) -> tuple[int, int]:
     lock = session_dir() / LOCK_NAME  # a SIGKILLed monitor's: no holder, never removed
     stale_lock = remove_if_stale(lock, dry_run)
     if stale_lock:
+        removed += 0 if dry_run else 1
         print(f"{'would remove' if dry_run else 'removed'} stale live-session lock {lock}")
     for path in perf_dirs:
         if dry_run:
@@ -77,9 +78,8 @@ def _clean_files(dry_run: bool) -> tuple[int, int]:
             path.unlink(missing_ok=True)
         removed += 1
         print(f"removed {path}")
-    return len(queues) + len(journals) + len(sessions) + len(perf_dirs) + stale_lock, (
-        removed + (stale_lock and not dry_run)
-    )
+    found = len(queues) + len(journals) + len(sessions) + len(perf_dirs) + stale_lock
+    return found, removed
 
 
 def orphan_perf_dirs(uid: int | None = None) -> list[Path]:

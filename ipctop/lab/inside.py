@@ -86,8 +86,10 @@ def main(argv: list[str]) -> int:
     ]  # fmt: skip
     with open(out / "pytest.log", "wb") as log:
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        assert proc.stdout is not None
-        for chunk in iter(lambda: proc.stdout.read1(4096), b""):  # type: ignore[union-attr]
+        stream = proc.stdout
+        assert stream is not None
+        # os.read returns what is there: the log and the console follow the tests line by line.
+        for chunk in iter(lambda: os.read(stream.fileno(), 4096), b""):
             log.write(chunk)
             log.flush()
             sys.stdout.buffer.write(chunk)
