@@ -210,9 +210,11 @@ def test_W_takes_the_next_mechanisms_one_pair_reading_first_then_climbs_back() -
             while source.engine is old_engine or app.session.workload != "sysv-sem":
                 assert time.monotonic() < deadline, "the restart"
                 await pilot.pause(0.1)
-            assert app.session.latest is not None and app.session.latest.pairs == 1
+            # (No look at the latest sample here: with 0.5 s steps the climb may already
+            # be at 2 pairs; the curve's first point below says where it started.)
             # The worker reports after the new run's first sample may have arrived.
-            while "takes its 1-pair reading first" not in app._message:
+            # On a quiet box the climb can be done before the first look: either says so.
+            while not any(m in app._message for m in ("1-pair reading first", "sweep done")):
                 assert time.monotonic() < deadline, f"the W message: {app._message!r}"
                 await pilot.pause(0.1)
             # The new curve's first point is at 1 pair, then it climbs back to 2.

@@ -133,4 +133,6 @@ def test_a_block_without_a_tick_reads_as_half_a_tick_not_as_no_log() -> None:
     readings = [0.0] * (OWN_CPU_BLOCK * 8) + [100.0 * TICK_S] * OWN_CPU_BLOCK
     fig = _fed(readings).figure()
     assert fig is not None and fig.summary.median == pytest.approx(half_tick_pct)
-    assert fig.summary.high is not None and fig.summary.high <= 100.0 * TICK_S + 1e-9
+    # Nine correlated blocks (AR(1)-corrected at the prior r): the interval may reach
+    # past the one block that saw a tick, but stays finite and near it.
+    assert fig.summary.high is not None and fig.summary.high <= 2 * 100.0 * TICK_S
