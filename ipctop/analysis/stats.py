@@ -195,6 +195,14 @@ def logs_of(values: Sequence[float]) -> list[float]:
     return [math.log(max(float(x), _FLOOR)) for x in values]
 
 
+def geomean(values: Sequence[float]) -> float:
+    """The geometric mean; a constant series (or one value) is returned exactly,
+    since exp(log(x)) is not x in floats. 0 for no values."""
+    if len(values) < 2 or min(values) == max(values):
+        return float(values[0]) if values else 0.0
+    return math.exp(statistics.fmean(logs_of(values)))
+
+
 def _t_quantile(df: float, confidence: float) -> float:
     from scipy.stats import t
 
@@ -237,8 +245,7 @@ def summarize(
     method = METHOD_LOG_T
     if unit == WINDOWS:
         method += f", AR(1) r {r_used:.2f}"
-    # A constant series is its own geometric mean: exp(log(x)) is not x in floats.
-    estimate = float(values[0]) if min(values) == max(values) else math.exp(mean)
+    estimate = geomean(values)
     return Summary(
         n,
         med,

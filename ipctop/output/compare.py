@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Union
@@ -29,15 +28,16 @@ from ipctop.analysis.stats import (
     IMPROVEMENT,
     NO_DIFFERENCE,
     REGRESSION,
-    RUNS,
     SESSIONS,
     TEST_WELCH,
     WINDOWS,
     Difference,
     difference,
     holm,
-    logs_of,
     pct_digits,
+)
+from ipctop.analysis.stats import (
+    geomean as _geomean,
 )
 from ipctop.errors import UsageError
 from ipctop.output.compare_scale import scale_pct, scale_section
@@ -225,17 +225,10 @@ def side_point(points: Sequence[ScalingPoint]) -> SidePoint:
         # Separate sessions: each summarised once by the geometric mean of its runs.
         values = tuple(_geomean(p.repeats) for p in points)
         unit = SESSIONS
-    elif len(points[0].repeats) >= 2 or not points[0].windows:
-        values, unit = points[0].repeats, RUNS
     else:
-        values, unit = points[0].windows, WINDOWS
+        # One record: the point's own replicate rule (runs, else its lone run's windows).
+        values, unit = points[0].samples, points[0].unit
     return SidePoint(tuple(values), unit, settled, _geomean(values))
-
-
-def _geomean(values: Sequence[float]) -> float:
-    if len(values) < 2 or min(values) == max(values):
-        return float(values[0]) if values else 0.0
-    return math.exp(statistics.fmean(logs_of(values)))
 
 
 def side_points(records: Sequence[Record]) -> dict[int, SidePoint]:
