@@ -84,6 +84,8 @@ class Settler:
         self._window: deque[tuple[float | None, float, float]] = deque()  # (start, end, total)
         self._first: tuple[float | None, float] | None = None  # first counted (start, end)
         self._to_skip = skip
+        self._summary_key: tuple | None = None
+        self._summary: Summary | None = None
 
     def reset(self, pairs: int | None = None) -> None:
         """Start over, e.g. because the pair count changed."""
@@ -175,7 +177,13 @@ class Settler:
 
     @property
     def summary(self) -> Summary:
-        return summarize(self.values, r=self.r)
+        # reading, half_width_pct, settled and state each ask for it on every
+        # sample: made once per change of the window, not once per question.
+        key = (len(self._window), self._window[-1] if self._window else None, self.r)
+        if self._summary is None or self._summary_key != key:
+            self._summary = summarize(self.values, r=self.r)
+            self._summary_key = key
+        return self._summary
 
     @property
     def half_width_pct(self) -> float | None:
