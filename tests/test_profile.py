@@ -17,6 +17,7 @@ from ipctop.engine.engine import Engine
 from ipctop.engine.profile import Profile, perf_status
 from ipctop.engine.profile.parse import tally
 from ipctop.engine.profile.span import SpanProfiler
+from ipctop.engine.profile.window import SymbolShare
 from ipctop.live.measure import measure_engine
 from ipctop.output.record import Record, Step
 from ipctop.output.record_io import read_record, write_record
@@ -205,3 +206,27 @@ def test_a_step_keeps_its_profile_and_a_step_without_one_writes_no_key():
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+def _share(name: str, total_pct: float) -> SymbolShare:
+    return SymbolShare(
+        name, "[kernel.kallsyms]", 1, 1, total_pct, total_pct, (total_pct,), (total_pct,)
+    )
+
+
+def _kept(symbols: tuple[SymbolShare, ...]) -> Profile:
+    return Profile(event="cycles", perf_version=None, frequency=1, cpus=(0,), symbols=symbols)
+
+
+def test_the_delta_ranks_alike_live_and_read_back_from_its_record():
+    # Unrounded, y rises 0.003 pp and x falls 0.004 pp, so y ranks first; the
+    # record keeps 0.01 pp, where both are flat and the names break the tie.
+    # A live table and its record must not disagree on that (CI saw the swap).
+    a = _kept((_share("x", 10.004), _share("y", 5.0)))
+    b = _kept((_share("x", 10.0), _share("y", 5.003)))
+    live = [d.name for d in symbol_deltas(a, b)]
+    back = [
+        d.name
+        for d in symbol_deltas(Profile.from_dict(a.to_dict()), Profile.from_dict(b.to_dict()))
+    ]
+    assert live == back == ["x", "y"]

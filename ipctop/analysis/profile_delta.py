@@ -100,8 +100,15 @@ def symbol_deltas(a: Profile, b: Profile, top: int = 200) -> list[SymbolDelta]:
                 half_width=diff_interval(wa, wb),
             )
         )
-    out.sort(key=lambda d: (-d.change_pp, d.name))
+    out.sort(key=lambda d: (-_kept_change(d), d.name))
     return out
+
+
+def _kept_change(d: SymbolDelta) -> float:
+    """The change as a record keeps it (shares to 0.01 pp), so that a live
+    table and the same run read back from its record rank symbols alike:
+    near-ties unrounded would swap places once rounded."""
+    return round(round(d.b_total_pct, 2) - round(d.a_total_pct, 2), 2)
 
 
 def _windows(p: Profile) -> int:
