@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .run_header import CPUS, KEEP, LAST, LINEAR, NOTE, fit
+from .run_header import CPUS, KEEP, LAST, LINEAR, NOTE, STATE, fit
 from .text_block import TextBlock
 
 
@@ -33,7 +33,9 @@ class StatusLine(TextBlock):
         pieces: list[tuple[str, str, int]] = []
         if message:
             pieces.append((f"{message} · ", "bold", KEEP))
-        pieces.append((f"ipctop: {cpu}", "bold", KEEP))
+        # The answer is read once and goes in seconds: at a narrow width it has the line,
+        # and the monitor's own CPU comes back when it has gone.
+        pieces.append((f"ipctop: {cpu}", "bold", STATE if message else KEEP))
         if monitor_cpu is None:
             pieces.append((" · monitor shares the pairs' CPUs", "", LINEAR))
         else:
@@ -43,4 +45,6 @@ class StatusLine(TextBlock):
         pieces.append((f" · sample every {interval:g} s", "", LAST))
         width = max(0, self.size.width - 2) or 10_000  # the padding; unmounted: no limit
         text = fit(pieces, width)
+        if text.plain.endswith(" · "):
+            text.right_crop(3)  # the answer alone
         self.show(text)
