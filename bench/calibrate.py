@@ -28,8 +28,17 @@ from collections.abc import Callable
 from scipy.stats import beta
 
 from ipctop.analysis.autocorr import SeriesMemory
+from ipctop.analysis.point_diff import point_difference
+from ipctop.analysis.scaling import ScalingPoint
 from ipctop.analysis.sessions import session_spread
-from ipctop.analysis.stats import RUNS, difference, holm, paired_difference, summarize
+from ipctop.analysis.stats import (
+    NO_DIFFERENCE,
+    RUNS,
+    difference,
+    holm,
+    paired_difference,
+    summarize,
+)
 from ipctop.analysis.stopping import PILOT_BLOCKS, blocks_needed
 
 
@@ -259,6 +268,19 @@ def session_pass(fail_below: float) -> Callable[[str, int], None]:
             called += c
             judged += len(doc["points"])
             failed += int(c > 0 or p.returncode == 1)
+        # The TUI's baseline Diff and presentation verdict judge one live run
+        # against a baseline's runs (analysis/point_diff.py): here the baseline
+        # is side A's sweep and the live run is B's first run, a separate session.
+        tui = tui_called = 0
+        for i in range(trials):
+            a, b = sessions[(i, "a")], sessions[(i, "b")]
+            for pairs in sorted(set(a) & set(b)):
+                base = ScalingPoint.from_repeats(pairs, a[pairs])
+                live = ScalingPoint.from_repeats(pairs, b[pairs][:1])
+                tui += 1
+                tui_called += point_difference(base, live).verdict != NO_DIFFERENCE
+        print(rate_line("TUI baseline Diff (one new run vs 3 baseline runs): points called",
+                        tui_called, max(tui, 1)))  # fmt: skip
         label = (
             f"with --session-sd (leave-one-trial-out, {min(sds):.1f}-{max(sds):.1f} %, "
             f"from {2 * (trials - 1)} sessions each)"
