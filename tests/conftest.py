@@ -98,6 +98,24 @@ def posix_queues() -> set[str]:
     return {p.name for p in d.iterdir() if p.name.startswith("ipctop")} if d.is_dir() else set()
 
 
+def made_here() -> tuple[set[tuple[str, str, str]], set[str]]:
+    """The SysV objects and session tags this very process owns now: what an
+    in-process check may assert about on a box others share."""
+    from ipctop.engine.reaper import session_owner, tag_of
+    from ipctop.engine.session_dir import session_dir
+
+    me = os.getpid()
+    objects = {
+        o for o in sysv_objects() if (t := tag_of(int(o[1]))) is not None and session_owner(t) == me
+    }
+    tags = set()
+    for name in os.listdir(session_dir()):
+        if len(name) == 3 and all(c in "0123456789abcdef" for c in name):
+            if session_owner(int(name, 16)) == me:
+                tags.add(name)
+    return objects, tags
+
+
 def _someone_elses(key: int, me: psutil.Process) -> bool:
     """True for an object of a live ipctop outside this test run (a shared box)."""
     from ipctop.engine.reaper import _alive, session_owner, tag_of
