@@ -18,7 +18,9 @@ import psutil
 import pytest
 from conftest import ROOT, run_cli, wait_for
 
-AB = ("ab", "--cpus", "0", "--max-seconds", "2", "--precision", "50", "--window", "0.2",
+# A block of four 0.2 s slots took 1.3-18 s on a loaded box, and ab refuses
+# (exit 2) a budget of fewer than 2 blocks: 6 s leaves room for a loaded box.
+AB = ("ab", "--cpus", "0", "--max-seconds", "6", "--precision", "50", "--window", "0.2",
       "--settle", "0")  # fmt: skip
 MATRIX = ("matrix", "-w", "sysv-msg", "--cpus", "0", "--seconds", "0.2", "--warmup", "0",
           "--no-baseline")  # fmt: skip
