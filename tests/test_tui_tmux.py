@@ -1,22 +1,28 @@
-"""End to end in a real terminal: start ipctop in tmux, press +, read the screen, quit."""
+"""End to end in a real terminal: start ipctop in tmux, press keys, read tmux's cells, quit."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
 import pytest
 from conftest import ROOT
+from test_tui_records import live, wait_for
+
+from ipctop.tui.app import IpctopApp
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
 TIMEOUT = 30.0
+TOAST_EDGE = "▌"  # the left edge Textual draws a notification (toast) with
 
 
 def ipctop_queues_of(pid: int) -> list[str]:
@@ -96,5 +102,75 @@ def test_tmux_start_add_pair_read_screen_quit(tmp_path: Path) -> None:
                 break
             assert time.monotonic() < deadline, f"processes left behind: {left}"
             time.sleep(0.2)
+    finally:
+        subprocess.run(["tmux", "-L", sock, "kill-server"], capture_output=True, timeout=10)
+
+
+def record_a_session(path: Path) -> None:
+    """Six samples of 1 real pair, recorded by the monitor (R stops and writes the file)."""
+    app = IpctopApp(live(1), record=str(path))
+
+    async def go() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            rec = app.recording.recorder
+            assert rec is not None
+            await wait_for(pilot, lambda: rec.samples >= 6, "six recorded samples")
+            await pilot.press("R")
+            await wait_for(pilot, lambda: not app.recording.active, "the recording to stop")
+
+    asyncio.run(go())
+
+
+def test_tmux_a_notice_that_leaves_takes_its_cells_with_it(tmp_path: Path) -> None:
+    """Issue 28, finding 8: a toast over the panels left its border (▌) and words behind.
+
+    A finished replay at 80x24 is a still screen: the panels repaint only the lines
+    that change, so in a real terminal a toast's cells stayed until the app repainted
+    in full once the toast had gone (IpctopApp._unnotify). Read from tmux's own cells;
+    without that repaint, 6 to 17 rows still showed ▌ 11 s after the keys.
+    """
+    path = tmp_path / "session.json"
+    record_a_session(path)
+    sock = f"ipctop-test-{uuid.uuid4().hex[:8]}"
+
+    def pane() -> str:
+        return subprocess.run(
+            ["tmux", "-L", sock, "capture-pane", "-p", "-t", "ipctop"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=10,
+        ).stdout
+
+    def keys(key: str) -> None:
+        subprocess.run(["tmux", "-L", sock, "send-keys", "-t", "ipctop", key], check=True)
+
+    def until(what: Callable[[str], bool], why: str) -> str:
+        deadline = time.monotonic() + TIMEOUT
+        while not what(shown := pane()):
+            assert time.monotonic() < deadline, f"timed out waiting for {why}:\n{shown}"
+            time.sleep(0.2)
+        return shown
+
+    cmd = f"cd {ROOT}; {sys.executable} -m ipctop replay {path} --speed 20; sleep 30"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TMUX")}
+    subprocess.run(
+        ["tmux", "-L", sock, "new-session", "-d", "-s", "ipctop", "-x", "80", "-y", "24", cmd],
+        check=True,
+        env={**env, "TERM": "xterm-256color"},
+        timeout=10,
+    )
+    try:
+        until(lambda shown: "replay finished" in shown, "the end of the replay")
+        # Notices stacked high (a replay refuses + and -), then the layout changes under
+        # them (d: the detail panel comes in): the panels under the toasts were drawn
+        # while covered, and repaint only the lines that change.
+        for key in ("+", "-", "+", "d"):
+            keys(key)
+        until(lambda shown: "these samples carry no detail" in shown, "the detail panel")
+        # A toast's left edge is ▌ (nothing else on this screen draws one): each notice
+        # times out in 4 s, and must take its cells with it.
+        shown = until(lambda shown: TOAST_EDGE not in shown, "every notice's cells to go")
+        assert "these samples carry no detail" in shown, shown  # the panel they covered
     finally:
         subprocess.run(["tmux", "-L", sock, "kill-server"], capture_output=True, timeout=10)
