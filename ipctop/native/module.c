@@ -475,6 +475,7 @@ PyObject *ipctop_lat_take(PyObject *self, PyObject *a);
 PyObject *ipctop_lat_summary(PyObject *self, PyObject *a);
 PyObject *ipctop_lat_bucket(PyObject *self, PyObject *a);
 PyObject *ipctop_hackbench_run(PyObject *self, PyObject *a);
+PyObject *ipctop_read_tasks(PyObject *self, PyObject *a);
 
 /* Where each field of the counter slot is: tests/test_workload_registry.py
  * checks that engine/counters.py reads the same offsets. */
@@ -530,6 +531,8 @@ static PyMethodDef methods[] = {
     {"lat_bucket", ipctop_lat_bucket, METH_VARARGS, "lat_bucket(ns) -> bucket index"},
     {"hackbench_run", ipctop_hackbench_run, METH_VARARGS,
      "hackbench_run(groups, fds, loops, size, pipes, processes) -> seconds; GIL released"},
+    {"read_tasks", ipctop_read_tasks, METH_VARARGS,
+     "read_tasks(proc, [(pid, tid), ...], detail) -> [None | 9 numbers]; GIL released"},
     {NULL, NULL, 0, NULL},
 };
 

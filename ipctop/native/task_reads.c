@@ -1,0 +1,315 @@
+/* read_tasks(): every thread's /proc files for one sampler tick, in one call.
+ *
+ * At 2,048 threads the detail view opens four files per thread per tick; in
+ * Python each open, read and parse is several microseconds of interpreter
+ * work holding the GIL the UI thread needs. Here the whole pass runs with the
+ * GIL released and only the numbers come back. It parses exactly as
+ * engine/procfs.py does (tests/test_task_reads.py compares the two on real
+ * threads), which stays the fallback when this module is not built.
+ */
+#define PY_SSIZE_T_CLEAN
+#define _GNU_SOURCE
+#include <Python.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { F_VCSW, F_IVCSW, F_CPU, F_UTIME, F_STIME, F_RUN, F_WAIT, F_SLICES, F_MIGR, NFIELDS };
+
+struct task_out {
+    int gone;                   /* stat or status missing: the thread exited */
+    long long v[NFIELDS];
+    unsigned char have[NFIELDS]; /* 0: None (source missing or detail off) */
+};
+
+struct reader {
+    char *buf;
+    size_t cap;
+    int err;                    /* errno of a failure that is not "gone" */
+    const char *bad;            /* what failed to parse (ValueError) */
+    char path[PATH_MAX + 16];   /* the file err or bad is about (a task dir and a name) */
+};
+
+/* "gone" as procfs._read means it: the file, or the task it belongs to, is not there. */
+static int is_gone(int e)
+{
+    return e == ENOENT || e == ESRCH || e == ENOTDIR;
+}
+
+/* Reads dir/name whole into r->buf, NUL-terminated. Returns its length, -1
+ * when gone, -2 on another error (r->err and r->path set). */
+static ssize_t slurp(struct reader *r, int dir, const char *shown, const char *name)
+{
+    int fd = openat(dir, name, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        goto fail;
+    size_t len = 0;
+    for (;;) {
+        if (len + 1 >= r->cap) {
+            char *grown = realloc(r->buf, r->cap * 2);
+            if (!grown) {
+                close(fd);
+                errno = ENOMEM;
+                goto fail;
+            }
+            r->buf = grown;
+            r->cap *= 2;
+        }
+        ssize_t n = read(fd, r->buf + len, r->cap - 1 - len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            close(fd);
+            errno = e;
+            goto fail;
+        }
+        if (n == 0)
+            break;
+        len += (size_t)n;
+    }
+    close(fd);
+    r->buf[len] = '\0';
+    return (ssize_t)len;
+fail:
+    if (is_gone(errno))
+        return -1;
+    r->err = errno;
+    snprintf(r->path, sizeof r->path, "%s/%s", shown, name);
+    return -2;
+}
+
+/* int() of the text from p to the end of its line: optional blanks around it. */
+static int line_int(const char *p, long long *out)
+{
+    char *end;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    errno = 0;
+    long long v = strtoll(p, &end, 10);
+    if (end == p || errno)
+        return -1;
+    while (*end == ' ' || *end == '\t' || *end == '\r')
+        end++;
+    if (*end != '\n' && *end != '\0')
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static void bad(struct reader *r, const char *shown, const char *name, const char *what)
+{
+    r->bad = what;
+    snprintf(r->path, sizeof r->path, "%s/%s", shown, name);
+}
+
+/* Fields 14, 15 and 39 of stat (utime, stime, processor), counted after comm. */
+static int parse_stat(struct reader *r, size_t len, struct task_out *t)
+{
+    /* comm may hold spaces and ")" itself; the last ")" ends it. */
+    const char *close = memrchr(r->buf, ')', len);
+    if (!close)
+        return -1;
+    const char *p = close + 1;
+    long long want[3];
+    int got = 0;
+    /* After comm, field 3 (state) is token 0, so field n is token n - 3. */
+    for (int tok = 0; got < 3; tok++) {
+        while (*p == ' ' || *p == '\n')
+            p++;
+        if (!*p)
+            return -1;
+        if (tok == 11 || tok == 12 || tok == 36) {
+            char *end;
+            errno = 0;
+            want[got++] = strtoll(p, &end, 10);
+            if (end == p || errno || (*end != ' ' && *end != '\n' && *end != '\0'))
+                return -1;
+        }
+        while (*p && *p != ' ' && *p != '\n')
+            p++;
+    }
+    t->v[F_UTIME] = want[0];
+    t->v[F_STIME] = want[1];
+    t->v[F_CPU] = want[2];
+    t->have[F_UTIME] = t->have[F_STIME] = t->have[F_CPU] = 1;
+    return 0;
+}
+
+/* The number after `head` (which starts with a newline), or -1 if absent/bad. */
+static int after(const char *buf, size_t len, const char *head, long long *out)
+{
+    const char *at = memmem(buf, len, head, strlen(head));
+    return at ? line_int(at + strlen(head), out) : -1;
+}
+
+/* 0 done, -1 gone, -2 error (r says which). */
+static int read_one(struct reader *r, const char *proc, long pid, long tid, int detail,
+                    struct task_out *t)
+{
+    char shown[PATH_MAX];
+    snprintf(shown, sizeof shown, "%s/%ld/task/%ld", proc, pid, tid);
+    int dir = open(shown, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_PATH);
+    if (dir < 0) {
+        if (is_gone(errno))
+            return -1;
+        r->err = errno;
+        snprintf(r->path, sizeof r->path, "%s", shown);
+        return -2;
+    }
+    int rc = -1;
+    ssize_t n = slurp(r, dir, shown, "stat");
+    if (n < 0) {
+        rc = (int)n;
+        goto out;
+    }
+    if (parse_stat(r, (size_t)n, t) < 0) {
+        bad(r, shown, "stat", "has no utime, stime and processor fields");
+        rc = -2;
+        goto out;
+    }
+    n = slurp(r, dir, shown, "status");
+    if (n < 0) {
+        rc = (int)n;
+        goto out;
+    }
+    if (after(r->buf, (size_t)n, "\nvoluntary_ctxt_switches:", &t->v[F_VCSW]) < 0 ||
+        after(r->buf, (size_t)n, "\nnonvoluntary_ctxt_switches:", &t->v[F_IVCSW]) < 0) {
+        bad(r, shown, "status", "has no ctxt_switches lines");
+        rc = -2;
+        goto out;
+    }
+    t->have[F_VCSW] = t->have[F_IVCSW] = 1;
+    rc = 0;
+    if (!detail)
+        goto out;
+    /* From here a missing file is a None figure, not a gone thread (procfs does the same). */
+    n = slurp(r, dir, shown, "schedstat");
+    if (n == -2) {
+        rc = -2;
+        goto out;
+    }
+    if (n >= 0) {
+        char *p = r->buf, *end;
+        for (int i = 0; i < 3; i++) {
+            errno = 0;
+            long long v = strtoll(p, &end, 10);
+            if (end == p || errno) {
+                bad(r, shown, "schedstat", "does not start with three numbers");
+                rc = -2;
+                goto out;
+            }
+            t->v[F_RUN + i] = v;
+            t->have[F_RUN + i] = 1;
+            p = end;
+        }
+    }
+    n = slurp(r, dir, shown, "sched");
+    if (n == -2) {
+        rc = -2;
+        goto out;
+    }
+    if (n >= 0) {
+        /* As procfs._line: the line that starts with the name, after the first line. */
+        const char *at = memmem(r->buf, (size_t)n, "\nse.nr_migrations", 17);
+        if (at) {
+            const char *eol = strchr(at + 1, '\n');
+            const char *colon = NULL;
+            for (const char *q = at + 1; q < (eol ? eol : r->buf + n); q++)
+                if (*q == ':')
+                    colon = q;
+            if (!colon || line_int(colon + 1, &t->v[F_MIGR]) < 0) {
+                bad(r, shown, "sched", "has an se.nr_migrations line without a number");
+                rc = -2;
+                goto out;
+            }
+            t->have[F_MIGR] = 1;
+        }
+    }
+out:
+    close(dir);
+    return rc;
+}
+
+PyObject *ipctop_read_tasks(PyObject *self, PyObject *a)
+{
+    const char *proc;
+    PyObject *ids;
+    int detail;
+
+    if (!PyArg_ParseTuple(a, "sOp", &proc, &ids, &detail))
+        return NULL;
+    if (strlen(proc) > PATH_MAX - 64) /* room for /<pid>/task/<tid> in every path */
+        return PyErr_Format(PyExc_ValueError, "proc root too long: %.60s...", proc);
+    PyObject *seq = PySequence_Fast(ids, "ids must be a sequence of (pid, tid)");
+    if (!seq)
+        return NULL;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
+    long *pt = PyMem_RawMalloc(sizeof(long) * 2 * (size_t)(count ? count : 1));
+    struct task_out *outs = PyMem_RawCalloc((size_t)(count ? count : 1), sizeof *outs);
+    struct reader r = {.buf = malloc(4096), .cap = 4096};
+    PyObject *list = NULL;
+    if (!pt || !outs || !r.buf) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        if (!PyArg_ParseTuple(item, "ll;ids must be (pid, tid) pairs", &pt[2 * i], &pt[2 * i + 1]))
+            goto done;
+    }
+    int rc = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < count; i++) {
+        rc = read_one(&r, proc, pt[2 * i], pt[2 * i + 1], detail, &outs[i]);
+        if (rc == -2)
+            break;
+        outs[i].gone = rc == -1;
+    }
+    Py_END_ALLOW_THREADS
+    if (rc == -2) {
+        if (r.bad)
+            PyErr_Format(PyExc_ValueError, "%s %s", r.path, r.bad);
+        else {
+            errno = r.err;
+            PyErr_SetFromErrnoWithFilename(PyExc_OSError, r.path);
+        }
+        goto done;
+    }
+    list = PyList_New(count);
+    if (!list)
+        goto done;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *row;
+        if (outs[i].gone) {
+            row = Py_NewRef(Py_None);
+        } else {
+            row = PyTuple_New(NFIELDS);
+            for (int f = 0; row && f < NFIELDS; f++) {
+                PyObject *v = outs[i].have[f] ? PyLong_FromLongLong(outs[i].v[f]) : Py_NewRef(Py_None);
+                if (!v) {
+                    Py_CLEAR(row);
+                    break;
+                }
+                PyTuple_SET_ITEM(row, f, v);
+            }
+        }
+        if (!row) {
+            Py_CLEAR(list);
+            goto done;
+        }
+        PyList_SET_ITEM(list, i, row);
+    }
+done:
+    free(r.buf);
+    PyMem_RawFree(outs);
+    PyMem_RawFree(pt);
+    Py_DECREF(seq);
+    return list;
+}
