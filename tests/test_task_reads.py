@@ -195,3 +195,29 @@ def test_a_detail_tick_reads_every_thread_in_one_pass(monkeypatch) -> None:
         engine.stop()
     assert calls == [4]
     assert s.costs is not None and len(s.costs.threads) == 4
+
+
+@pytest.mark.parametrize("reader", [pytest.param("native", marks=needs_native), "python"])
+def test_detail_takes_switch_counts_from_sched_and_status_only_without(tmp_path, reader) -> None:
+    read = native_read if reader == "native" else procfs.python_read_tasks
+    proc = tmp_path / "proc"
+    shutil.copytree(X86, proc, symlinks=True)
+    task = proc / str(PID) / "task" / str(TID)
+    want = read([(PID, TID)], str(proc), detail=True)
+    # FAKE: status unreadable; sched has the same counts, so detail never opens it.
+    status = (task / "status").read_text()
+    (task / "status").unlink()
+    assert read([(PID, TID)], str(proc), detail=True) == want
+    assert read([(PID, TID)], str(proc), detail=False) == [None]
+    # FAKE: a sched without the switch lines: status gives them after all.
+    (task / "status").write_text(status.replace("ctxt_switches:\t3", "ctxt_switches:\t7"))
+    sched = task / "sched"
+    sched.write_text(
+        "".join(ln for ln in sched.read_text().splitlines(True) if "voluntary_switches" not in ln)
+    )
+    (got,) = read([(PID, TID)], str(proc), detail=True)
+    assert got is not None and (got.voluntary, got.involuntary, got.migrations) == (
+        7,
+        2,
+        want[0].migrations,
+    )

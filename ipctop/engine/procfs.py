@@ -9,7 +9,7 @@ caller asks ``missing_reason`` once, at start, what to print instead.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import NamedTuple
 
 from . import objects  # objects._native: the C extension, or None
@@ -249,16 +249,25 @@ def read_task(pid: int, tid: int, proc: str = "/proc") -> TaskStat | None:
     status = _read(os.path.join(task, "status")) if stat is not None else None
     if stat is None or status is None:
         return None
+    return TaskStat(*_status_switches(status, task), *_stat_fields(stat))
+
+
+def _stat_fields(stat: bytes) -> tuple[int, int, int]:
+    """(last CPU, utime, stime) from a stat file."""
     # comm may hold spaces and ")" itself; the last ")" ends it.
     fields = stat[stat.rindex(b")") + 2 :].split()
     # fields[0] is field 3 (state) of proc(5), so field n is fields[n - 3].
-    utime, stime, last_cpu = int(fields[11]), int(fields[12]), int(fields[36])
+    return int(fields[36]), int(fields[11]), int(fields[12])
+
+
+def _status_switches(status: bytes, task: str) -> tuple[int, int]:
+    """(voluntary, involuntary) from a status file."""
     # Found by index, not by splitting every line: this runs per thread per sample.
     voluntary = _status_field(status, b"\nvoluntary_ctxt_switches:")
     involuntary = _status_field(status, b"\nnonvoluntary_ctxt_switches:")
     if voluntary is None or involuntary is None:
         raise ValueError(f"{task}/status has no ctxt_switches lines")
-    return TaskStat(voluntary, involuntary, last_cpu, utime, stime)
+    return voluntary, involuntary
 
 
 def read_schedstat_task(pid: int, tid: int, proc: str = "/proc") -> TaskSchedStat | None:
@@ -305,18 +314,46 @@ def _task_of(row: tuple) -> TaskStat:
 def python_read_tasks(
     ids: list[tuple[int, int]], proc: str = "/proc", detail: bool = False
 ) -> list[TaskStat | None]:
-    """read_tasks in Python: the fallback, and what the native pass is checked against."""
+    """read_tasks in Python: the fallback, and what the native pass is checked against.
+
+    With detail, sched is read anyway (migrations) and holds the same switch
+    counts as status (both print the task's nvcsw and nivcsw), so status, the
+    costliest file of the four, is opened only on a kernel without sched.
+    """
+    if not detail:
+        return [read_task(pid, tid, proc) for pid, tid in ids]
     out: list[TaskStat | None] = []
     for pid, tid in ids:
-        task = read_task(pid, tid, proc)
-        if task is not None and detail:
-            task = replace(
-                task,
+        task = _task_dir(proc, pid, tid)
+        stat = _read(os.path.join(task, "stat"))
+        sched = _read(os.path.join(task, "sched")) if stat is not None else None
+        switches = _sched_switches(sched)
+        if stat is not None and switches is None:
+            status = _read(os.path.join(task, "status"))
+            switches = None if status is None else _status_switches(status, task)
+        if stat is None or switches is None:
+            out.append(None)
+            continue
+        line = _line(sched, b"se.nr_migrations")
+        migrations = None if line is None else int(line.rsplit(b":", 1)[1])
+        out.append(
+            TaskStat(
+                *switches,
+                *_stat_fields(stat),
                 sched=read_schedstat_task(pid, tid, proc),
-                migrations=read_migrations(pid, tid, proc),
+                migrations=migrations,
             )
-        out.append(task)
+        )
     return out
+
+
+def _sched_switches(sched: bytes | None) -> tuple[int, int] | None:
+    """(voluntary, involuntary) from a sched file; None without one or the lines."""
+    v = _line(sched, b"nr_voluntary_switches")
+    iv = _line(sched, b"nr_involuntary_switches")
+    if v is None or iv is None:
+        return None
+    return int(v.rsplit(b":", 1)[1]), int(iv.rsplit(b":", 1)[1])
 
 
 def _line(data: bytes | None, head: bytes) -> bytes | None:

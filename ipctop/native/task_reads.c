@@ -1,6 +1,6 @@
 /* read_tasks(): every thread's /proc files for one sampler tick, in one call.
  *
- * At 2,048 threads the detail view opens four files per thread per tick; in
+ * At 2,048 threads the detail view opens three files per thread per tick; in
  * Python each open, read and parse is several microseconds of interpreter
  * work holding the GIL the UI thread needs. Here the whole pass runs with the
  * GIL released and only the numbers come back. It parses exactly as
@@ -149,7 +149,47 @@ static int after(const char *buf, size_t len, const char *head, long long *out)
     return at ? line_int(at + strlen(head), out) : -1;
 }
 
-/* 0 done, -1 gone, -2 error (r says which). */
+/* The number after the last ":" of the line that starts with `name` (after
+ * the file's first line, as procfs._line looks): 0, 1 when absent, -1 if bad. */
+static int sched_line(const char *buf, size_t len, const char *name, long long *out)
+{
+    char head[64];
+    int hl = snprintf(head, sizeof head, "\n%s", name);
+    const char *at = memmem(buf, len, head, (size_t)hl);
+    if (!at)
+        return 1;
+    const char *eol = memchr(at + 1, '\n', len - (size_t)(at + 1 - buf));
+    const char *colon = NULL;
+    for (const char *q = at + 1; q < (eol ? eol : buf + len); q++)
+        if (*q == ':')
+            colon = q;
+    return colon && line_int(colon + 1, out) == 0 ? 0 : -1;
+}
+
+/* sched's switch counts and migrations; *switches says whether the counts
+ * were there (a kernel without sched leaves status to give them). */
+static int parse_sched(struct reader *r, const char *shown, size_t n, struct task_out *t,
+                       int *switches)
+{
+    static const char *const names[] = {"se.nr_migrations", "nr_voluntary_switches",
+                                        "nr_involuntary_switches"};
+    static const int slots[] = {F_MIGR, F_VCSW, F_IVCSW};
+    int found[3];
+    for (int i = 0; i < 3; i++) {
+        found[i] = sched_line(r->buf, n, names[i], &t->v[slots[i]]);
+        if (found[i] < 0) {
+            bad(r, shown, "sched", "has a line without a number after its colon");
+            return -2;
+        }
+    }
+    t->have[F_MIGR] = found[0] == 0;
+    *switches = found[1] == 0 && found[2] == 0;
+    return 0;
+}
+
+/* 0 done, -1 gone, -2 error (r says which). With detail, sched is read before
+ * status: it holds the same switch counts (the task's nvcsw and nivcsw) and is
+ * read anyway for migrations, so status, the costliest file, is skipped. */
 static int read_one(struct reader *r, const char *proc, long pid, long tid, int detail,
                     struct task_out *t)
 {
@@ -163,7 +203,7 @@ static int read_one(struct reader *r, const char *proc, long pid, long tid, int 
         snprintf(r->path, sizeof r->path, "%s", shown);
         return -2;
     }
-    int rc = -1;
+    int rc, switches = 0;
     ssize_t n = slurp(r, dir, shown, "stat");
     if (n < 0) {
         rc = (int)n;
@@ -174,22 +214,31 @@ static int read_one(struct reader *r, const char *proc, long pid, long tid, int 
         rc = -2;
         goto out;
     }
-    n = slurp(r, dir, shown, "status");
-    if (n < 0) {
-        rc = (int)n;
-        goto out;
+    if (detail) {
+        /* A missing sched or schedstat is a None figure, not a gone thread. */
+        n = slurp(r, dir, shown, "sched");
+        if (n == -2 || (n >= 0 && parse_sched(r, shown, (size_t)n, t, &switches) < 0)) {
+            rc = -2;
+            goto out;
+        }
     }
-    if (after(r->buf, (size_t)n, "\nvoluntary_ctxt_switches:", &t->v[F_VCSW]) < 0 ||
-        after(r->buf, (size_t)n, "\nnonvoluntary_ctxt_switches:", &t->v[F_IVCSW]) < 0) {
-        bad(r, shown, "status", "has no ctxt_switches lines");
-        rc = -2;
-        goto out;
+    if (!switches) {
+        n = slurp(r, dir, shown, "status");
+        if (n < 0) {
+            rc = (int)n;
+            goto out;
+        }
+        if (after(r->buf, (size_t)n, "\nvoluntary_ctxt_switches:", &t->v[F_VCSW]) < 0 ||
+            after(r->buf, (size_t)n, "\nnonvoluntary_ctxt_switches:", &t->v[F_IVCSW]) < 0) {
+            bad(r, shown, "status", "has no ctxt_switches lines");
+            rc = -2;
+            goto out;
+        }
     }
     t->have[F_VCSW] = t->have[F_IVCSW] = 1;
     rc = 0;
     if (!detail)
         goto out;
-    /* From here a missing file is a None figure, not a gone thread (procfs does the same). */
     n = slurp(r, dir, shown, "schedstat");
     if (n == -2) {
         rc = -2;
@@ -208,28 +257,6 @@ static int read_one(struct reader *r, const char *proc, long pid, long tid, int 
             t->v[F_RUN + i] = v;
             t->have[F_RUN + i] = 1;
             p = end;
-        }
-    }
-    n = slurp(r, dir, shown, "sched");
-    if (n == -2) {
-        rc = -2;
-        goto out;
-    }
-    if (n >= 0) {
-        /* As procfs._line: the line that starts with the name, after the first line. */
-        const char *at = memmem(r->buf, (size_t)n, "\nse.nr_migrations", 17);
-        if (at) {
-            const char *eol = strchr(at + 1, '\n');
-            const char *colon = NULL;
-            for (const char *q = at + 1; q < (eol ? eol : r->buf + n); q++)
-                if (*q == ':')
-                    colon = q;
-            if (!colon || line_int(colon + 1, &t->v[F_MIGR]) < 0) {
-                bad(r, shown, "sched", "has an se.nr_migrations line without a number");
-                rc = -2;
-                goto out;
-            }
-            t->have[F_MIGR] = 1;
         }
     }
 out:

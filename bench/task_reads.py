@@ -1,0 +1,122 @@
+"""What one sampler tick's per-thread /proc reads cost: the native pass against
+the Python one, alternated in one process on the same threads.
+
+    python bench/task_reads.py [--threads 512,2048] [--reps 20] [--engine]
+
+Without --engine the threads are parked (blocked on an event): the files and
+their sizes are those of any thread, and the box is not loaded by the bench.
+With --engine a real sysv-msg run of threads/2 pairs on CPUs 0-1 is sampled
+instead and whole detail ticks (Sampler.sample with detail on) are timed, the
+native reader and the Python one (objects._native hidden) in ABAB order.
+Figures are the calling thread's CPU time (time.thread_time: the reads are
+done on it, system time included), medians with a 95 % interval over --reps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from ipctop.analysis.stats import summarize  # noqa: E402
+from ipctop.engine import objects, procfs  # noqa: E402
+
+
+def cpu_ms(fn: Callable[[], object]) -> float:
+    t = time.thread_time()
+    fn()
+    return (time.thread_time() - t) * 1e3
+
+
+def alternate(reps: int, a: Callable[[], object], b: Callable[[], object]) -> tuple[list, list]:
+    """ABBA pairs: a host that drifts favours neither side."""
+    xs: list[float] = []
+    ys: list[float] = []
+    for i in range(reps):
+        if i % 2:
+            ys.append(cpu_ms(b))
+            xs.append(cpu_ms(a))
+        else:
+            xs.append(cpu_ms(a))
+            ys.append(cpu_ms(b))
+    return xs, ys
+
+
+def line(label: str, py: list[float], nat: list[float]) -> str:
+    ratios = [p / n for p, n in zip(py, nat) if n > 0]
+    s = summarize(ratios)
+    return (
+        f"{label}: python {summarize(py).median:.2f} ms, native {summarize(nat).median:.2f} ms, "
+        f"python/native {s.median:.1f} [{s.low or float('nan'):.1f}, "
+        f"{s.high or float('nan'):.1f}] n={s.n}"
+    )
+
+
+def parked(threads: int, reps: int) -> None:
+    release = threading.Event()
+    pool = [threading.Thread(target=release.wait, daemon=True) for _ in range(threads)]
+    for t in pool:
+        t.start()
+    ids = [(os.getpid(), t.native_id or 0) for t in pool]
+    try:
+        for detail in (False, True):
+            py, nat = alternate(
+                reps,
+                lambda: procfs.python_read_tasks(ids, detail=detail),
+                lambda: procfs.read_tasks(ids, detail=detail),
+            )
+            files = "stat, status, schedstat, sched" if detail else "stat, status"
+            print(line(f"{threads} parked threads, {files}", py, nat))
+    finally:
+        release.set()
+
+
+def engine_ticks(threads: int, reps: int) -> None:
+    from ipctop.engine.config import EngineConfig
+    from ipctop.engine.engine import Engine
+    from ipctop.engine.sampler import Sampler
+
+    native = objects._native
+    engine = Engine(EngineConfig(workload="sysv-msg", placement="same", cpus=(0, 1)))
+    engine.start(threads // 2)
+    try:
+        sampler = Sampler(engine)
+        sampler.detail = True
+        sampler.sample()
+
+        def python_tick() -> None:
+            objects._native = None
+            try:
+                sampler.sample()
+            finally:
+                objects._native = native
+
+        py, nat = alternate(reps, python_tick, sampler.sample)
+        print(line(f"{threads} threads of sysv-msg, whole detail tick", py, nat))
+    finally:
+        engine.stop()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--threads", default="512,2048")
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--engine", action="store_true", help="time whole ticks of a real run")
+    args = ap.parse_args()
+    if objects._native is None:
+        print("the native extension is not built: nothing to compare", file=sys.stderr)
+        return 2
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    for n in (int(x) for x in args.threads.split(",")):
+        (engine_ticks if args.engine else parked)(n, args.reps)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
