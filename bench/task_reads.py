@@ -5,6 +5,9 @@ the Python one, alternated in one process on the same threads.
 
 Without --engine the threads are parked (blocked on an event): the files and
 their sizes are those of any thread, and the box is not loaded by the bench.
+"before" is how a tick read them before the one pass (read_task, then
+read_schedstat_task and read_migrations, per thread, in Python: four files
+with detail); "fallback" is python_read_tasks, what runs without the extension.
 With --engine a real sysv-msg run of threads/2 pairs on CPUs 0-1 is sampled
 instead and whole detail ticks (Sampler.sample with detail on) are timed, the
 native reader and the Python one (objects._native hidden) in ABAB order.
@@ -52,10 +55,20 @@ def line(label: str, py: list[float], nat: list[float]) -> str:
     ratios = [p / n for p, n in zip(py, nat) if n > 0]
     s = summarize(ratios)
     return (
-        f"{label}: python {summarize(py).median:.2f} ms, native {summarize(nat).median:.2f} ms, "
-        f"python/native {s.median:.1f} [{s.low or float('nan'):.1f}, "
+        f"{label} {summarize(py).median:.2f} ms, native {summarize(nat).median:.2f} ms, "
+        f"ratio {s.median:.1f} [{s.low or float('nan'):.1f}, "
         f"{s.high or float('nan'):.1f}] n={s.n}"
     )
+
+
+def before(ids: list[tuple[int, int]], detail: bool) -> None:
+    """What a tick read before the one pass: each thread's files one by one in
+    Python, status always and, with detail, schedstat and sched after it."""
+    for pid, tid in ids:
+        procfs.read_task(pid, tid)
+        if detail:
+            procfs.read_schedstat_task(pid, tid)
+            procfs.read_migrations(pid, tid)
 
 
 def parked(threads: int, reps: int) -> None:
@@ -66,13 +79,19 @@ def parked(threads: int, reps: int) -> None:
     ids = [(os.getpid(), t.native_id or 0) for t in pool]
     try:
         for detail in (False, True):
+            files = "stat, sched, schedstat" if detail else "stat, status"
+            old, nat = alternate(
+                reps,
+                lambda d=detail: before(ids, d),
+                lambda d=detail: procfs.read_tasks(ids, detail=d),
+            )
+            print(line(f"{threads} parked threads, {files}: before", old, nat))
             py, nat = alternate(
                 reps,
-                lambda: procfs.python_read_tasks(ids, detail=detail),
-                lambda: procfs.read_tasks(ids, detail=detail),
+                lambda d=detail: procfs.python_read_tasks(ids, detail=d),
+                lambda d=detail: procfs.read_tasks(ids, detail=d),
             )
-            files = "stat, status, schedstat, sched" if detail else "stat, status"
-            print(line(f"{threads} parked threads, {files}", py, nat))
+            print(line(f"{threads} parked threads, {files}: fallback", py, nat))
     finally:
         release.set()
 
@@ -98,7 +117,7 @@ def engine_ticks(threads: int, reps: int) -> None:
                 objects._native = native
 
         py, nat = alternate(reps, python_tick, sampler.sample)
-        print(line(f"{threads} threads of sysv-msg, whole detail tick", py, nat))
+        print(line(f"{threads} threads of sysv-msg, whole detail tick: python", py, nat))
     finally:
         engine.stop()
 
