@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ipctop.analysis.stats import summarize  # noqa: E402
-from ipctop.engine import objects, procfs  # noqa: E402
+from ipctop.engine import objects, procfs, task_reads  # noqa: E402
 
 
 def cpu_ms(fn: Callable[[], object]) -> float:
@@ -83,13 +83,13 @@ def parked(threads: int, reps: int) -> None:
             old, nat = alternate(
                 reps,
                 lambda d=detail: before(ids, d),
-                lambda d=detail: procfs.read_tasks(ids, detail=d),
+                lambda d=detail: task_reads.read_tasks(ids, detail=d),
             )
             print(line(f"{threads} parked threads, {files}: before", old, nat))
             py, nat = alternate(
                 reps,
-                lambda d=detail: procfs.python_read_tasks(ids, detail=d),
-                lambda d=detail: procfs.read_tasks(ids, detail=d),
+                lambda d=detail: task_reads.python_read_tasks(ids, detail=d),
+                lambda d=detail: task_reads.read_tasks(ids, detail=d),
             )
             print(line(f"{threads} parked threads, {files}: fallback", py, nat))
     finally:

@@ -47,7 +47,7 @@ def task_files(proc: Path, run_ns: int, wait_ns: int, migrations: int, utime: in
 
 def read_task(proc: Path):
     """What the sampler hands CostTracker: its one pass over the tick's threads."""
-    from ipctop.engine.procfs import read_tasks
+    from ipctop.engine.task_reads import read_tasks
 
     return {(0, "A", TID): read_tasks([(PID, TID)], str(proc), detail=True)[0]}
 

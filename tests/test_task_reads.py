@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ipctop.engine import objects, procfs
+from ipctop.engine import objects, procfs, task_reads
 from ipctop.engine.config import EngineConfig
 from ipctop.engine.engine import Engine
 from ipctop.engine.sampler import Sampler
@@ -28,7 +28,7 @@ needs_two_cpus = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="ne
 
 def native_read(ids: list[tuple[int, int]], proc: str = "/proc", detail: bool = False) -> list:
     assert objects._native is not None
-    return procfs.read_tasks(ids, proc, detail)
+    return task_reads.read_tasks(ids, proc, detail)
 
 
 class Parked:
@@ -83,9 +83,9 @@ def _settled(ids: list[tuple[int, int]], detail: bool) -> tuple[list, list]:
     """Both readers' results once two Python readings in a row agree: a parked
     thread can still be finishing its way into the wait at the first look."""
     for _ in range(50):
-        before = procfs.python_read_tasks(ids, detail=detail)
+        before = task_reads.python_read_tasks(ids, detail=detail)
         native = native_read(ids, detail=detail)
-        after = procfs.python_read_tasks(ids, detail=detail)
+        after = task_reads.python_read_tasks(ids, detail=detail)
         if before == after:
             return native, after
     raise AssertionError("parked threads kept moving")
@@ -115,7 +115,7 @@ def test_native_reads_the_running_caller_too() -> None:
     # only what cannot move is compared.
     me = (os.getpid(), threading.get_native_id())
     (native,) = native_read([me], detail=True)
-    (python,) = procfs.python_read_tasks([me], detail=True)
+    (python,) = task_reads.python_read_tasks([me], detail=True)
     assert native is not None and python is not None
     assert native.last_cpu in os.sched_getaffinity(0)
     assert (native.sched is None) == (python.sched is None)
@@ -127,7 +127,7 @@ def test_native_reads_the_running_caller_too() -> None:
 def test_native_and_python_agree_on_recorded_trees(detail: bool) -> None:
     ids = [(PID, TID), (PID, TID + 1)]
     native = native_read(ids, X86, detail)
-    assert native == procfs.python_read_tasks(ids, X86, detail)
+    assert native == task_reads.python_read_tasks(ids, X86, detail)
     assert native[1] is None
     assert native[0] is not None
     assert (native[0].voluntary, native[0].utime_ticks) == (3, 14)  # as test_procfs reads it
@@ -145,7 +145,7 @@ def test_fake_missing_detail_files_are_none_not_gone(tmp_path) -> None:
     (task / "sched").unlink()  # ... and without CONFIG_SCHED_DEBUG
     (row,) = native_read([(PID, TID)], str(proc), detail=True)
     assert row is not None and row.sched is None and row.migrations is None
-    assert [row] == procfs.python_read_tasks([(PID, TID)], str(proc), detail=True)
+    assert [row] == task_reads.python_read_tasks([(PID, TID)], str(proc), detail=True)
 
 
 @needs_native
@@ -158,13 +158,13 @@ def test_fake_status_without_switch_counts_is_an_error_in_both(tmp_path) -> None
     with pytest.raises(ValueError, match="ctxt_switches"):
         native_read([(PID, TID)], str(proc))
     with pytest.raises(ValueError, match="ctxt_switches"):
-        procfs.python_read_tasks([(PID, TID)], str(proc))
+        task_reads.python_read_tasks([(PID, TID)], str(proc))
 
 
 def test_without_the_extension_the_python_pass_answers(monkeypatch) -> None:
     monkeypatch.setattr("ipctop.engine.objects._native", None)  # FAKE: a box without a compiler
-    (row,) = procfs.read_tasks([(PID, TID)], X86, detail=True)
-    assert row == procfs.python_read_tasks([(PID, TID)], X86, detail=True)[0]
+    (row,) = task_reads.read_tasks([(PID, TID)], X86, detail=True)
+    assert row == task_reads.python_read_tasks([(PID, TID)], X86, detail=True)[0]
     assert row is not None and row.sched == procfs.TaskSchedStat(149865284, 48282, 5)
 
 
@@ -172,11 +172,11 @@ def test_without_the_extension_the_python_pass_answers(monkeypatch) -> None:
 @needs_two_cpus
 def test_a_detail_tick_reads_every_thread_in_one_pass(monkeypatch) -> None:
     calls: list[int] = []
-    real = procfs.read_tasks
+    real = task_reads.TaskFiles.read
 
-    def counted(ids, proc="/proc", detail=False):
+    def counted(self, ids, detail=False):
         calls.append(len(ids))
-        return real(ids, proc, detail)
+        return real(self, ids, detail)
 
     def per_thread(*_a, **_k):
         raise AssertionError("a per-thread /proc read inside a tick")
@@ -187,7 +187,7 @@ def test_a_detail_tick_reads_every_thread_in_one_pass(monkeypatch) -> None:
         sampler = Sampler(engine)
         sampler.detail = True
         sampler.sample()
-        monkeypatch.setattr(procfs, "read_tasks", counted)
+        monkeypatch.setattr(task_reads.TaskFiles, "read", counted)
         for name in ("read_task", "read_schedstat_task", "read_migrations"):
             monkeypatch.setattr(procfs, name, per_thread)
         s = sampler.sample()
@@ -199,7 +199,7 @@ def test_a_detail_tick_reads_every_thread_in_one_pass(monkeypatch) -> None:
 
 @pytest.mark.parametrize("reader", [pytest.param("native", marks=needs_native), "python"])
 def test_detail_takes_switch_counts_from_sched_and_status_only_without(tmp_path, reader) -> None:
-    read = native_read if reader == "native" else procfs.python_read_tasks
+    read = native_read if reader == "native" else task_reads.python_read_tasks
     proc = tmp_path / "proc"
     shutil.copytree(X86, proc, symlinks=True)
     task = proc / str(PID) / "task" / str(TID)
@@ -221,3 +221,73 @@ def test_detail_takes_switch_counts_from_sched_and_status_only_without(tmp_path,
         2,
         want[0].migrations,
     )
+
+
+def _fd_count() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@needs_native
+def test_kept_files_read_the_same_as_fresh_ones_tick_after_tick(parked) -> None:
+    threads = parked(8)
+    ids = threads.ids()
+    files = task_reads.TaskFiles()
+    try:
+        for _ in range(3):  # the first tick opens, the next ones pread what it kept
+            kept = files.read(ids, detail=True)
+            assert kept == task_reads.python_read_tasks(ids, detail=True)
+        has_sched = procfs.missing_reason("migrations") is None
+        assert files.open_files == len(ids) * (3 if has_sched else 4)
+    finally:
+        files.close()
+
+
+@needs_native
+def test_a_kept_file_gives_the_numbers_of_now() -> None:
+    me = [(os.getpid(), threading.get_native_id())]
+    files = task_reads.TaskFiles()
+    try:
+        (first,) = files.read(me, detail=True)
+        ticks = os.times()
+        while os.times().user + os.times().system < ticks.user + ticks.system + 0.05:
+            pass  # this thread's own CPU time moves on
+        (then,) = files.read(me, detail=True)
+    finally:
+        files.close()
+    assert first is not None and then is not None
+    assert then.utime_ticks + then.stime_ticks > first.utime_ticks + first.stime_ticks
+    if first.sched is not None and then.sched is not None:
+        assert then.sched.run_ns > first.sched.run_ns
+
+
+@needs_native
+def test_kept_files_are_closed_when_threads_go_and_on_close(parked) -> None:
+    before = _fd_count()
+    files = task_reads.TaskFiles()
+    threads = parked(6)
+    ids = threads.ids()
+    files.read(ids, detail=False)
+    assert _fd_count() == before + 2 * len(ids)  # stat and status of each
+    files.read(ids[:2], detail=False)  # four ends left the engine
+    assert files.open_files == 4
+    threads.stop()  # the last two exit: their kept files now read as gone
+    assert files.read(ids[:2], detail=False) == [None, None]
+    assert files.open_files == 0
+    files.read([(os.getpid(), threading.get_native_id())], detail=True)
+    files.close()
+    assert _fd_count() == before
+    with pytest.raises(ValueError, match="closed"):
+        files.read(ids)
+
+
+@needs_native
+def test_threads_beyond_the_file_budget_are_read_without_keeping(parked) -> None:
+    threads = parked(4)
+    ids = threads.ids()
+    files = task_reads.TaskFiles()
+    files.budget = 1  # FAKE: a process whose file limit leaves room for one thread's files
+    try:
+        assert files.read(ids, detail=True) == task_reads.python_read_tasks(ids, detail=True)
+        assert 0 < files.open_files <= task_reads.KEPT_PER_THREAD
+    finally:
+        files.close()

@@ -126,7 +126,7 @@ class CostTracker:
             t, task = by_key.get(key), tasks.get(key)
             if t is None or task is None:
                 continue
-            # Read with its stat and status in the sampler's one pass (procfs.read_tasks).
+            # Read with its stat and status in the sampler's one pass (task_reads.TaskFiles).
             sched, migr = task.sched, task.migrations
             now = _Prev(t.rounds, task.utime_ticks, task.stime_ticks, task.voluntary,
                         task.involuntary, sched.run_ns if sched else None,

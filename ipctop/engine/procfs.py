@@ -12,8 +12,6 @@ import os
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from . import objects  # objects._native: the C extension, or None
-
 # -- plumbing -----------------------------------------------------------------
 
 
@@ -287,73 +285,6 @@ def read_migrations(pid: int, tid: int, proc: str = "/proc") -> int | None:
     """
     line = _line(_read(os.path.join(_task_dir(proc, pid, tid), "sched")), b"se.nr_migrations")
     return None if line is None else int(line.rsplit(b":", 1)[1])
-
-
-def read_tasks(
-    ids: list[tuple[int, int]], proc: str = "/proc", detail: bool = False
-) -> list[TaskStat | None]:
-    """read_task for every (pid, tid) of one tick, and with ``detail`` each one's
-    schedstat and migrations too; None for a thread that is gone.
-
-    One native call does every open, read and parse with the GIL released (at
-    2,048 threads and four files each that was most of a detail tick); without
-    the extension, python_read_tasks gives the same result.
-    """
-    native = objects._native
-    if native is None:
-        return python_read_tasks(ids, proc, detail)
-    return [None if row is None else _task_of(row) for row in native.read_tasks(proc, ids, detail)]
-
-
-def _task_of(row: tuple) -> TaskStat:
-    """A TaskStat from the native pass's nine numbers (schedstat's three are all or none)."""
-    sched = None if row[5] is None else TaskSchedStat(row[5], row[6], row[7])
-    return TaskStat(row[0], row[1], row[2], row[3], row[4], sched, row[8])
-
-
-def python_read_tasks(
-    ids: list[tuple[int, int]], proc: str = "/proc", detail: bool = False
-) -> list[TaskStat | None]:
-    """read_tasks in Python: the fallback, and what the native pass is checked against.
-
-    With detail, sched is read anyway (migrations) and holds the same switch
-    counts as status (both print the task's nvcsw and nivcsw), so status, the
-    costliest file of the four, is opened only on a kernel without sched.
-    """
-    if not detail:
-        return [read_task(pid, tid, proc) for pid, tid in ids]
-    out: list[TaskStat | None] = []
-    for pid, tid in ids:
-        task = _task_dir(proc, pid, tid)
-        stat = _read(os.path.join(task, "stat"))
-        sched = _read(os.path.join(task, "sched")) if stat is not None else None
-        switches = _sched_switches(sched)
-        if stat is not None and switches is None:
-            status = _read(os.path.join(task, "status"))
-            switches = None if status is None else _status_switches(status, task)
-        if stat is None or switches is None:
-            out.append(None)
-            continue
-        line = _line(sched, b"se.nr_migrations")
-        migrations = None if line is None else int(line.rsplit(b":", 1)[1])
-        out.append(
-            TaskStat(
-                *switches,
-                *_stat_fields(stat),
-                sched=read_schedstat_task(pid, tid, proc),
-                migrations=migrations,
-            )
-        )
-    return out
-
-
-def _sched_switches(sched: bytes | None) -> tuple[int, int] | None:
-    """(voluntary, involuntary) from a sched file; None without one or the lines."""
-    v = _line(sched, b"nr_voluntary_switches")
-    iv = _line(sched, b"nr_involuntary_switches")
-    if v is None or iv is None:
-        return None
-    return int(v.rsplit(b":", 1)[1]), int(iv.rsplit(b":", 1)[1])
 
 
 def _line(data: bytes | None, head: bytes) -> bytes | None:

@@ -6,7 +6,7 @@ answer with their CPU and switch counts there), and one read each of
 and of each CPU's clock where cpufreq has one. Only ends that cannot answer (the Python
 engine) and the detail view read each thread's /proc files (stat and status;
 schedstat and sched too for the detail view), all of them in one pass per
-reading (procfs.read_tasks: one native call). The thread re-arms only after a reading finished, so
+reading (task_reads.TaskFiles: one native call, files kept open). The thread re-arms only after a reading finished, so
 readings never overlap; consumers get immutable Samples through a callback
 (nothing is kept here: whoever wants a history keeps its own).
 """
@@ -28,6 +28,7 @@ from .engine import Engine
 from .latency import Tracker
 from .sample import CpuSample, IpiSample, Sample, ThreadSample
 from .stalls import StallWatch
+from .task_reads import TaskFiles
 
 ASK_LEAD = 0.05  # seconds between asking the ends and reading their answers
 
@@ -79,6 +80,7 @@ class Sampler:
         self._ask = 0  # the last stats request posted to the ends
         self._latency = Tracker(engine.counters.latency) if engine.timing else None
         self._stalls = StallWatch(interval)
+        self._task_files = TaskFiles(proc)  # each thread's /proc files, open across ticks
 
     @property
     def detail(self) -> bool:
@@ -117,8 +119,8 @@ class Sampler:
         readings = [counters.read(end.slot) for end in ends]
         answers, read = self._answers(ends, readings)
         # Every end /proc must tell about, read in one pass (native: one call, no GIL).
-        procs = iter(procfs.read_tasks([(e.pid, e.tid) for e, r in zip(ends, read) if r],
-                                       self.proc, detail=self._costs is not None))  # fmt: skip
+        procs = iter(self._task_files.read([(e.pid, e.tid) for e, r in zip(ends, read) if r],
+                                           detail=self._costs is not None))  # fmt: skip
         for end, r, ans, from_proc in zip(ends, readings, answers, read):
             key = (end.pair, end.role, end.tid)
             prev = self._seen.get(key)

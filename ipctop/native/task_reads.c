@@ -42,46 +42,87 @@ static int is_gone(int e)
     return e == ENOENT || e == ESRCH || e == ENOTDIR;
 }
 
-/* Reads dir/name whole into r->buf, NUL-terminated. Returns its length, -1
- * when gone, -2 on another error (r->err and r->path set). */
-static ssize_t slurp(struct reader *r, int dir, const char *shown, const char *name)
+/* One thread's files: its directory, opened only when a file must be, and
+ * the files a caller keeps open across ticks (FD_NONE: not kept). */
+enum { K_STAT, K_STATUS, K_SCHED, K_SCHEDSTAT, NKEPT };
+#define FD_NONE (-2) /* open, read and close every time */
+#define FD_LATER (-1) /* not open yet: open it and keep it */
+
+struct task_files {
+    const char *shown; /* <proc>/<pid>/task/<tid> */
+    int dir;           /* -1 until needed */
+    int fd[NKEPT];
+    int changed;       /* an fd was opened or closed: the caller's list is rewritten */
+};
+
+static const char *const kept_names[NKEPT] = {"stat", "status", "sched", "schedstat"};
+
+static ssize_t pread_all(struct reader *r, int fd)
 {
-    int fd = openat(dir, name, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        goto fail;
     size_t len = 0;
     for (;;) {
         if (len + 1 >= r->cap) {
             char *grown = realloc(r->buf, r->cap * 2);
             if (!grown) {
-                close(fd);
                 errno = ENOMEM;
-                goto fail;
+                return -1;
             }
             r->buf = grown;
             r->cap *= 2;
         }
-        ssize_t n = read(fd, r->buf + len, r->cap - 1 - len);
+        /* pread at 0 makes a kept seq_file render afresh: the numbers of now. */
+        ssize_t n = pread(fd, r->buf + len, r->cap - 1 - len, (off_t)len);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
-            int e = errno;
-            close(fd);
-            errno = e;
-            goto fail;
+            return -1;
         }
         if (n == 0)
             break;
         len += (size_t)n;
     }
-    close(fd);
     r->buf[len] = '\0';
     return (ssize_t)len;
-fail:
+}
+
+/* Reads one of the thread's files whole into r->buf, NUL-terminated. Returns
+ * its length, -1 when gone, -2 on another error (r->err and r->path set). */
+static ssize_t slurp(struct reader *r, struct task_files *f, int which)
+{
+    const char *name = kept_names[which];
+    for (int fresh = 0;; fresh = 1) {
+        int fd = f->fd[which];
+        if (fd < 0) {
+            fresh = 1;
+            if (f->dir < 0)
+                f->dir = open(f->shown, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_PATH);
+            fd = f->dir < 0 ? -1 : openat(f->dir, name, O_RDONLY | O_CLOEXEC);
+            if (fd < 0)
+                break;
+        }
+        ssize_t n = pread_all(r, fd);
+        int e = errno;
+        if (n >= 0 && f->fd[which] == FD_LATER) {
+            f->fd[which] = fd; /* kept for the next tick */
+            f->changed = 1;
+        } else if (n < 0 || f->fd[which] == FD_NONE) {
+            close(fd);
+            if (f->fd[which] >= 0) {
+                f->fd[which] = FD_LATER;
+                f->changed = 1;
+            }
+        }
+        if (n >= 0)
+            return n;
+        errno = e;
+        /* A kept file of a thread that exited: its tid may be a new thread's now. */
+        if (fresh || e != ESRCH)
+            break;
+    }
     if (is_gone(errno))
         return -1;
     r->err = errno;
-    snprintf(r->path, sizeof r->path, "%s/%s", shown, name);
+    snprintf(r->path, sizeof r->path, "%s/%s", f->shown, name);
     return -2;
 }
 
@@ -190,47 +231,36 @@ static int parse_sched(struct reader *r, const char *shown, size_t n, struct tas
 /* 0 done, -1 gone, -2 error (r says which). With detail, sched is read before
  * status: it holds the same switch counts (the task's nvcsw and nivcsw) and is
  * read anyway for migrations, so status, the costliest file, is skipped. */
-static int read_one(struct reader *r, const char *proc, long pid, long tid, int detail,
-                    struct task_out *t)
+static int read_one(struct reader *r, struct task_files *f, int detail, struct task_out *t)
 {
-    char shown[PATH_MAX];
-    snprintf(shown, sizeof shown, "%s/%ld/task/%ld", proc, pid, tid);
-    int dir = open(shown, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_PATH);
-    if (dir < 0) {
-        if (is_gone(errno))
-            return -1;
-        r->err = errno;
-        snprintf(r->path, sizeof r->path, "%s", shown);
-        return -2;
-    }
     int rc, switches = 0;
-    ssize_t n = slurp(r, dir, shown, "stat");
+    ssize_t n = slurp(r, f, K_STAT);
     if (n < 0) {
         rc = (int)n;
         goto out;
     }
     if (parse_stat(r, (size_t)n, t) < 0) {
-        bad(r, shown, "stat", "has no utime, stime and processor fields");
+        bad(r, f->shown, "stat", "has no utime, stime and processor fields");
         rc = -2;
         goto out;
     }
     if (detail) {
         /* A missing sched or schedstat is a None figure, not a gone thread. */
-        n = slurp(r, dir, shown, "sched");
-        if (n == -2 || (n >= 0 && parse_sched(r, shown, (size_t)n, t, &switches) < 0)) {
+        n = slurp(r, f, K_SCHED);
+        if (n == -2 || (n >= 0 && parse_sched(r, f->shown, (size_t)n, t, &switches) < 0)) {
             rc = -2;
             goto out;
         }
     }
     if (!switches) {
-        n = slurp(r, dir, shown, "status");
+        n = slurp(r, f, K_STATUS);
         if (n < 0) {
             rc = (int)n;
             goto out;
         }
         if (after(r->buf, (size_t)n, "\nvoluntary_ctxt_switches:", &t->v[F_VCSW]) < 0 ||
             after(r->buf, (size_t)n, "\nnonvoluntary_ctxt_switches:", &t->v[F_IVCSW]) < 0) {
-            bad(r, shown, "status", "has no ctxt_switches lines");
+            bad(r, f->shown, "status", "has no ctxt_switches lines");
             rc = -2;
             goto out;
         }
@@ -239,7 +269,7 @@ static int read_one(struct reader *r, const char *proc, long pid, long tid, int 
     rc = 0;
     if (!detail)
         goto out;
-    n = slurp(r, dir, shown, "schedstat");
+    n = slurp(r, f, K_SCHEDSTAT);
     if (n == -2) {
         rc = -2;
         goto out;
@@ -250,7 +280,7 @@ static int read_one(struct reader *r, const char *proc, long pid, long tid, int 
             errno = 0;
             long long v = strtoll(p, &end, 10);
             if (end == p || errno) {
-                bad(r, shown, "schedstat", "does not start with three numbers");
+                bad(r, f->shown, "schedstat", "does not start with three numbers");
                 rc = -2;
                 goto out;
             }
@@ -260,17 +290,62 @@ static int read_one(struct reader *r, const char *proc, long pid, long tid, int 
         }
     }
 out:
-    close(dir);
+    if (f->dir >= 0)
+        close(f->dir);
+    f->dir = -1;
     return rc;
+}
+
+/* fds[i] (a list of NKEPT ints) into files[i]; FD_NONE for all without fds. */
+static int take_fds(PyObject *fds, Py_ssize_t count, int *out)
+{
+    for (Py_ssize_t i = 0; i < count * NKEPT; i++)
+        out[i] = FD_NONE;
+    if (fds == Py_None)
+        return 0;
+    if (!PyList_Check(fds) || PyList_GET_SIZE(fds) != count) {
+        PyErr_SetString(PyExc_ValueError, "fds must be a list as long as ids");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *row = PyList_GET_ITEM(fds, i);
+        if (!PyList_Check(row) || PyList_GET_SIZE(row) != NKEPT) {
+            PyErr_SetString(PyExc_ValueError, "each fds entry must be a list of 4 ints");
+            return -1;
+        }
+        for (int k = 0; k < NKEPT; k++) {
+            long v = PyLong_AsLong(PyList_GET_ITEM(row, k));
+            if (v == -1 && PyErr_Occurred())
+                return -1;
+            out[i * NKEPT + k] = (int)v;
+        }
+    }
+    return 0;
+}
+
+/* The fds a call opened or closed, back into the caller's lists. */
+static int give_fds(PyObject *fds, Py_ssize_t count, const int *in, const unsigned char *changed)
+{
+    for (Py_ssize_t i = 0; i < count; i++) {
+        if (!changed[i])
+            continue;
+        PyObject *row = PyList_GET_ITEM(fds, i);
+        for (int k = 0; k < NKEPT; k++) {
+            PyObject *v = PyLong_FromLong(in[i * NKEPT + k]);
+            if (!v || PyList_SetItem(row, k, v) < 0)
+                return -1;
+        }
+    }
+    return 0;
 }
 
 PyObject *ipctop_read_tasks(PyObject *self, PyObject *a)
 {
     const char *proc;
-    PyObject *ids;
+    PyObject *ids, *fds = Py_None;
     int detail;
 
-    if (!PyArg_ParseTuple(a, "sOp", &proc, &ids, &detail))
+    if (!PyArg_ParseTuple(a, "sOp|O", &proc, &ids, &detail, &fds))
         return NULL;
     if (strlen(proc) > PATH_MAX - 64) /* room for /<pid>/task/<tid> in every path */
         return PyErr_Format(PyExc_ValueError, "proc root too long: %.60s...", proc);
@@ -280,9 +355,11 @@ PyObject *ipctop_read_tasks(PyObject *self, PyObject *a)
     Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
     long *pt = PyMem_RawMalloc(sizeof(long) * 2 * (size_t)(count ? count : 1));
     struct task_out *outs = PyMem_RawCalloc((size_t)(count ? count : 1), sizeof *outs);
+    int *kept = PyMem_RawMalloc(sizeof(int) * NKEPT * (size_t)(count ? count : 1));
+    unsigned char *changed = PyMem_RawCalloc((size_t)(count ? count : 1), 1);
     struct reader r = {.buf = malloc(4096), .cap = 4096};
     PyObject *list = NULL;
-    if (!pt || !outs || !r.buf) {
+    if (!pt || !outs || !kept || !changed || !r.buf) {
         PyErr_NoMemory();
         goto done;
     }
@@ -291,15 +368,32 @@ PyObject *ipctop_read_tasks(PyObject *self, PyObject *a)
         if (!PyArg_ParseTuple(item, "ll;ids must be (pid, tid) pairs", &pt[2 * i], &pt[2 * i + 1]))
             goto done;
     }
+    if (take_fds(fds, count, kept) < 0)
+        goto done;
     int rc = 0;
     Py_BEGIN_ALLOW_THREADS
+    char shown[PATH_MAX];
     for (Py_ssize_t i = 0; i < count; i++) {
-        rc = read_one(&r, proc, pt[2 * i], pt[2 * i + 1], detail, &outs[i]);
+        struct task_files f = {.shown = shown, .dir = -1};
+        snprintf(shown, sizeof shown, "%s/%ld/task/%ld", proc, pt[2 * i], pt[2 * i + 1]);
+        memcpy(f.fd, &kept[i * NKEPT], sizeof f.fd);
+        rc = read_one(&r, &f, detail, &outs[i]);
+        for (int k = 0; rc == -1 && k < NKEPT; k++)
+            if (f.fd[k] >= 0) { /* gone: none of its files will read again */
+                close(f.fd[k]);
+                f.fd[k] = FD_LATER;
+                f.changed = 1;
+            }
+        memcpy(&kept[i * NKEPT], f.fd, sizeof f.fd);
+        changed[i] = (unsigned char)f.changed;
         if (rc == -2)
             break;
         outs[i].gone = rc == -1;
     }
     Py_END_ALLOW_THREADS
+    /* Even after an error: fds opened before it are the caller's to close. */
+    if (fds != Py_None && give_fds(fds, count, kept, changed) < 0)
+        goto done;
     if (rc == -2) {
         if (r.bad)
             PyErr_Format(PyExc_ValueError, "%s %s", r.path, r.bad);
@@ -337,6 +431,8 @@ done:
     free(r.buf);
     PyMem_RawFree(outs);
     PyMem_RawFree(pt);
+    PyMem_RawFree(kept);
+    PyMem_RawFree(changed);
     Py_DECREF(seq);
     return list;
 }
