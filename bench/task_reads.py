@@ -7,10 +7,11 @@ Without --engine the threads are parked (blocked on an event): the files and
 their sizes are those of any thread, and the box is not loaded by the bench.
 "before" is how a tick read them before the one pass (read_task, then
 read_schedstat_task and read_migrations, per thread, in Python: four files
-with detail); "fallback" is python_read_tasks, what runs without the extension.
+with detail); "fallback" is python_read_tasks, what runs without the extension; "now" is
+TaskFiles.read, the sampler's pass (native, each thread's files kept open).
 With --engine a real sysv-msg run of threads/2 pairs on CPUs 0-1 is sampled
-instead and whole detail ticks (Sampler.sample with detail on) are timed, the
-native reader and the Python one (objects._native hidden) in ABAB order.
+instead and whole detail ticks (Sampler.sample with detail on) are timed in
+ABBA order, with the per-thread reads as they were before and as they are now.
 Figures are the calling thread's CPU time (time.thread_time: the reads are
 done on it, system time included), medians with a 95 % interval over --reps.
 """
@@ -23,6 +24,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -55,20 +57,26 @@ def line(label: str, py: list[float], nat: list[float]) -> str:
     ratios = [p / n for p, n in zip(py, nat) if n > 0]
     s = summarize(ratios)
     return (
-        f"{label} {summarize(py).median:.2f} ms, native {summarize(nat).median:.2f} ms, "
+        f"{label} {summarize(py).median:6.2f} ms, now {summarize(nat).median:6.2f} ms, "
         f"ratio {s.median:.1f} [{s.low or float('nan'):.1f}, "
         f"{s.high or float('nan'):.1f}] n={s.n}"
     )
 
 
-def before(ids: list[tuple[int, int]], detail: bool) -> None:
+def before(ids: list[tuple[int, int]], detail: bool) -> list:
     """What a tick read before the one pass: each thread's files one by one in
     Python, status always and, with detail, schedstat and sched after it."""
+    out = []
     for pid, tid in ids:
-        procfs.read_task(pid, tid)
-        if detail:
-            procfs.read_schedstat_task(pid, tid)
-            procfs.read_migrations(pid, tid)
+        task = procfs.read_task(pid, tid)
+        if task is not None and detail:
+            task = replace(
+                task,
+                sched=procfs.read_schedstat_task(pid, tid),
+                migrations=procfs.read_migrations(pid, tid),
+            )
+        out.append(task)
+    return out
 
 
 def parked(threads: int, reps: int) -> None:
@@ -77,22 +85,21 @@ def parked(threads: int, reps: int) -> None:
     for t in pool:
         t.start()
     ids = [(os.getpid(), t.native_id or 0) for t in pool]
+    files = task_reads.TaskFiles()
     try:
         for detail in (False, True):
-            files = "stat, sched, schedstat" if detail else "stat, status"
-            old, nat = alternate(
-                reps,
-                lambda d=detail: before(ids, d),
-                lambda d=detail: task_reads.read_tasks(ids, detail=d),
-            )
-            print(line(f"{threads} parked threads, {files}: before", old, nat))
-            py, nat = alternate(
-                reps,
-                lambda d=detail: task_reads.python_read_tasks(ids, detail=d),
-                lambda d=detail: task_reads.read_tasks(ids, detail=d),
-            )
-            print(line(f"{threads} parked threads, {files}: fallback", py, nat))
+            files.read(ids, detail)  # opened once, as a sampler's first tick does
+            what = "stat, sched, schedstat" if detail else "stat, status"
+            print(f"{threads} parked threads, {what}; against the sampler's pass now (kept files):")
+            for label, fn in (
+                ("before (Python, per thread)", lambda d=detail: before(ids, d)),
+                ("fallback (python_read_tasks)", lambda d=detail: task_reads.python_read_tasks(ids, detail=d)),
+                ("native, reopened each tick", lambda d=detail: task_reads.read_tasks(ids, detail=d)),
+            ):  # fmt: skip
+                old, now = alternate(reps, fn, lambda d=detail: files.read(ids, d))
+                print(line(f"  {label:<29}", old, now))
     finally:
+        files.close()
         release.set()
 
 
@@ -101,23 +108,24 @@ def engine_ticks(threads: int, reps: int) -> None:
     from ipctop.engine.engine import Engine
     from ipctop.engine.sampler import Sampler
 
-    native = objects._native
     engine = Engine(EngineConfig(workload="sysv-msg", placement="same", cpus=(0, 1)))
     engine.start(threads // 2)
     try:
         sampler = Sampler(engine)
         sampler.detail = True
         sampler.sample()
+        files = sampler._task_files
+        now_read = files.read
 
-        def python_tick() -> None:
-            objects._native = None
+        def before_tick() -> None:
+            files.read = before  # type: ignore[method-assign]
             try:
                 sampler.sample()
             finally:
-                objects._native = native
+                files.read = now_read  # type: ignore[method-assign]
 
-        py, nat = alternate(reps, python_tick, sampler.sample)
-        print(line(f"{threads} threads of sysv-msg, whole detail tick: python", py, nat))
+        old, now = alternate(reps, before_tick, sampler.sample)
+        print(line(f"{threads} threads of sysv-msg, whole detail tick: before", old, now))
     finally:
         engine.stop()
 
