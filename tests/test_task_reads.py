@@ -79,15 +79,16 @@ def parked():
         p.stop()
 
 
-def _settled(ids: list[tuple[int, int]], detail: bool) -> tuple[list, list]:
-    """Both readers' results once two Python readings in a row agree: a parked
-    thread can still be finishing its way into the wait at the first look."""
+def _settled(ids: list[tuple[int, int]], detail: bool, read=None) -> tuple[list, list]:
+    """`read`'s result (native by default) and Python's, once two Python readings
+    around it agree: a parked thread can still be on its way into the wait."""
+    read = read or (lambda: native_read(ids, detail=detail))
     for _ in range(50):
         before = task_reads.python_read_tasks(ids, detail=detail)
-        native = native_read(ids, detail=detail)
+        got = read()
         after = task_reads.python_read_tasks(ids, detail=detail)
         if before == after:
-            return native, after
+            return got, after
     raise AssertionError("parked threads kept moving")
 
 
@@ -234,8 +235,8 @@ def test_kept_files_read_the_same_as_fresh_ones_tick_after_tick(parked) -> None:
     files = task_reads.TaskFiles()
     try:
         for _ in range(3):  # the first tick opens, the next ones pread what it kept
-            kept = files.read(ids, detail=True)
-            assert kept == task_reads.python_read_tasks(ids, detail=True)
+            kept, python = _settled(ids, True, lambda: files.read(ids, detail=True))
+            assert kept == python
         has_sched = procfs.missing_reason("migrations") is None
         assert files.open_files == len(ids) * (3 if has_sched else 4)
     finally:
@@ -287,7 +288,8 @@ def test_threads_beyond_the_file_budget_are_read_without_keeping(parked) -> None
     files = task_reads.TaskFiles()
     files.budget = 1  # FAKE: a process whose file limit leaves room for one thread's files
     try:
-        assert files.read(ids, detail=True) == task_reads.python_read_tasks(ids, detail=True)
+        kept, python = _settled(ids, True, lambda: files.read(ids, detail=True))
+        assert kept == python
         assert 0 < files.open_files <= task_reads.KEPT_PER_THREAD
     finally:
         files.close()
