@@ -269,9 +269,15 @@ def test_kept_files_are_closed_when_threads_go_and_on_close(parked) -> None:
     ids = threads.ids()
     files.read(ids, detail=False)
     assert _fd_count() == before + 2 * len(ids)  # stat and status of each
-    files.read(ids[:2], detail=False)  # four ends left the engine
+    files.read(ids[:2], detail=False)  # four ends left the engine: theirs are closed
     assert files.open_files == 4
-    threads.stop()  # the last two exit: their kept files now read as gone
+    threads.stop()  # they all exit: their kept files now read as gone
+    for _pid, tid in ids[:2]:
+        # join() returns before the kernel has quite let the thread go.
+        for _ in range(1000):
+            if not os.path.exists(f"/proc/self/task/{tid}"):
+                break
+            threading.Event().wait(0.01)
     assert files.read(ids[:2], detail=False) == [None, None]
     assert files.open_files == 0
     files.read([(os.getpid(), threading.get_native_id())], detail=True)
