@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from conftest import two_cpus
 from test_tui_layout import screen_lines
 from test_tui_records import live, wait_for
@@ -150,3 +151,23 @@ def test_demo_at_60x20_every_line_whole() -> None:
             await look(pilot, app, seen)
 
     asyncio.run(go())
+
+
+@pytest.mark.parametrize("width", range(14, 121))
+def test_the_cpus_border_is_whole_at_every_width_and_keeps_what_matters(width: int) -> None:
+    # At 80x24 in tmux it read "CPUs of this run (c: all)…" with PSI beside it.
+    from ipctop.tui.widgets.cpus_panel import cpus_subtitle
+
+    for show_all in (False, True):
+        for psi in (None, 100.0):
+            for stolen in ("", "cpu0,cpu1"):
+                text = cpus_subtitle(show_all, psi, stolen, width)
+                if len(text) > width:  # too narrow for any form: the shortest one
+                    assert text == cpus_subtitle(show_all, psi, stolen, 1) and width < 30
+                    continue
+                if stolen:
+                    assert "! steal" in text
+                if psi is not None and width >= (60 if stolen else 40):
+                    assert "PSI 100 %" in text  # a full steal warning comes first
+                if width >= 80:
+                    assert "CPUs" in text and (not stolen or "cpu0,cpu1" in text)

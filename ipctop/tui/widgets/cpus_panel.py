@@ -41,13 +41,13 @@ class CpusPanel(RowsView):
         self._rows = rows
         self._steal = any(c.steal is not None for c, _, _ in rows)
         self._mhz = any(c.mhz is not None for c, _, _ in rows)
-        subtitle = "all CPUs (c)" if self.show_all else "CPUs of this run (c: all)"
-        if s is not None and s.cpu_pressure_pct is not None:
-            subtitle += f" · PSI {s.cpu_pressure_pct:.0f} %"
         stolen = [c.cpu for c, _, _ in rows if is_stolen(c.steal)]
-        if stolen:
-            names = ",".join(f"cpu{c}" for c in stolen)
-            subtitle += f" · ! steal > {STEAL_MARK_PCT:g} % on {names}"
+        subtitle = cpus_subtitle(
+            self.show_all,
+            None if s is None else s.cpu_pressure_pct,
+            ",".join(f"cpu{c}" for c in stolen),
+            self.size.width - 4,  # the border's corners and a space each side
+        )
         if subtitle != self.border_subtitle:
             self.border_subtitle = subtitle
         self.changed()
@@ -87,3 +87,14 @@ class CpusPanel(RowsView):
         if self._mhz:
             pieces.append((f" {'-' if c.mhz is None else f'{c.mhz:.0f}':>4}", None))
         return pieces, None
+
+
+def cpus_subtitle(show_all: bool, psi: float | None, stolen: str, width: int) -> str:
+    """The panel's subtitle, whole at `width` (0: unknown): a steal warning
+    first, then PSI, then the long words; a border never ends in "…"."""
+    long = "all CPUs (c)" if show_all else "CPUs of this run (c: all)"
+    short = "all (c)" if show_all else "run's (c: all)"
+    warn = [f" · ! steal > {STEAL_MARK_PCT:g} % on {stolen}", " · ! steal"] if stolen else [""]
+    pressure = [f" · PSI {psi:.0f} %", ""] if psi is not None else [""]
+    tried = [b + p + w for w in warn for p in pressure for b in (long, short)]
+    return next((t for t in tried if width <= 0 or len(t) <= width), tried[-1])
