@@ -154,7 +154,6 @@ def _print_all(args: argparse.Namespace, cmp: Comparison, records: list[Record])
 
 def profile_deltas(labels: list[str], records: list[Record]) -> list[str]:
     """The delta explained, against the first record, at every pair count both profiled."""
-    from ..engine.profile.window import Profile
     from ..output.profile_table import format_delta
 
     out = []
@@ -166,8 +165,8 @@ def profile_deltas(labels: list[str], records: list[Record]) -> list[str]:
                 continue
             text = format_delta(
                 (labels[0], label),
-                Profile.from_dict(old.profile),
-                Profile.from_dict(step.profile),
+                old.profile,
+                step.profile,
                 old.costs.to_dict() if old.costs else None,
                 step.costs.to_dict() if step.costs else None,
             )

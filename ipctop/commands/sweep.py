@@ -14,10 +14,8 @@ from ..analysis.stats import WINDOW_S
 from ..box import read_box
 from ..engine.contention import CONTENTION
 from ..engine.engine import Engine, resolve_engine
-from ..engine.latency import PairLatency
 from ..engine.opstats import format_op_stats
 from ..engine.profile.span import SpanProfiler
-from ..engine.profile.window import Profile
 from ..engine.stalls import STALL, StallSummary
 from ..engine.workloads import configured
 from ..engine.workloads.msgbench import phase_table
@@ -227,7 +225,7 @@ def _step(
         ops=middle.ops,
         events=list(dict.fromkeys(e for r in runs for e in r.events)),
         # The windows of every repeat: more windows, a tighter interval per share.
-        profile=profiler.take().to_dict() if profiler is not None else None,
+        profile=profiler.take() if profiler is not None else None,
         latency=step_latency(runs, middle),
         stalls=_stalls(runs),
         noise=record_noise(n for r in runs for n in r.noise),
@@ -255,7 +253,7 @@ def _print_step(name: str, step: Step, ncpus: int) -> None:
     )
     shown = "the median run's" if runs > 1 else "the run's"
     print(tables.format_matrix(step.threads, total_note=f" ({shown} mean, per thread below)"))
-    if step.ops and all("n" in s for s in step.ops.values()):
+    if step.ops and all(s.n is not None for s in step.ops.values()):
         # msgbench: each phase's rate per repeat, over the repeats this step finished
         print(tables.format_table(["phase", "total/s", "avg", "stddev", "min", "max", "repeats"],
                                   phase_table(step.ops)))  # fmt: skip
@@ -264,11 +262,11 @@ def _print_step(name: str, step: Step, ncpus: int) -> None:
                                   format_op_stats(step.ops)))  # fmt: skip
     elif name == "sysv-lifecycle":
         print("no msgbench repeat finished in the window: use more --seconds or fewer --queues")
-    if step.profile and not step.profile.get("na"):
-        print(format_profile(Profile.from_dict(step.profile), n=5))
+    if step.profile and not step.profile.na:
+        print(format_profile(step.profile, n=5))
     if step.latency:
-        print(f"{step.latency['note']} (the median run):")
-        print(latency_text.table(PairLatency.from_dict(d) for d in step.latency["pairs"]))
+        print(f"{step.latency.note} (the median run):")
+        print(latency_text.table(step.latency.pairs))
     noise = record_note(step.noise)
     if noise:
         print(noise)

@@ -35,11 +35,15 @@ from pydantic_core import PydanticCustomError
 from ipctop.analysis.scaling import ScalingPoint, spread_pct
 from ipctop.engine.config import EngineConfig
 from ipctop.engine.costs import Costs
+from ipctop.engine.opstats import OpRate
+from ipctop.engine.profile import Profile
 from ipctop.engine.sample import Sample, lift_extra
 from ipctop.engine.stalls import StallSummary
 from ipctop.engine.workloads import record_payload
 from ipctop.errors import RecordError
+from ipctop.output.latency_record import StepLatency
 from ipctop.output.latency_record import problems as latency_problems
+from ipctop.output.profile_record import StepProfile
 from ipctop.output.record_checks import record_problems
 from ipctop.output.record_problems import phrase
 
@@ -112,11 +116,11 @@ class Step:
     oversubscribed: bool = False
     threads: list[StepThread] = field(default_factory=list)
     costs: Costs | None = None  # where the time went (the median run's)
-    ops: dict[str, Any] | None = None  # per-operation rates (life-cycle workloads)
+    ops: dict[str, OpRate] | None = None  # per-operation rates (life-cycle workloads)
     events: list[str] = field(default_factory=list)
     windows: list[Rate] = field(default_factory=list)  # every run's window rates, in order
-    profile: dict[str, Any] | None = None  # optional: engine.profile.Profile.to_dict
-    latency: dict[str, Any] | None = None  # optional: see output/latency_record.py
+    profile: StepProfile | None = None  # optional: only when profiled
+    latency: StepLatency | None = None  # optional: only when rounds were timed
     stalls: StallSummary | None = None  # optional: only when a pair stalled
     noise: dict[str, Any] | None = None  # optional: analysis.noise.record_noise, per window
 
@@ -128,11 +132,25 @@ class Step:
             self.costs = Costs.from_dict(self.costs)
         if isinstance(self.stalls, dict):
             self.stalls = StallSummary.from_dict(self.stalls)
+        if isinstance(self.profile, dict):
+            self.profile = Profile.from_dict(self.profile)
+        if isinstance(self.latency, dict):
+            self.latency = StepLatency.of(self.latency)
+        if self.ops is not None:
+            self.ops = {
+                k: v if isinstance(v, OpRate) else OpRate.of(v) for k, v in self.ops.items()
+            }
         if self.spread_pct is None:
             self.spread_pct = spread_pct(self.repeats)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        if self.profile is not None:
+            d["profile"] = self.profile.to_dict()
+        if self.ops is not None:
+            d["ops"] = {k: v.to_dict() for k, v in self.ops.items()}
+        if self.latency is not None:
+            d["latency"] = self.latency.to_dict()
         for key in ("profile", "latency", "stalls", "noise"):
             if d[key] is None:
                 del d[key]  # optional: absent, not null, when not measured
@@ -374,6 +392,9 @@ def json_schema() -> dict[str, Any]:
         step["required"] = [
             k for k in step["required"] if k not in ("latency", "profile", "stalls", "noise")
         ]
+    op = schema.get("$defs", {}).get("OpRate")
+    if op and "required" in op:  # an operation's repeat count: only for msgbench's phases
+        op["required"] = [k for k in op["required"] if k != "n"]
     sample = schema.get("$defs", {}).get("Sample")
     if sample and "required" in sample:  # a sample's stall marks: only when stalled
         sample["required"] = [
