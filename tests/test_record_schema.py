@@ -17,6 +17,7 @@ from ipctop.engine.config import EngineConfig
 from ipctop.engine.engine import Engine
 from ipctop.engine.sampler import Sampler
 from ipctop.output.record import Record
+from ipctop.output.record_box import Box
 from ipctop.output.record_io import read_record
 from ipctop.output.record_schema import PUBLISHED, schema_text
 from ipctop.output.session_recorder import SessionRecorder, session_config
@@ -57,7 +58,7 @@ def test_a_real_session_record_with_costs_and_latency_validates(tmp_path: Path) 
         engine.start(1)
         sampler = Sampler(engine)
         sampler.detail = True  # costs in every sample
-        rec = SessionRecorder(path, read_box().to_dict(), session_config(
+        rec = SessionRecorder(path, Box.of(read_box()), session_config(
             "sysv-msg", "same", "threads", "native", (0,), 0.1
         ))  # fmt: skip
         for _ in range(4):

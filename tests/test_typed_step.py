@@ -13,6 +13,8 @@ from ipctop.engine.stalls import StallSummary
 from ipctop.output.ab_record import run_config
 from ipctop.output.costs_table import format_costs
 from ipctop.output.record import Record, RunConfig, Step
+from ipctop.output.record_ab import AbRecord
+from ipctop.output.record_box import Box
 from ipctop.output.record_io import read_record
 
 QUICK = ("--seconds", "0.5", "--warmup", "0", "--repeat", "1", "--cpus", "0")
@@ -121,3 +123,54 @@ def test_a_steps_ops_latency_and_profile_are_typed_and_round_trip() -> None:
     back = Record.from_dict(json.loads(json.dumps(rec.to_dict())))
     assert back.steps[0].ops == step.ops and back.steps[0].latency == step.latency
     assert back.steps[0].profile is not None and back.steps[0].profile.to_dict() == d["profile"]
+
+
+def _ab_dict() -> dict:
+    side = {"options": "--size 64", "cmd": None, "config": None, "windows": [1.0, 2.0]}
+    return {
+        "schema": "ipctop.record/3",
+        "kind": "ab",
+        "created": "2026-01-01T00:00:00+00:00",
+        "interrupted": False,
+        "box": {"kernel_release": "6.1.0", "online": [0, 1], "a newer fact": 1},
+        "config": RunConfig.of(EngineConfig("pipe", cpus=(0,)), "native").to_dict(),
+        "steps": [],
+        "points": [],
+        "timeline": [],
+        "events": [],
+        "ab": {
+            "order": "ABBA",
+            "metric": "ops",
+            "sides": {"A": side, "B": {**side, "options": "--size 4096"}},
+            "blocks": [{"A": [1.0, 2.0], "B": [3.0, 4.0]}],
+            "result": {"ratio": 1.5},
+            "restore_cmd": None,
+            "precision_pct": 1.0,  # a key the model does not name: kept
+            "latency": {
+                "notes": {"A": "t", "B": "t"},
+                "blocks": [{"A": {"rtt_p50": [1.0]}, "B": {"rtt_p50": [2.0]}}],
+            },
+            "profile": {
+                "A": {"event": "cpu-clock", "samples": 3, "symbols": []},
+                "B": {"event": "cpu-clock", "samples": 4, "symbols": []},
+            },
+        },  # fmt: skip
+    }
+
+
+def test_a_records_box_and_ab_are_typed_and_write_what_they_read() -> None:
+    d = _ab_dict()
+    rec = Record.from_dict(json.loads(json.dumps(d)))
+    assert isinstance(rec.box, Box) and rec.box.kernel == "6.1.0" and rec.box.online == (0, 1)
+    assert rec.box.cpu == "unknown CPU"  # not said: named as unknown, not invented
+    assert isinstance(rec.ab, AbRecord)
+    assert rec.ab.sides.B.options == "--size 4096" and rec.ab.blocks[0].B == (3.0, 4.0)
+    assert rec.ab.profile is not None and rec.ab.profile.B.samples == 4
+    assert rec.ab.latency is not None and rec.ab.latency.blocks[0].A["rtt_p50"] == (1.0,)
+    written = json.loads(json.dumps(rec.to_dict()))
+    assert written["box"] == d["box"]
+    assert written["ab"]["precision_pct"] == 1.0 and written["ab"]["blocks"] == d["ab"]["blocks"]
+    assert Record.from_dict(written) == rec
+    # A record without box facts (an older or hand-made one) still reads, and says so.
+    bare = Record.from_dict({**json.loads(json.dumps(d)), "box": {}})
+    assert bare.box.kernel == "unknown kernel" and bare.to_dict()["box"] == {}

@@ -159,7 +159,7 @@ def _noise_floor(readings: CheckReadings) -> tuple[NoiseFloor | None, str]:
 
 def _read_baseline(path: str, box: dict[str, Any]) -> Record:
     rec = read_record(path)
-    theirs, mine = rec.box.get("cpu_model"), box.get("cpu_model")
+    theirs, mine = rec.box.cpu_model, box.get("cpu_model")
     if theirs != mine:
         raise UsageError(
             f"--baseline {rec.name} is from a {theirs or 'unknown CPU'}, this box is a "

@@ -11,7 +11,7 @@ from pathlib import Path
 from ..analysis.noise import record_noise, record_note
 from ..analysis.scaling import ScalingPoint, scalability_pct
 from ..analysis.stats import WINDOW_S
-from ..box import read_box
+from ..box import BoxFacts, read_box
 from ..engine.contention import CONTENTION
 from ..engine.engine import Engine, resolve_engine
 from ..engine.opstats import format_op_stats
@@ -29,6 +29,7 @@ from ..output.latency_record import step_latency
 from ..output.output_paths import check_output_file, write_or_keep
 from ..output.profile_table import format_profile
 from ..output.record import Record, RunConfig, Step, StepThread
+from ..output.record_box import Box
 from ..output.record_io import write_record
 from ..signals import Interrupted
 from .common import (
@@ -93,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     for c in configs.values():
         Engine(c).counters.close()  # validates workload x placement x engine before any run
     top = args.max_pairs or len(cpus)
-    box = read_box().to_dict()
+    box = read_box()
     records = {n: _new_record(box, configs[n], kind, args) for n in names}
     # Steps past the CPU count oversubscribe: a raised monitor starts the pairs
     # in seconds instead of tens of seconds, and reads the counters on time.
@@ -104,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         f"ipctop sweep · {', '.join(names)} · {args.placement} · {args.mode} · engine {kind} · "
         f"CPUs {cpu_text(cpus)} · 1..{top} pairs · {args.seconds:g} s x {args.repeat}{note}"
     )
-    print(f"kernel {box.get('kernel_release')} · {box.get('cpu_model')}")
+    print(f"kernel {box.kernel_release} · {box.cpu_model}")
     # Each workload's own settings (its payload), on one line that says what it is.
     details = [(n, configured(configs[n]).detail_text().removeprefix(" · ")) for n in names]
     said_details = "; ".join(f"{n} {d}" for n, d in details if d)
@@ -160,10 +161,10 @@ def _warned(said: EngineWarnings, rec: Record, lines) -> None:
     rec.warnings = list(dict.fromkeys([*(rec.warnings or []), *said.take(lines)])) or None
 
 
-def _new_record(box: dict, config, kind: str, args: argparse.Namespace) -> Record:
+def _new_record(box: BoxFacts, config, kind: str, args: argparse.Namespace) -> Record:
     return Record(
         kind="sweep",
-        box=box,
+        box=Box.of(box),
         config=RunConfig.of(
             config,
             kind,

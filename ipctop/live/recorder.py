@@ -11,12 +11,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
 
 from ..analysis.scaling import ScalingPoint
 from ..box import read_box
 from ..engine.sample import Sample
 from ..errors import RecordError
+from ..output.record_box import Box
 from ..output.session_recorder import SessionRecorder, default_record_path, session_config
 from .sources import RunInfo
 
@@ -25,11 +25,11 @@ class RecordSwitch:
     def __init__(
         self,
         directory: str = ".",
-        read_box_facts: Callable[[], dict[str, Any]] | None = None,
+        read_box_facts: Callable[[], Box] | None = None,
     ) -> None:
         self.directory = directory
-        self._read_box = read_box_facts or (lambda: read_box().to_dict())
-        self._box: dict[str, Any] | None = None
+        self._read_box = read_box_facts or (lambda: Box.of(read_box()))
+        self._box: Box | None = None
         self.recorder: SessionRecorder | None = None
         self._generation: int | None = None
         self.last_path: Path | None = None

@@ -109,8 +109,8 @@ class ReplaySource(SampleSource):
             mode=c.mode,
             engine=c.engine,
             cpus=c.cpus,
-            kernel=str(box.get("kernel_release") or "unknown kernel"),
-            cpu_model=str(box.get("cpu_model") or "unknown CPU"),
+            kernel=box.kernel,
+            cpu_model=box.cpu,
             interval=_interval(record, self.samples),
             source=f"REPLAY {record.name}",
         )

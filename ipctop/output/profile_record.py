@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from pydantic import PlainSerializer, PlainValidator, WithJsonSchema
+from pydantic_core import PydanticCustomError
 
 from ipctop.engine.profile import Profile
 
@@ -19,11 +20,11 @@ def _profile(v: Any) -> Profile:
     if isinstance(v, Profile):
         return v
     if not isinstance(v, dict):
-        raise ValueError("should be an object")
+        raise PydanticCustomError("dict_type", "should be an object")
     try:
         return Profile.from_dict(v)
     except (KeyError, TypeError, ValueError, AttributeError) as e:
-        raise ValueError(f"is not a profile ({e})") from None
+        raise PydanticCustomError("ipctop_profile", f"is not a profile ({e})") from None
 
 
 # engine.profile.Profile in memory, its to_dict in the file (a read one: _RecordedProfile).

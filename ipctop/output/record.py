@@ -44,6 +44,8 @@ from ipctop.errors import RecordError
 from ipctop.output.latency_record import StepLatency
 from ipctop.output.latency_record import problems as latency_problems
 from ipctop.output.profile_record import StepProfile
+from ipctop.output.record_ab import AbRecord
+from ipctop.output.record_box import Box
 from ipctop.output.record_checks import record_problems
 from ipctop.output.record_problems import phrase
 
@@ -263,7 +265,7 @@ class Record(BaseModel):
     kind: Literal[KINDS]  # type: ignore[valid-type]
     created: str = Field(default_factory=now_iso, description="ISO 8601 time")
     interrupted: bool = False
-    box: dict[str, Any]
+    box: Box
     config: RunConfig
     steps: list[Step] = Field(default_factory=list)
     points: list[ScalingPoint] = Field(default_factory=list)
@@ -271,7 +273,7 @@ class Record(BaseModel):
     events: list[str] = Field(default_factory=list)
     # Optional (written only when set): an `ipctop ab` run's two sides and result,
     # the box's A/A noise floor measured by `ipctop check`, the engines' warnings.
-    ab: dict[str, Any] | None = None
+    ab: AbRecord | None = None
     noise: NoiseFloor | None = None
     # Version 3: how much sessions of this box differ beyond their runs (check --sessions).
     sessions: Sessions | None = None
@@ -313,13 +315,13 @@ class Record(BaseModel):
             "kind": self.kind,
             "created": self.created,
             "interrupted": self.interrupted,
-            "box": dict(self.box),
+            "box": self.box.to_dict(),
             "config": self.config.to_dict(),
             "steps": [s.to_dict() for s in self.steps],
             "points": [point_to_dict(p) for p in self.points],
             "timeline": [s.to_dict() for s in self.timeline],
             "events": list(self.events),
-            **({"ab": self.ab} if self.ab is not None else {}),
+            **({"ab": self.ab.to_dict()} if self.ab is not None else {}),
             **({"noise": self.noise.model_dump(mode="json")} if self.noise is not None else {}),
             **(
                 {"sessions": self.sessions.model_dump(mode="json")}

@@ -14,12 +14,12 @@ import threading
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from ..analysis.scaling import ScalingPoint
 from ..engine.sample import Sample
 from .output_paths import write_or_keep
 from .record import Record, RunConfig
+from .record_box import Box
 from .record_io import write_record
 
 
@@ -64,11 +64,9 @@ def default_record_path(
 class SessionRecorder:
     """Collects samples for one record of kind "session"; finish() writes it."""
 
-    def __init__(
-        self, path: str | os.PathLike[str], box: dict[str, Any], config: RunConfig
-    ) -> None:
+    def __init__(self, path: str | os.PathLike[str], box: Box, config: RunConfig) -> None:
         self.path = Path(path)
-        self.record = Record(kind="session", box=dict(box), config=config)
+        self.record = Record(kind="session", box=box, config=config)
         self.written: Path | None = None
         #: set when the record could not go to path and was kept elsewhere
         self.failure: str | None = None
