@@ -10,6 +10,7 @@ from ipctop.engine.config import EngineConfig
 from ipctop.engine.costs import Costs
 from ipctop.engine.opstats import OpRate
 from ipctop.engine.stalls import StallSummary
+from ipctop.live.source_protocol import RunInfo
 from ipctop.output.ab_record import run_config
 from ipctop.output.costs_table import format_costs
 from ipctop.output.record import Record, RunConfig, Step
@@ -174,3 +175,18 @@ def test_a_records_box_and_ab_are_typed_and_write_what_they_read() -> None:
     # A record without box facts (an older or hand-made one) still reads, and says so.
     bare = Record.from_dict({**json.loads(json.dumps(d)), "box": {}})
     assert bare.box.kernel == "unknown kernel" and bare.to_dict()["box"] == {}
+
+
+def test_the_run_info_is_a_run_configuration_and_the_session_record_keeps_it() -> None:
+    config = EngineConfig("sysv-sem-multi", cpus=(0,), threads=3, think_ns=5)
+    info = RunInfo.of(config, "native", interval=0.5, kernel="6.1.0", cpu_model="cpu")
+    assert isinstance(info, RunConfig)
+    assert (info.workload, info.cpus, info.interval, info.source) == (
+        "sysv-sem-multi",
+        (0,),
+        0.5,
+        "live",
+    )
+    kept = info.run_config().to_dict()
+    assert kept == RunConfig.of(config, "native", interval=0.5).to_dict()
+    assert "kernel" not in kept and kept["threads"] == 3 and kept["sems"] == 128

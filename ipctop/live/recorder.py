@@ -17,7 +17,7 @@ from ..box import read_box
 from ..engine.sample import Sample
 from ..errors import RecordError
 from ..output.record_box import Box
-from ..output.session_recorder import SessionRecorder, default_record_path, session_config
+from ..output.session_recorder import SessionRecorder, default_record_path
 from .sources import RunInfo
 
 
@@ -47,16 +47,7 @@ class RecordSwitch:
             raise RecordError(f"cannot record to {target}: {target.parent} is not a directory")
         if self._box is None:
             self._box = self._read_box()
-        config = session_config(
-            info.workload,
-            info.placement,
-            info.mode,
-            info.engine,
-            info.cpus,
-            info.interval,
-            size=info.size,
-        )
-        self.recorder = SessionRecorder(target, self._box, config)
+        self.recorder = SessionRecorder(target, self._box, info.run_config())
         self._generation = generation
         return f"recording to {target.resolve()}"
 
