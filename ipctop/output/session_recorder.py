@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 
@@ -21,30 +21,6 @@ from .output_paths import write_or_keep
 from .record import Record, RunConfig
 from .record_box import Box
 from .record_io import write_record
-
-
-def session_config(
-    workload: str,
-    placement: str,
-    mode: str,
-    engine: str,
-    cpus: Sequence[int],
-    interval: float,
-    size: int | None = None,
-) -> RunConfig:
-    """A session's config block: a live run has no fixed duration or repeat count."""
-    return RunConfig(
-        **({"size": size} if size is not None else {}),
-        workload=workload,
-        placement=placement,
-        mode=mode,
-        engine=engine,
-        cpus=tuple(cpus),
-        seconds=None,
-        warmup=None,
-        repeat=None,
-        interval=interval,
-    )
 
 
 def default_record_path(
