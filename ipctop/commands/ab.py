@@ -214,8 +214,8 @@ def run(args: argparse.Namespace) -> int:
             latency=_latency_record(lat_blocks, sides), profiles=profiles, costs=costs,
         )  # fmt: skip
         rec.warnings = said.lines or None
-        said, ok = write_or_keep(Path(args.json), lambda p: write_record(p, rec))
-        print(f"{'' if ok else 'ipctop: '}{said}", file=sys.stderr)
+        note, ok = write_or_keep(Path(args.json), lambda p: write_record(p, rec))
+        print(f"{'' if ok else 'ipctop: '}{note}", file=sys.stderr)
         return 0 if ok else 1
     return 0
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
+from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
 
@@ -234,6 +235,10 @@ def _step(
     return step
 
 
+def _write(writer: Callable[[Path, Record], Path], rec: Record, path: Path) -> Path:
+    return writer(path, rec)
+
+
 def _stalls(runs: list[RunResult]) -> StallSummary | None:
     """The stalls of the step's runs, summed; None when none stalled."""
     said = [r.stalls.summary() for r in runs if r.stalls is not None]
@@ -299,7 +304,7 @@ def _finish(records: dict[str, Record], names: list[str], args, status: int) -> 
             outputs.append(("CSV", args.csv, write_csv))
         for what, base, writer in outputs:
             said, ok = write_or_keep(
-                _path_for(base, name, len(names)), lambda p, w=writer, r=rec: w(p, r), what
+                _path_for(base, name, len(names)), functools.partial(_write, writer, rec), what
             )
             saved = saved and ok
             if ok and rec.interrupted:
