@@ -99,8 +99,10 @@ class SampleSource(Protocol):
         ...
 
     # -- what some sources say; the defaults fit a source with nothing to say --------
-    #: for the status line: why the monitor runs at normal priority, or ""
-    monitor_note: str = ""
+    @property
+    def monitor_note(self) -> str:
+        """For the status line: why the monitor runs at normal priority, or ""."""
+        return ""
 
     @property
     def record(self) -> Record | None:

@@ -20,7 +20,7 @@ import json
 import os
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -218,7 +218,7 @@ class RunConfig(BaseModel):
 
     @classmethod
     def of(
-        cls,
+        cls: type[_Run],
         config: EngineConfig,
         engine: str,
         *,
@@ -227,7 +227,7 @@ class RunConfig(BaseModel):
         repeat: int | None = None,
         interval: float | None = None,
         **more: Any,
-    ) -> RunConfig:
+    ) -> _Run:
         return cls(
             workload=config.workload,
             placement=config.placement,
@@ -248,6 +248,9 @@ class RunConfig(BaseModel):
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
+
+
+_Run = TypeVar("_Run", bound=RunConfig)  # RunConfig.of makes a subclass's (live.RunInfo)
 
 
 class Record(BaseModel):
