@@ -28,7 +28,17 @@ from collections.abc import Callable
 from scipy.stats import beta
 
 from ipctop.analysis.autocorr import SeriesMemory
-from ipctop.analysis.stats import RUNS, difference, holm, paired_difference, summarize
+from ipctop.analysis.point_diff import point_difference
+from ipctop.analysis.scaling import ScalingPoint
+from ipctop.analysis.sessions import session_spread
+from ipctop.analysis.stats import (
+    NO_DIFFERENCE,
+    RUNS,
+    difference,
+    holm,
+    paired_difference,
+    summarize,
+)
 from ipctop.analysis.stopping import PILOT_BLOCKS, blocks_needed
 
 
@@ -149,12 +159,19 @@ def _ipctop(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def real_aa(
-    label: str, trials: int, one: Callable[[str, int], tuple[int, int]], out: str | None
+    label: str,
+    trials: int,
+    one: Callable[[str, int], tuple[int, int, int]],
+    out: str | None,
+    keep: str | None = None,
+    after: Callable[[str, int], None] | None = None,
 ) -> None:
     t0 = time.monotonic()
     called = judged = 0
     failed = 0
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = keep or scratch
+        os.makedirs(tmp, exist_ok=True)
         for i in range(trials):
             c, j, gate = one(tmp, i)
             called += c
@@ -164,11 +181,15 @@ def real_aa(
                 f"  trial {i + 1}: {c} of {j} judged called, gate {'failed' if gate else 'held'}",
                 flush=True,
             )
-    took = time.monotonic() - t0
-    print(rate_line(f"{label}: points called", called, max(judged, 1)))
-    print(
-        rate_line(f"{label}: comparisons with any verdict or a failed gate", failed, trials, took)
-    )
+        took = time.monotonic() - t0
+        print(rate_line(f"{label}: points called", called, max(judged, 1)))
+        print(
+            rate_line(
+                f"{label}: comparisons with any verdict or a failed gate", failed, trials, took
+            )
+        )
+        if after is not None:
+            after(tmp, trials)
     print(f"load average at the end: {os.getloadavg()}")
     if out:
         with open(out, "a") as f:
@@ -209,6 +230,67 @@ def compare_trial(workload: str, cpus: str, fail_below: float) -> Callable[[str,
     return one
 
 
+def _repeats(path: str) -> dict[int, list[float]]:
+    """Per pair count, the run totals one sweep record (one session) kept."""
+    with open(path) as f:
+        doc = json.load(f)
+    return {int(st["pairs"]): [float(x) for x in st["repeats"]] for st in doc["steps"]}
+
+
+def session_pass(fail_below: float) -> Callable[[str, int], None]:
+    """The same A/A records compared again with --session-sd, each trial's spread
+    estimated from the other trials' sessions only (leave one trial out), so no
+    comparison is judged with a spread its own two sessions helped to make."""
+
+    def after(tmp: str, trials: int) -> None:
+        sessions = {
+            (i, side): _repeats(os.path.join(tmp, f"{i}{side}.json"))
+            for i in range(trials)
+            for side in "ab"
+        }
+        called = judged = failed = 0
+        sds = []
+        for i in range(trials):
+            others = [v for (j, _), v in sessions.items() if j != i]
+            per_point = [
+                session_spread([o[pairs] for o in others if pairs in o]).session_sd_pct
+                for pairs in sorted(sessions[(i, "a")])
+            ]
+            sd = max(per_point)  # compare, too, takes the widest spread it is given
+            sds.append(sd)
+            paths = [os.path.join(tmp, f"{i}{side}.json") for side in "ab"]
+            p = _ipctop(
+                "compare", *paths, "--json", "-", "--fail-below", str(fail_below),
+                "--session-sd", f"{sd:.2f}",
+            )  # fmt: skip
+            doc = json.loads(p.stdout[p.stdout.index("{") :])
+            c = sum(x["verdict"] in ("regression", "improvement") for x in doc["points"])
+            called += c
+            judged += len(doc["points"])
+            failed += int(c > 0 or p.returncode == 1)
+        # The TUI's baseline Diff and presentation verdict judge one live run
+        # against a baseline's runs (analysis/point_diff.py): here the baseline
+        # is side A's sweep and the live run is B's first run, a separate session.
+        tui = tui_called = 0
+        for i in range(trials):
+            a, b = sessions[(i, "a")], sessions[(i, "b")]
+            for pairs in sorted(set(a) & set(b)):
+                base = ScalingPoint.from_repeats(pairs, a[pairs])
+                live = ScalingPoint.from_repeats(pairs, b[pairs][:1])
+                tui += 1
+                tui_called += point_difference(base, live).verdict != NO_DIFFERENCE
+        print(rate_line("TUI baseline Diff (one new run vs 3 baseline runs): points called",
+                        tui_called, max(tui, 1)))  # fmt: skip
+        label = (
+            f"with --session-sd (leave-one-trial-out, {min(sds):.1f}-{max(sds):.1f} %, "
+            f"from {2 * (trials - 1)} sessions each)"
+        )
+        print(rate_line(f"{label}: points called", called, max(judged, 1)))
+        print(rate_line(f"{label}: comparisons with any verdict or a failed gate", failed, trials))
+
+    return after
+
+
 def ab_trial(metric: str | None) -> Callable[[str, int], tuple]:
     def one(tmp: str, i: int) -> tuple[int, int, int]:
         path = os.path.join(tmp, f"ab{i}.json")
@@ -234,6 +316,7 @@ def main() -> None:
     ap.add_argument("--fail-below", type=float, default=3.0)
     ap.add_argument("--metric", default=None, help="ab's metric (default: ab's own default)")
     ap.add_argument("--out", help="append a JSON line of the result to this file")
+    ap.add_argument("--keep", metavar="DIR", help="keep the A/A records in DIR")
     args = ap.parse_args()
     if args.mode == "simulate":
         simulate(args.trials if args.trials != 20 else 2000, args.seed)
@@ -243,6 +326,8 @@ def main() -> None:
             args.trials,
             compare_trial(args.workload, args.cpus, args.fail_below),
             args.out,
+            keep=args.keep,
+            after=session_pass(args.fail_below) if args.trials >= 3 else None,
         )
     else:
         real_aa(
@@ -250,6 +335,7 @@ def main() -> None:
             args.trials,
             ab_trial(args.metric),
             args.out,
+            keep=args.keep,
         )
 
 

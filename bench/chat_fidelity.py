@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -29,7 +28,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from ipctop.analysis.stats import paired_difference  # noqa: E402
+from abba import print_verdict, run_blocks  # noqa: E402
+
 from ipctop.box import read_box  # noqa: E402
 from ipctop.cpus import format_cpu_list  # noqa: E402
 
@@ -93,30 +93,14 @@ def main() -> int:
     print(f"box: kernel {box.kernel_release} · {box.cpu_model} · {len(box.online)} CPUs online")
     print(f"A: {' '.join(cmd)}")
     print("B: ipctop chat (native, loops_chat.c), placement free")
-    blocks = []
-    for b in range(args.blocks):
-        a1 = reference_slot(cmd)
-        b1 = ipctop_slot(args, cpus)
-        b2 = ipctop_slot(args, cpus)
-        a2 = reference_slot(cmd)
-        a, bb = [a1, a2], [b1, b2]
-        blocks.append((a, bb))
-        ratio = statistics.fmean(bb) / statistics.fmean(a) if statistics.fmean(a) > 0 else 0.0
-        print(
-            f"block {b + 1}: reference {statistics.fmean(a):,.0f} msgs/s · ipctop "
-            f"{statistics.fmean(bb):,.0f} msgs/s · ipctop/reference {ratio:.3f}",
-            flush=True,
-        )
-    if len(blocks) < 2:
-        print("one block gives no interval; use --blocks 2 or more")
-        return 0
-    d = paired_difference(blocks)
-    within = d.low >= 0.95 and d.high <= 1.05
-    verdict = "yes" if within else ("no" if d.low > 1.05 or d.high < 0.95 else "not shown")
-    print(
-        f"ipctop/reference rate: {d.ratio:.3f} [{d.low:.3f}, {d.high:.3f}] "
-        f"({d.test}, {len(blocks)} blocks); within 5 %: {verdict}"
+    blocks = run_blocks(
+        args.blocks,
+        lambda: [reference_slot(cmd)],
+        lambda: [ipctop_slot(args, cpus)],
+        "reference",
+        lambda rate: f"{rate:,.0f} msgs/s",
     )
+    print_verdict(blocks, "ipctop/reference rate")
     return 0
 
 

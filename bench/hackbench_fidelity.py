@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import re
 import shutil
-import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -30,7 +29,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from ipctop.analysis.stats import paired_difference  # noqa: E402
+from abba import print_verdict, run_blocks  # noqa: E402
+
 from ipctop.box import read_box  # noqa: E402
 from ipctop.cpus import format_cpu_list  # noqa: E402
 from ipctop.engine.workloads.hackbench import run_fixed  # noqa: E402
@@ -94,31 +94,15 @@ def main() -> int:
     print(f"box: kernel {box.kernel_release} · {box.cpu_model} · {len(box.online)} CPUs online")
     print(f"A: {' '.join(cmd)}")
     print("B: ipctop hackbench (native, hackbench_fixed.c)")
-    blocks = []
-    for b in range(args.blocks):
-        a1 = rt_tests_slot(cmd, args.runs)
-        b1 = ipctop_slot(args, cpus, args.runs)
-        b2 = ipctop_slot(args, cpus, args.runs)
-        a2 = rt_tests_slot(cmd, args.runs)
-        a, bb = a1 + a2, b1 + b2
-        blocks.append((a, bb))
-        ratio = statistics.fmean(bb) / statistics.fmean(a) if statistics.fmean(a) > 0 else 0.0
-        print(
-            f"block {b + 1}: hackbench {statistics.fmean(a):.3f} s · ipctop "
-            f"{statistics.fmean(bb):.3f} s · ipctop/hackbench {ratio:.3f}",
-            flush=True,
-        )
-    if len(blocks) < 2:
-        print("one block gives no interval; use --blocks 2 or more")
-        return 0
-    # Times, not rates: the same log-ratio arithmetic, read as B's time over A's.
-    d = paired_difference(blocks)
-    within = d.low >= 0.95 and d.high <= 1.05
-    verdict = "yes" if within else ("no" if d.low > 1.05 or d.high < 0.95 else "not shown")
-    print(
-        f"ipctop/hackbench time: {d.ratio:.3f} [{d.low:.3f}, {d.high:.3f}] "
-        f"({d.test}, {len(blocks)} blocks); within 5 %: {verdict}"
+    blocks = run_blocks(
+        args.blocks,
+        lambda: rt_tests_slot(cmd, args.runs),
+        lambda: ipctop_slot(args, cpus, args.runs),
+        "hackbench",
+        lambda seconds: f"{seconds:.3f} s",
     )
+    # Times, not rates: the same log-ratio arithmetic, read as B's time over A's.
+    print_verdict(blocks, "ipctop/hackbench time")
     return 0
 
 

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
 import pytest
+from private_fs import fill, tmpfs_over
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -98,6 +102,24 @@ def posix_queues() -> set[str]:
     return {p.name for p in d.iterdir() if p.name.startswith("ipctop")} if d.is_dir() else set()
 
 
+def made_here() -> tuple[set[tuple[str, str, str]], set[str]]:
+    """The SysV objects and session tags this very process owns now: what an
+    in-process check may assert about on a box others share."""
+    from ipctop.engine.reaper import session_owner, tag_of
+    from ipctop.engine.session_dir import session_dir
+
+    me = os.getpid()
+    objects = {
+        o for o in sysv_objects() if (t := tag_of(int(o[1]))) is not None and session_owner(t) == me
+    }
+    tags = set()
+    for name in os.listdir(session_dir()):
+        if len(name) == 3 and all(c in "0123456789abcdef" for c in name):
+            if session_owner(int(name, 16)) == me:
+                tags.add(name)
+    return objects, tags
+
+
 def _someone_elses(key: int, me: psutil.Process) -> bool:
     """True for an object of a live ipctop outside this test run (a shared box)."""
     from ipctop.engine.reaper import _alive, session_owner, tag_of
@@ -165,3 +187,43 @@ def run_cli(
         cwd=ROOT,
         env=full_env,
     )
+
+
+@dataclass(frozen=True)
+class FilledDisk:
+    run: subprocess.CompletedProcess
+    line: str  # ipctop's "could not write ...: ... kept in PATH"
+    kept: Path
+
+
+@pytest.fixture
+def filling_disk(tmp_path: Path) -> Iterator[Callable[[str], FilledDisk]]:
+    """run(ARGS): `ipctop ARGS --json DISK/r.json`, DISK a 256 KiB tmpfs of its own
+    mount namespace that is filled 1 s in, once ipctop has passed its start-up check
+    of the path (the check's probe file is gone by then). Each kept record is
+    removed afterwards. Needs root and unshare, and skips without them."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root for a private mount namespace")
+    if not shutil.which("unshare"):
+        pytest.skip("unshare is not installed")
+    kept: list[Path] = []
+
+    def run(args: str) -> FilledDisk:
+        disk = tmp_path / f"disk{len(kept)}"
+        disk.mkdir()
+        script = (
+            f"{tmpfs_over(disk, 'size=256k', source='ipctop-test')} && "
+            f"({sys.executable} -m ipctop {args} --json {disk}/r.json & "
+            f"sleep 1; {fill(disk / 'fill')}; wait $!)"
+        )
+        r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script],
+                           capture_output=True, text=True, cwd=ROOT, timeout=60)  # fmt: skip
+        line = next((ln for ln in r.stderr.splitlines() if "could not write" in ln), None)
+        assert line is not None, (r.returncode, r.stderr)
+        path = Path(line.rsplit(" kept in ", 1)[1].strip())
+        kept.append(path)
+        return FilledDisk(r, line, path)
+
+    yield run
+    for path in kept:
+        path.unlink(missing_ok=True)

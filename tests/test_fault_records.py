@@ -10,20 +10,15 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import run_cli
 
 from ipctop.output.bounded_read import MAX_RECORD_BYTES
 from ipctop.output.record import Record, Step
 from ipctop.output.record_io import write_record
-
-root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root for a private mount namespace")
-
 
 NOISE = (-0.02, -0.01, 0.0, 0.01, 0.02)
 
@@ -166,27 +161,9 @@ def test_tui_refuses_an_unwritable_record_before_any_pair() -> None:
     assert "cannot write in /proc" in one_line(r, 2)
 
 
-@root
-def test_full_disk_at_the_end_keeps_the_record_and_says_where(tmp_path: Path) -> None:
-    if not shutil.which("unshare"):
-        pytest.skip("unshare is not installed")
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    # A private mount namespace with a 256 KiB tmpfs that fills up while the sweep runs.
-    script = (
-        f"mount -t tmpfs -o size=256k ipctop-test {disk} && "
-        f"({sys.executable} -m ipctop {' '.join(SWEEP[:2])} 2 --warmup 0 --repeat 1 "
-        f"--max-pairs 1 --json {disk}/r.json & "
-        f"sleep 1; dd if=/dev/zero of={disk}/fill bs=4k 2>/dev/null; wait $!)"
-    )
-    r = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True,
-                       cwd=ROOT, timeout=60)  # fmt: skip
-    assert r.returncode == 1, r.stderr
-    assert "Traceback" not in r.stderr
-    line = next(ln for ln in r.stderr.splitlines() if "could not write" in ln)
-    kept = Path(line.rsplit(" kept in ", 1)[1].strip())
-    try:
-        assert "No space left on device" in line
-        assert json.loads(kept.read_text())["kind"] == "sweep"
-    finally:
-        kept.unlink()
+def test_full_disk_at_the_end_keeps_the_record_and_says_where(filling_disk) -> None:
+    full = filling_disk(f"{' '.join(SWEEP[:2])} 2 --warmup 0 --repeat 1 --max-pairs 1")
+    assert full.run.returncode == 1, full.run.stderr
+    assert "Traceback" not in full.run.stderr
+    assert "No space left on device" in full.line
+    assert json.loads(full.kept.read_text())["kind"] == "sweep"

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from private_fs import fill, tmpfs_over
 from terminal import Terminal
 
 root = pytest.mark.skipif(
@@ -39,15 +40,7 @@ WAIT_FOR_QUEUE = (
 )
 
 
-def _under(path: str, top: str) -> bool:
-    return os.path.realpath(path).startswith(top.rstrip("/") + "/")
-
-
 def sh(script: str, *, ns: tuple[str, ...] = ("-i",), timeout: float = 60):
-    for top in ("/tmp", "/run"):
-        # A private tmpfs over /tmp (or /run) would hide this checkout or its interpreter.
-        if f"none {top} " in script and (_under(PY, top) or _under(str(ROOT), top)):
-            pytest.skip(f"the checkout or its interpreter lives under {top}, which this test hides")
     return subprocess.run(["unshare", *ns, "sh", "-c", script], capture_output=True, text=True,
                           cwd=ROOT, timeout=timeout)  # fmt: skip
 
@@ -102,7 +95,8 @@ def test_clean_removes_posix_queues_without_dev_mqueue_mounted(tmp_path: Path) -
 USER = 54321  # a uid nobody on the box uses: its /tmp/ipctop-54321 is the test's alone
 # setpriv execs the interpreter itself: through env, exec as the user meets /root's 0700.
 AS_USER = f"env -u XDG_RUNTIME_DIR setpriv --reuid={USER} --regid={USER} --clear-groups"
-PRIVATE_TMP = ("-m", "--propagation", "private")  # a tmpfs on /tmp, seen only by the test
+# A tmpfs on /tmp (or /run), seen only by the test; tmpfs_over binds this checkout back.
+PRIVATE_TMP = ("-m", "--propagation", "private")
 
 
 def one_line(r: subprocess.CompletedProcess, code: int) -> str:
@@ -133,7 +127,7 @@ def one_line_of(stderr: str) -> str:
 @pytest.mark.parametrize("command", ["clean", "run --cpus 0 --seconds 0.3"], ids=["clean", "run"])
 def test_an_untrusted_session_directory_is_refused(make: str, says: str, command: str) -> None:
     r = sh(
-        f"mount -t tmpfs none /tmp && {make} && "
+        f"{tmpfs_over('/tmp')} && {make} && "
         f"echo '1 cpus=0' > /tmp/ipctop-{USER}/abc 2>/dev/null; "
         f"{AS_USER} {PY} -m ipctop {command}",
         ns=("-i", *PRIVATE_TMP),
@@ -145,7 +139,7 @@ def test_an_untrusted_session_directory_is_refused(make: str, says: str, command
 @root
 def test_a_fresh_session_directory_is_made_private() -> None:
     r = sh(
-        f"mount -t tmpfs none /tmp && {AS_USER} {PY} -m ipctop clean && "
+        f"{tmpfs_over('/tmp')} && {AS_USER} {PY} -m ipctop clean && "
         f"stat -c '%a %u' /tmp/ipctop-{USER}",
         ns=("-i", *PRIVATE_TMP),
     )
@@ -157,7 +151,7 @@ def test_a_fresh_session_directory_is_made_private() -> None:
 @pytest.mark.parametrize("command", ["clean", "run --cpus 0 --seconds 0.3"], ids=["clean", "run"])
 def test_read_only_run_and_tmp_is_one_line(command: str) -> None:
     r = sh(
-        "mount -t tmpfs -o ro none /run && mount -t tmpfs -o ro none /tmp && "
+        f"{tmpfs_over('/run', 'ro')} && {tmpfs_over('/tmp', 'ro')} && "
         f"env -u XDG_RUNTIME_DIR {PY} -m ipctop {command}",
         ns=("-i", *PRIVATE_TMP),
     )
@@ -176,7 +170,7 @@ def test_a_fifo_or_folder_named_like_a_tag_is_passed_over(make: str, command: st
     # The engine reads every session file (contention) and clean judges each: neither
     # may block on a FIFO's open or unlink a folder.
     r = sh(
-        f"mount -t tmpfs none /run && mkdir -m 0700 /run/ipctop && {make} /run/ipctop/abc && "
+        f"{tmpfs_over('/run')} && mkdir -m 0700 /run/ipctop && {make} /run/ipctop/abc && "
         # Older than clean's grace for a claim in progress, so clean does judge it.
         "touch -d @0 /run/ipctop/abc && "
         f"env -u XDG_RUNTIME_DIR {PY} -m ipctop {command}; echo exit=$?; ls /run/ipctop",
@@ -195,8 +189,7 @@ def test_a_full_session_directory_leaves_no_empty_claim() -> None:
     # tmpfs gives the file its inode but not its first block: the O_EXCL create of the
     # claim succeeds and the write of its pid fails, as on a full disk.
     r = sh(
-        "mount -t tmpfs -o size=64k none /run && mkdir -m 0700 /run/ipctop && "
-        "dd if=/dev/zero of=/run/fill bs=4k 2>/dev/null; "
+        f"{tmpfs_over('/run', 'size=64k')} && mkdir -m 0700 /run/ipctop && {fill('/run/fill')}; "
         f"env -u XDG_RUNTIME_DIR {PY} -m ipctop run --cpus 0 --seconds 0.3; echo exit=$?; "
         "echo files: $(ls /run/ipctop)",
         ns=("-i", *PRIVATE_TMP),

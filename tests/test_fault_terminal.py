@@ -10,7 +10,10 @@ monitor must notice and end (129). The per-test census checks the objects.
 from __future__ import annotations
 
 import os
+import pty
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -51,3 +54,48 @@ def test_a_terminal_that_goes_away_ends_the_monitor() -> None:
         t.hang_up()
         code = _gone(t)
     assert code == 128 + signal.SIGHUP
+
+
+def _on_stdin_only(log: Path) -> tuple[subprocess.Popen, int]:
+    """A monitor holding its terminal only as stdin, as `ipctop 2>/dev/null >log &`
+    does: Textual draws on stderr (here a file, so the test can see the screen)."""
+    master, slave = pty.openpty()
+    with open(log, "wb") as screen:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "ipctop", *ARGS],
+            stdin=slave,
+            stdout=subprocess.DEVNULL,
+            stderr=screen,
+            env={**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"},
+            start_new_session=True,  # no controlling terminal: no SIGHUP from the kernel
+        )
+    os.close(slave)
+    return proc, master
+
+
+def _ended(proc: subprocess.Popen, timeout: float = 60.0) -> int | None:
+    try:
+        return proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(10)
+        return None
+
+
+def test_a_monitor_whose_only_terminal_is_stdin_ends_when_it_goes(tmp_path: Path) -> None:
+    # Issue 27, finding 7: such a monitor ran on for hours after its tmux server was killed.
+    log = tmp_path / "screen"
+    proc, master = _on_stdin_only(log)
+    deadline = time.monotonic() + 60
+    while HEADER not in log.read_text("utf-8", "replace") and time.monotonic() < deadline:
+        assert proc.poll() is None, log.read_text("utf-8", "replace")[-500:]
+        time.sleep(0.1)
+    assert HEADER in log.read_text("utf-8", "replace"), "the monitor never drew its screen"
+    os.close(master)
+    assert _ended(proc) == 128 + signal.SIGHUP
+
+
+def test_a_terminal_gone_before_the_monitor_was_up_still_ends_it(tmp_path: Path) -> None:
+    proc, master = _on_stdin_only(tmp_path / "screen")
+    os.close(master)  # while Python still imports: nothing watches yet
+    assert _ended(proc) == 128 + signal.SIGHUP

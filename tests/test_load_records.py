@@ -114,3 +114,138 @@ def test_a_load_record_replays_as_rate_by_load_against_a_flat_ideal(tmp_path) ->
             assert text.split("\n")[0].split()[:2] == ["groups", "msgs/s"] and "hold %" in text
 
     asyncio.run(play())
+
+
+# -- replay shows a load record's groups and rooms, one row each, as the monitor does ---
+
+
+def _replayed_rows(path) -> tuple[str, list[str], str]:
+    """Play a record to its end; the threads panel's subtitle, rows and heading."""
+    import asyncio
+    import time
+
+    from ipctop.live.replay_source import ReplaySource
+    from ipctop.tui.app import IpctopApp
+    from ipctop.tui.widgets.threads_panel import ThreadsPanel
+
+    replay = ReplaySource(read_record(path), speed=1000.0)
+    out: list = []
+
+    async def play() -> None:
+        app = IpctopApp(replay)
+        async with app.run_test(size=(120, 40)) as pilot:
+            deadline = time.monotonic() + 30
+            while not replay.finished:
+                assert time.monotonic() < deadline, "the replay never finished"
+                await pilot.pause(0.05)
+            await pilot.pause(0.2)
+            app.redraw_now()
+            await pilot.pause()
+            panel = app.query_one(ThreadsPanel)
+            width = panel.text_width
+            rows = [
+                "".join(text for text, _ in panel.row(i, width)[0])
+                for i in range(panel.row_count())
+            ]
+            out.extend([str(panel.border_subtitle), rows, panel.heading(width)])
+
+    try:
+        asyncio.run(play())
+    finally:
+        replay.stop()
+    return out[0], out[1], out[2]
+
+
+@needs_native
+@two_cpus
+def test_a_hackbench_sweep_record_replays_with_one_row_per_group(tmp_path) -> None:
+    path = tmp_path / "hb.json"
+    r = run_cli(*HB[:4], "1,3", *HB[5:], "--json", str(path))
+    assert r.returncode == 0, r.stderr
+    rec = read_record(path)
+    assert [len(s.units) for s in rec.steps] == [1, 3]
+    for step in rec.steps:
+        # the median run's groups: each its 2F ends, its messages over its own time
+        assert [u.unit for u in step.units] == list(range(step.pairs))
+        assert all(u.ends == 4 and u.ops_per_s > 0 and u.cpus for u in step.units)
+    subtitle, rows, heading = _replayed_rows(path)
+    assert heading.split()[:2] == ["group", "cpus"]
+    assert subtitle.startswith("3 groups, 12 threads")
+    assert [row.split()[0] for row in rows] == ["0", "1", "2"]
+    last = rec.steps[-1]
+    shares = [u.ops_per_s / sum(v.ops_per_s for v in last.units) for u in last.units]
+    for row, unit, share in zip(rows, last.units, shares, strict=True):
+        assert row.split()[1] == ",".join(map(str, unit.cpus)).replace("0,1", "0-1")
+        assert row.rstrip().endswith(f"{100 * share:5.1f}%")
+
+
+@needs_native
+@two_cpus
+def test_a_chat_sweep_record_replays_with_one_row_per_room(tmp_path) -> None:
+    path = tmp_path / "chat.json"
+    r = run_cli(
+        "sweep", "-w", "chat", "--rooms", "2", "--repeat", "1", "--seconds", "0.5",
+        "--warmup", "0.2", "--transport", "unix", "--json", str(path),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    (step,) = read_record(path).steps
+    assert [(u.unit, u.ends) for u in step.units] == [(0, 80), (1, 80)]
+    # a run's rooms are its ends summed by room: together the run's total
+    assert sum(u.ops_per_s for u in step.units) == pytest.approx(step.total_ops_per_s, rel=1e-6)
+    subtitle, rows, heading = _replayed_rows(path)
+    assert heading.split()[:2] == ["room", "cpus"]
+    assert subtitle.startswith("2 rooms, 160 threads")
+    assert [row.split()[0] for row in rows] == ["0", "1"]
+
+
+@needs_native
+@two_cpus
+def test_a_load_record_from_before_units_still_reads_and_replays(tmp_path) -> None:
+    path = tmp_path / "old.json"
+    assert run_cli(*HB, "--json", str(path)).returncode == 0
+    d = json.loads(path.read_text())
+    for step in d["steps"]:
+        del step["units"]
+    path.write_text(json.dumps(d))
+    rec = read_record(path)
+    assert all(s.units == [] for s in rec.steps)
+    subtitle, rows, _ = _replayed_rows(path)
+    assert rows == [] and subtitle.startswith("0 groups")  # nothing kept, nothing invented
+
+
+@needs_native
+@two_cpus
+def test_a_recorded_live_hackbench_session_replays_its_groups(tmp_path) -> None:
+    import asyncio
+    import os
+    import time
+
+    from ipctop.engine.config import EngineConfig
+    from ipctop.live.sources import LiveSource
+    from ipctop.tui.app import IpctopApp
+
+    path = tmp_path / "session.json"
+    cpus = tuple(sorted(os.sched_getaffinity(0))[:2])
+    source = LiveSource(EngineConfig(workload="hackbench", cpus=cpus, fds=2), interval=0.2)
+    source.open(2)
+
+    async def record() -> None:
+        app = IpctopApp(source, record=str(path))
+        async with app.run_test(size=(120, 40)) as pilot:
+            rec = app.recording.recorder
+            assert rec is not None
+            deadline = time.monotonic() + 30
+            while rec.samples < 4:
+                assert time.monotonic() < deadline, "four samples never came"
+                await pilot.pause(0.05)
+            await pilot.press("R")
+            while app.recording.active:
+                assert time.monotonic() < deadline, "the recording never stopped"
+                await pilot.pause(0.05)
+
+    asyncio.run(record())
+    rec = read_record(path)
+    assert rec.kind == "session" and rec.config.workload == "hackbench"
+    subtitle, rows, heading = _replayed_rows(path)
+    assert heading.split()[0] == "group" and subtitle.startswith("2 groups, 8 threads")
+    assert [row.split()[0] for row in rows] == ["0", "1"]

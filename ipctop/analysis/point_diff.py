@@ -15,7 +15,6 @@ says it covers within-run noise only.
 from __future__ import annotations
 
 import math
-import statistics
 
 from ipctop.analysis.scaling import ScalingPoint
 from ipctop.analysis.stats import (
@@ -23,8 +22,9 @@ from ipctop.analysis.stats import (
     WINDOWS,
     Difference,
     TooFewWindows,
-    _t_quantile,
     difference,
+    log_difference,
+    log_mean,
     logs_of,
 )
 
@@ -46,18 +46,9 @@ def point_difference(base: ScalingPoint, live: ScalingPoint) -> Difference:
 
 
 def _one_new_run(runs: tuple[float, ...], new: float) -> Difference:
-    from scipy.stats import t
-
-    logs = logs_of(runs)
-    n = len(logs)
-    d = logs_of([new])[0] - statistics.fmean(logs)
-    se = statistics.stdev(logs) * math.sqrt(1.0 / n + 1.0)
-    df = float(n - 1)
-    if se == 0.0:
-        e = math.exp(d)
-        return Difference(n, 1, e, e, e, 1.0 if d == 0 else 0.0, ONE_NEW_RUN, RUNS, 0.0, df)
-    half = min(_t_quantile(df, 0.95) * se, 30.0)
-    p = float(2.0 * t.sf(abs(d) / se, df))
-    return Difference(
-        n, 1, math.exp(d), math.exp(d - half), math.exp(d + half), p, ONE_NEW_RUN, RUNS, se, df
-    )
+    mean, se_mean, df, _ = log_mean(runs, RUNS)  # se_mean^2 = s^2 / n, df = n - 1
+    # The new run varies about the box's mean by the runs' own s: se^2 = s^2 (1 / n + 1),
+    # still on the runs' n - 1 degrees of freedom.
+    se = se_mean * math.sqrt(1.0 + len(runs))
+    d = logs_of([new])[0] - mean
+    return log_difference(d, se, df, len(runs), 1, test=ONE_NEW_RUN, unit=RUNS)

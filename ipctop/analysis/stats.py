@@ -24,6 +24,8 @@ The public API other commands build on:
   on log values, plus a session-level variance when the sides come from
   separate sessions and that variance is known.
 - ``paired_difference(blocks)``: ab's one-sample t on block log ratios.
+- ``log_difference(d, se, df, ...)``: the interval and p of a log ratio whose
+  standard error a caller worked out (analysis.point_diff's one new run).
 - ``holm(p_values)``: family-wise error over many verdicts.
 """
 
@@ -309,25 +311,44 @@ def difference(
     mb, sb, dfb, _ = log_mean(b, unit_b, r_b)
     if unit_b != unit:
         unit = f"{unit} vs {unit_b}"
-    d = mb - ma
     se, df = combine([(sa, dfa), (sb, dfb)], session_var, session_df)
+    return log_difference(
+        mb - ma, se, df, len(a), len(b), test=TEST_WELCH, unit=unit, notes=notes,
+        confidence=confidence,
+    )  # fmt: skip
+
+
+def log_difference(
+    d: float,
+    se: float,
+    df: float,
+    n_a: int,
+    n_b: int,
+    *,
+    test: str,
+    unit: str,
+    notes: Sequence[str] = (),
+    confidence: float = CONFIDENCE,
+) -> Difference:
+    """B/A from d = log(B/A), its standard error and degrees of freedom: the
+    ratio, its t interval (at most e^_MAX_HALF wide) and the two-sided p-value."""
     if se == 0.0:
         # Both sides constant: the ratio is exact (only a planted sample does this).
-        p = 1.0 if d == 0.0 else 0.0
         e = math.exp(d)
-        return Difference(len(a), len(b), e, e, e, p, TEST_WELCH, unit, 0.0, df, tuple(notes))
+        return Difference(n_a, n_b, e, e, e, 1.0 if d == 0.0 else 0.0, test, unit, 0.0, df,
+                          tuple(notes))  # fmt: skip
     from scipy.stats import t
 
     half = min(_t_quantile(df, confidence) * se, _MAX_HALF)
     p = float(2.0 * t.sf(abs(d) / se, df))
     return Difference(
-        len(a),
-        len(b),
+        n_a,
+        n_b,
         math.exp(d),
         math.exp(d - half),
         math.exp(d + half),
         p,
-        TEST_WELCH,
+        test,
         unit,
         se,
         df,

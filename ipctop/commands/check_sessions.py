@@ -8,9 +8,7 @@ process (a parent-death signal) and stopped on every way out.
 
 from __future__ import annotations
 
-import ctypes
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -18,17 +16,11 @@ import tempfile
 from pathlib import Path
 
 from ..analysis.sessions import SessionSpread, session_spread
+from ..engine.parent_death import tied_to_me
 from ..errors import IpctopError
 from .common import cpu_text
 
 SESSION_RUNS = 3
-_LIBC = ctypes.CDLL(None, use_errno=True)
-
-
-def _tie(parent: int) -> None:  # in the child, before exec
-    _LIBC.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG: a killed check takes its session along
-    if os.getppid() != parent:
-        os._exit(127)
 
 
 def _one(cpus: list[int], kind: str, seconds: float, warmup: float, out: Path) -> list[float]:
@@ -37,14 +29,13 @@ def _one(cpus: list[int], kind: str, seconds: float, warmup: float, out: Path) -
         "--max-pairs", "1", "--repeat", str(SESSION_RUNS), "--seconds", f"{seconds:g}",
         "--warmup", f"{warmup:g}", "--engine", kind, "--json", str(out),
     ]  # fmt: skip
-    parent = os.getpid()
     proc = subprocess.Popen(
         cmd,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=lambda: _tie(parent),
+        preexec_fn=tied_to_me(signal.SIGTERM),  # a killed check takes its session along
     )
     try:
         _, err = proc.communicate()

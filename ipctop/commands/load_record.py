@@ -5,7 +5,9 @@ the load's fresh runs, and each run's rate one of its windows: the run is the
 replicate, so compare's interval of B/A is built from the runs. hackbench's
 time is messages / rate (config.messages_per_group), so the record keeps
 rates only; config.load_unit says what a step counts, and compare refuses to
-set groups against pairs.
+set groups against pairs. Each step also keeps its median run's units
+(groups or rooms: ends, messages/s, CPUs), the rows a replay shows as the
+monitor does; a record without them still reads and replays without rows.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from contextlib import contextmanager
 from ..analysis.scaling import ScalingPoint
 from ..box import read_box
 from ..output.output_paths import check_output_file, write_or_keep
-from ..output.record import Record, RunConfig, Step
+from ..output.record import Record, RunConfig, Step, StepUnit
 from ..output.record_box import Box
 from ..output.record_io import write_record
 from ..signals import Interrupted
@@ -53,8 +55,17 @@ def new_record(
     )
 
 
-def add_load(record: Record, units: int, rates: Sequence[float]) -> None:
-    """One load's runs: a step and a settled point whose windows are the runs."""
+def median_run(rates: Sequence[float]) -> int:
+    """The index of the run whose rate is the (lower) median: the run a step's units are from."""
+    order = sorted(range(len(rates)), key=lambda i: rates[i])
+    return order[(len(order) - 1) // 2]
+
+
+def add_load(
+    record: Record, units: int, rates: Sequence[float], rows: Sequence[StepUnit] = ()
+) -> None:
+    """One load's runs: a step and a settled point whose windows are the runs;
+    rows are the median run's units."""
     point = ScalingPoint.from_repeats(units, rates, settled=True, windows=rates)
     record.steps.append(
         Step(
@@ -62,6 +73,7 @@ def add_load(record: Record, units: int, rates: Sequence[float]) -> None:
             total_ops_per_s=point.total_ops_per_s,
             repeats=list(rates),
             windows=list(rates),
+            units=list(rows),
         )
     )
     record.points.append(point)

@@ -10,13 +10,25 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..analysis.load_scaling import PROJECT_TO, LoadPoint, RatePoint, find_collapse, find_knee
-from ..engine.workloads.hackbench import check_message, check_transport, group_load, run_fixed
+from ..engine.workloads.hackbench import (
+    FixedRun,
+    check_message,
+    check_transport,
+    group_load,
+    run_fixed_groups,
+)
 from ..engine.workloads.load_limits import check_load
 from ..errors import UsageError
+from ..output.record import StepUnit
 from .common import cpu_text, engine_config, resolve_cpus
-from .load_record import add_load, check_record_path, new_record, recording
+from .load_record import add_load, check_record_path, median_run, new_record, recording
+
+if TYPE_CHECKING:  # the engine is imported only when rooms run
+    from ..live.measure import ThreadResult
 
 MAX_GROUPS = 100_000
 
@@ -65,13 +77,16 @@ def run(args: argparse.Namespace) -> int:
             )
         )  # fmt: skip
         for g in loads:
-            seconds = tuple(
-                run_fixed(g, args.fds, loops, size, transport, args.mode, cpus)
+            runs = [
+                run_fixed_groups(g, args.fds, loops, size, transport, args.mode, cpus)
                 for _ in range(args.repeat)
-            )
+            ]
+            seconds = tuple(r.seconds for r in runs)
             p = LoadPoint(g, seconds, messages=g * args.fds * args.fds * loops)
             points.append(p)
-            add_load(rec[0], g, [p.messages / s for s in seconds])
+            rates = [p.messages / s for s in seconds]
+            per_group = args.fds * args.fds * loops
+            add_load(rec[0], g, rates, _groups(runs[median_run(rates)], 2 * args.fds, per_group))
             print(_row(p, args.fds), flush=True)
     knee = find_knee(points)
     if knee is not None:
@@ -86,6 +101,30 @@ def run(args: argparse.Namespace) -> int:
     if args.repeat < 2:
         print("ipctop: note: --repeat 1 gives no interval", file=sys.stderr)
     return 0
+
+
+def _groups(run: FixedRun, ends: int, messages: int) -> list[StepUnit]:
+    """A fixed run's groups, each at its messages over its own time (to its last task's end)."""
+    return [
+        StepUnit(unit=g, ends=ends, ops_per_s=messages / s if s > 0 else 0.0, cpus=list(where))
+        for g, (s, where) in enumerate(zip(run.group_seconds, run.group_cpus, strict=True))
+    ]
+
+
+def _rooms(threads: Sequence[ThreadResult]) -> list[StepUnit]:
+    """A run's rooms: each the sum of its ends' rates, as the monitor's rows."""
+    by_room: dict[int, list[ThreadResult]] = {}
+    for t in threads:
+        by_room.setdefault(t.pair, []).append(t)
+    return [
+        StepUnit(
+            unit=r,
+            ends=len(ends),
+            ops_per_s=sum(t.ops_per_s for t in ends),
+            cpus=sorted({t.cpu for t in ends if t.cpu is not None}),
+        )
+        for r, ends in sorted(by_room.items())
+    ]
 
 
 def _row(p: LoadPoint, fds: int) -> str:
@@ -138,14 +177,15 @@ def run_rooms(args: argparse.Namespace) -> int:
             )
         )  # fmt: skip
         for r in loads:
-            rates = []
+            results = []
             for _ in range(args.repeat):
                 with on_cpus(mask), Engine(config) as engine:
                     engine.start(r)
-                    rates.append(measure_engine(engine, args.seconds, args.warmup).total_ops_per_s)
+                    results.append(measure_engine(engine, args.seconds, args.warmup))
+            rates = [x.total_ops_per_s for x in results]
             p = RatePoint(r, tuple(rates))
             points.append(p)
-            add_load(rec[0], r, rates)
+            add_load(rec[0], r, rates, _rooms(results[median_run(rates)].threads))
             _rate_row(p)
     collapse = find_collapse(points)
     if collapse is not None:

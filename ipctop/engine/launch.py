@@ -7,7 +7,6 @@ its counter slot.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import threading
@@ -20,6 +19,7 @@ from .counters import CounterBlock, SlotWriter
 from .event_log import EventLog
 from .forker import Forker
 from .objects import _native
+from .parent_death import die_with
 from .workloads import PairResources, Workload
 
 
@@ -179,12 +179,6 @@ def _normal_priority() -> None:
         os.setpriority(os.PRIO_PROCESS, 0, 0)
 
 
-_LIBC = ctypes.CDLL(None, use_errno=True)  # loaded before any fork: the child imports nothing
-
-
 def die_with_parent() -> None:
     """In a forked end: die when the engine's process does (or already did)."""
-    parent = os.getppid()
-    _LIBC.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    if os.getppid() != parent:
-        os._exit(127)
+    die_with(os.getppid(), signal.SIGKILL)

@@ -4,7 +4,10 @@ A session record replays its timeline with the recorded spacing divided by
 speed. A sweep record has no timeline, only one summary per pair count, so
 each step becomes a few identical samples carrying the step's total and
 threads: as many as the live settler needs to call the step settled, so the
-scaling curve shows exactly the totals the sweep printed.
+scaling curve shows exactly the totals the sweep printed. A load sweep's step
+keeps its units (groups or rooms), not their ends: each unit comes back as
+its recorded number of ends sharing its rate evenly, on the CPUs it ran on,
+so the threads panel shows the one row per unit the monitor showed.
 
 Nothing here starts a pair: one delivery thread ("ipctop-replay") sleeps
 between samples and hands them over.
@@ -29,7 +32,31 @@ DEFAULT_STEP_SECONDS = 1.0
 MAX_SAMPLES_PER_STEP = 50
 
 
+def _unit_ends(step: Step) -> tuple[ThreadSample, ...]:
+    """A load step's units as ends: the row a unit makes is its sum, its ends' CPUs."""
+    out = []
+    for u in step.units:
+        n = max(u.ends, 1)
+        cpus: list[int | None] = list(u.cpus) or [None]
+        for i in range(n):
+            cpu = cpus[i % len(cpus)]
+            out.append(
+                ThreadSample(
+                    pair=u.unit,
+                    role=f"e{i}",  # one key per end (a sweep keeps no tids)
+                    tid=0,
+                    bound_cpu=None,
+                    last_cpu=cpu,
+                    rounds=0,
+                    ops_per_s=u.ops_per_s / n,
+                )
+            )
+    return tuple(out)
+
+
 def _step_threads(step: Step) -> tuple[ThreadSample, ...]:
+    if not step.threads and step.units:
+        return _unit_ends(step)
     return tuple(
         ThreadSample(
             pair=t.pair,

@@ -4,7 +4,9 @@ A hackbench group is 40 ends and a chat room 80; at 100 groups a row per
 thread is 4,000 rows nobody can read. Here each unit is one row: its ends,
 the CPUs they last ran on, its messages/s (the sum of its ends' rates: the
 receivers count deliveries, the senders count none) with its own history,
-and its share of the total. A unit more than IMBALANCE off the median unit
+and its share of the units' sum (live, the total; a hackbench sweep's
+groups each have their own time, so their rates do not add up to the run's
+messages over the last group's end). A unit more than IMBALANCE off the median unit
 is flagged, as a thread is against the median thread.
 """
 
@@ -76,7 +78,7 @@ class UnitHistory:
         units = _by_unit(s.threads)
         rates = {u: sum(t.ops_per_s for t in ends) for u, ends in units.items()}
         median = statistics.median(rates.values()) if rates else 0.0
-        total = s.total_ops_per_s
+        total = sum(rates.values())
         rows = []
         for u in sorted(units):
             ends = units[u]

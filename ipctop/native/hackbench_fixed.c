@@ -12,6 +12,10 @@
  * writing: the tasks already made see POLLHUP and end without work, and the
  * call returns the errno once every one of them is reaped and every
  * descriptor closed.
+ *
+ * Each task also notes when it ended and the CPU it ended on, in a shared
+ * mapping (a forked task's memory is its own): a group's time is its last
+ * task's end, what a replay shows per group (hackbench_run(..., True)).
  */
 #define PY_SSIZE_T_CLEAN
 #define _GNU_SOURCE
@@ -20,10 +24,12 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -31,6 +37,12 @@
 #include <unistd.h>
 
 #define HB_STACK (256 * 1024)
+
+/* Where and when one task ended (shared with forked tasks). */
+struct hb_end {
+    struct timespec at;
+    int cpu;
+};
 
 struct hb_task {
     int in_fd;          /* receiver: its channel's read end; -1 for a sender */
@@ -40,6 +52,7 @@ struct hb_task {
     size_t size;
     int ready_fd, wake_fd;
     int err;            /* threads: the errno a task ended with */
+    struct hb_end *end; /* its slot in the shared mapping */
     pthread_t thread;
     pid_t pid;
 };
@@ -104,10 +117,19 @@ static int hb_work(struct hb_task *t)
     return err;
 }
 
+/* The work, then when and where it ended: outside the timed loop. */
+static int hb_work_noted(struct hb_task *t)
+{
+    int err = hb_work(t);
+    clock_gettime(CLOCK_MONOTONIC, &t->end->at);
+    t->end->cpu = sched_getcpu();
+    return err;
+}
+
 static void *hb_thread(void *arg)
 {
     struct hb_task *t = arg;
-    t->err = hb_work(t);
+    t->err = hb_work_noted(t);
     return NULL;
 }
 
@@ -116,6 +138,7 @@ struct hb_run {
     long loops;
     size_t size;
     struct hb_task *tasks;
+    struct hb_end *ends; /* one per task, MAP_SHARED */
     int ntasks;
     int *fds;   /* per group and receiver: read end, write end (-1 once closed) */
     int ready[2], wake[2];
@@ -153,7 +176,7 @@ static int start_task(struct hb_run *r, struct hb_task *t, const int *gfds, int 
         close(r->ready[0]);
         if (receiver >= 0)
             close_inherited(gfds, receiver);
-        _exit(hb_work(t) ? 1 : 0);
+        _exit(hb_work_noted(t) ? 1 : 0);
     }
     t->pid = pid;
     r->ntasks++;
@@ -277,8 +300,14 @@ static int await_ready(struct hb_run *r)
     return 0;
 }
 
-/* Runs the whole benchmark; *seconds is the time from the wake-up to the last task's end. */
-static int hb_run(struct hb_run *r, double *seconds)
+static double since(const struct timespec *t0, const struct timespec *t1)
+{
+    return (double)(t1->tv_sec - t0->tv_sec) + (double)(t1->tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* Runs the whole benchmark; *seconds is the time from the wake-up to the last task's end,
+ * *start the wake-up's time (r->ends say when each task ended). */
+static int hb_run(struct hb_run *r, double *seconds, struct timespec *start)
 {
     size_t n = (size_t)r->groups * 2 * (size_t)r->nfds;
     int err = 0, started = 0;
@@ -286,6 +315,12 @@ static int hb_run(struct hb_run *r, double *seconds)
 
     r->tasks = calloc(n, sizeof(*r->tasks));
     r->fds = malloc(n * sizeof(int));
+    r->ends = mmap(NULL, n * sizeof(*r->ends), PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (r->ends == MAP_FAILED) {
+        r->ends = NULL;
+        err = ENOMEM;
+    }
     if (!r->tasks || !r->fds)
         err = ENOMEM;
     else {
@@ -301,6 +336,7 @@ static int hb_run(struct hb_run *r, double *seconds)
             r->tasks[i].size = r->size;
             r->tasks[i].ready_fd = r->ready[1];
             r->tasks[i].wake_fd = r->wake[0];
+            r->tasks[i].end = &r->ends[i];
         }
         err = make_groups(r);
         int waited = await_ready(r);
@@ -335,22 +371,58 @@ static int hb_run(struct hb_run *r, double *seconds)
     }
     free(r->tasks);
     free(r->fds);
-    if (!err)
-        *seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    if (!err) {
+        *seconds = since(&t0, &t1);
+        *start = t0;
+    }
     return err;
 }
 
-/* hackbench_run(groups, fds, loops, size, pipes, processes) -> seconds; OSError on failure. */
+/* Per group, the seconds to its last task's end; per task, the CPU it ended on. */
+static PyObject *per_group(const struct hb_run *r, const struct timespec *t0, double seconds)
+{
+    int per = 2 * r->nfds;
+    PyObject *times = PyList_New(r->groups), *cpus = PyList_New((Py_ssize_t)r->groups * per);
+    if (!times || !cpus)
+        goto fail;
+    for (int g = 0; g < r->groups; g++) {
+        double last = 0.0;
+        for (int i = 0; i < per; i++) {
+            const struct hb_end *e = &r->ends[(size_t)g * per + i];
+            double s = since(t0, &e->at);
+            if (s > last)
+                last = s;
+            PyObject *c = PyLong_FromLong(e->cpu);
+            if (!c)
+                goto fail;
+            PyList_SET_ITEM(cpus, (Py_ssize_t)g * per + i, c);
+        }
+        PyObject *f = PyFloat_FromDouble(last);
+        if (!f)
+            goto fail;
+        PyList_SET_ITEM(times, g, f);
+    }
+    return Py_BuildValue("(dNN)", seconds, times, cpus);
+fail:
+    Py_XDECREF(times);
+    Py_XDECREF(cpus);
+    return NULL;
+}
+
+/* hackbench_run(groups, fds, loops, size, pipes, processes, groups_too=False) -> seconds,
+ * or (seconds, [seconds per group], [CPU per task]) with groups_too; OSError on failure. */
 PyObject *ipctop_hackbench_run(PyObject *self, PyObject *a)
 {
     struct hb_run r;
     Py_ssize_t size;
-    int err;
+    int err, groups_too = 0;
     double seconds = 0.0;
+    struct timespec t0 = {0};
 
     memset(&r, 0, sizeof(r));
     r.ready[0] = r.ready[1] = r.wake[0] = r.wake[1] = -1;
-    if (!PyArg_ParseTuple(a, "iilnpp", &r.groups, &r.nfds, &r.loops, &size, &r.pipes, &r.procs))
+    if (!PyArg_ParseTuple(a, "iilnpp|p", &r.groups, &r.nfds, &r.loops, &size, &r.pipes, &r.procs,
+                          &groups_too))
         return NULL;
     if (r.groups < 1 || r.nfds < 1 || r.loops < 1 || size < 1 || size > (1 << 24) ||
         (size_t)r.groups * (size_t)r.nfds > (1u << 20)) {
@@ -359,11 +431,18 @@ PyObject *ipctop_hackbench_run(PyObject *self, PyObject *a)
     }
     r.size = (size_t)size;
     Py_BEGIN_ALLOW_THREADS
-    err = hb_run(&r, &seconds);
+    err = hb_run(&r, &seconds, &t0);
     Py_END_ALLOW_THREADS
+    size_t n = (size_t)r.groups * 2 * (size_t)r.nfds;
+    PyObject *out = NULL;
     if (err) {
         errno = err;
-        return PyErr_SetFromErrno(PyExc_OSError);
-    }
-    return PyFloat_FromDouble(seconds);
+        PyErr_SetFromErrno(PyExc_OSError);
+    } else if (!groups_too)
+        out = PyFloat_FromDouble(seconds);
+    else
+        out = per_group(&r, &t0, seconds);
+    if (r.ends)
+        munmap(r.ends, n * sizeof(*r.ends));
+    return out;
 }

@@ -529,7 +529,8 @@ static PyMethodDef methods[] = {
      "lat_summary(acc, quantiles) -> (count, sum_ns, values_ns, max_ns)"},
     {"lat_bucket", ipctop_lat_bucket, METH_VARARGS, "lat_bucket(ns) -> bucket index"},
     {"hackbench_run", ipctop_hackbench_run, METH_VARARGS,
-     "hackbench_run(groups, fds, loops, size, pipes, processes) -> seconds; GIL released"},
+     "hackbench_run(groups, fds, loops, size, pipes, processes, groups_too=False) -> seconds "
+     "or (seconds, group seconds, task CPUs); GIL released"},
     {NULL, NULL, 0, NULL},
 };
 

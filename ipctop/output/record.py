@@ -101,6 +101,20 @@ class StepThread:
         return _known(cls, d)
 
 
+@dataclass
+class StepUnit:
+    """One group or room of a load sweep's step, from its median run: what the
+    monitor shows per unit (a replay's rows), not each of its 40 or 80 ends."""
+
+    unit: Count
+    ends: Count
+    ops_per_s: Rate  # messages delivered/s: a hackbench group's over its own time
+    cpus: list[Count] = field(default_factory=list)  # where its ends last ran
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 def _known(cls: type, d: dict[str, Any]) -> Any:
     # Unvalidated: keys this version does not know are dropped (Record.from_dict validates).
     names = {f.name for f in fields(cls)}
@@ -125,11 +139,13 @@ class Step:
     latency: StepLatency | None = None  # optional: only when rounds were timed
     stalls: StallSummary | None = None  # optional: only when a pair stalled
     noise: dict[str, Any] | None = None  # optional: analysis.noise.record_noise, per window
+    units: list[StepUnit] = field(default_factory=list)  # optional: a load sweep's units
 
     def __post_init__(self) -> None:
         self.repeats = [float(x) for x in self.repeats] or [float(self.total_ops_per_s)]
         self.windows = [float(x) for x in self.windows]
         self.threads = [t if isinstance(t, StepThread) else StepThread(**t) for t in self.threads]
+        self.units = [u if isinstance(u, StepUnit) else _known(StepUnit, u) for u in self.units]
         if isinstance(self.costs, dict):  # from_dict's plain dict
             self.costs = Costs.from_dict(self.costs)
         if isinstance(self.stalls, dict):
@@ -156,6 +172,8 @@ class Step:
         for key in ("profile", "latency", "stalls", "noise"):
             if d[key] is None:
                 del d[key]  # optional: absent, not null, when not measured
+        if not d["units"]:
+            del d["units"]  # a pair sweep's steps read as before
         return d
 
     @classmethod
@@ -384,36 +402,6 @@ def _validate(d: Any) -> tuple[Record | None, list[str]]:
 def validate_record_dict(d: Any) -> list[str]:
     """Every problem found in a decoded record, as short phrases; empty when it is valid."""
     return _validate(d)[1]
-
-
-def json_schema() -> dict[str, Any]:
-    """The JSON Schema of the files ipctop writes (what the models serialize to)."""
-    schema = Record.model_json_schema(mode="serialization")
-    # Written only when set (an ab run, a check's A/A floor, warnings): not required of every file.
-    optional = ("ab", "noise", "sessions", "warnings")
-    schema["required"] = [k for k in schema.get("required", []) if k not in optional]
-    step = schema.get("$defs", {}).get("Step")
-    if step and "required" in step:  # a step's latency and profile: only when measured
-        step["required"] = [
-            k for k in step["required"] if k not in ("latency", "profile", "stalls", "noise")
-        ]
-    op = schema.get("$defs", {}).get("OpRate")
-    if op and "required" in op:  # an operation's repeat count: only for msgbench's phases
-        op["required"] = [k for k in op["required"] if k != "n"]
-    sample = schema.get("$defs", {}).get("Sample")
-    if sample and "required" in sample:  # a sample's stall marks: only when stalled
-        sample["required"] = [
-            k for k in sample["required"] if k not in ("stalled", "gap", "cpu_pressure_pct")
-        ]
-    cpu = schema.get("$defs", {}).get("CpuSample")
-    if cpu and "required" in cpu:  # steal and the clock: only where the box says them
-        cpu["required"] = [k for k in cpu["required"] if k not in ("steal", "mhz")]
-    schema["$id"] = f"https://ipctop.invalid/schema/{SCHEMA.replace('/', '-')}.json"
-    schema["description"] = (
-        "A sweep or live session recorded by ipctop. Version 1 records lack "
-        "the windows keys and still read."
-    )
-    return schema
 
 
 def record_points(record: Record) -> list[ScalingPoint]:

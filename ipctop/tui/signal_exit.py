@@ -24,6 +24,7 @@ import asyncio
 import os
 import select
 import signal
+import stat
 import threading
 import time
 from collections.abc import Iterator
@@ -35,6 +36,7 @@ from ..signals import HANDLED
 
 EXIT_GRACE = 5.0  # seconds the UI gets to shut down after a signal
 LOOP_GRACE = 1.0  # seconds the loop gets to take a signal before the rescue does
+WATCH_TICK = 2.0  # seconds between checks that the terminal is still one
 
 
 class SignalExit:
@@ -105,26 +107,62 @@ def _rescue_if_stuck(app: Any, signum: int) -> None:
         os._exit(128 + signum)
 
 
-def watch_terminal(fds: tuple[int, ...] = (1, 2)) -> None:
-    """Send ourselves SIGHUP when one of `fds` (the terminal Textual draws on)
-    hangs up or errs; a thread blocked in poll, no cost until then."""
+def watch_terminal(fds: tuple[int, ...] | None = None) -> None:
+    """Send ourselves SIGHUP when the terminal goes away: one of `fds` (by
+    default those of stdin, stdout and stderr that are terminals) hangs up,
+    errs, or stops being a terminal. A thread mostly blocked in poll.
+
+    stdin counts as much as the screen: Textual draws on stderr, so a monitor
+    started with `2>/dev/null >log &` holds its terminal only as stdin, and
+    one that watched stdout and stderr alone ran on for hours after its tmux
+    server was killed (issue 27, finding 7). The isatty check each
+    WATCH_TICK is the belt to poll's braces: a hung-up tty answers every
+    ioctl with EIO, so it stops being a terminal even if no HUP is seen.
+    """
+    if fds is None:
+        if any(_hung_up(fd) for fd in (0, 1, 2)):  # it went while we started
+            os.kill(os.getpid(), signal.SIGHUP)
+            return
+        fds = tuple(fd for fd in (0, 1, 2) if _is_tty(fd))
+    watched = fds
+    if not watched:
+        return
 
     def watch() -> None:
         poller = select.poll()
-        for fd in fds:
+        for fd in watched:
             poller.register(fd, 0)  # no events asked: only hang-up, error, invalid
         while True:
             try:
-                ready = poller.poll()
+                ready = poller.poll(WATCH_TICK * 1000)
             except InterruptedError:
                 continue
-            if any(ev & (select.POLLHUP | select.POLLERR) for _, ev in ready):
+            gone = any(ev & (select.POLLHUP | select.POLLERR) for _, ev in ready)
+            if gone or not all(_is_tty(fd) for fd in watched):
                 os.kill(os.getpid(), signal.SIGHUP)
                 return
             if ready:
                 return  # POLLNVAL: an fd was closed; nothing left to watch
 
     threading.Thread(target=watch, name="ipctop-terminal-watch", daemon=True).start()
+
+
+def _hung_up(fd: int) -> bool:
+    """A terminal device that no longer answers as one: its other end closed."""
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return False
+    major = os.major(st.st_rdev)
+    terminal = stat.S_ISCHR(st.st_mode) and (major in (4, 5) or 136 <= major <= 143)
+    return terminal and not _is_tty(fd)
+
+
+def _is_tty(fd: int) -> bool:
+    try:
+        return os.isatty(fd)
+    except OSError:  # closed: not a terminal, and nothing to watch
+        return False
 
 
 @contextmanager

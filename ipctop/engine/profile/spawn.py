@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import ctypes
 import functools
-import os
 import signal
 import subprocess
 import threading
 
 from ..forker import Forker
+from ..parent_death import tied_to_me
 
-_LIBC = ctypes.CDLL(None, use_errno=True)  # loaded before any fork
 _spawner: Forker | None = None
 _spawner_lock = threading.Lock()
 
@@ -27,19 +25,12 @@ def spawn_tied(cmd: list[str], stderr: object) -> subprocess.Popen:
     with _spawner_lock:
         if _spawner is None:
             _spawner = Forker()
-    parent = os.getpid()
-
-    def tie() -> None:  # in the child, before exec
-        _LIBC.prctl(1, signal.SIGINT)  # PR_SET_PDEATHSIG; SIGINT: perf closes its file
-        if os.getppid() != parent:  # the parent died before the prctl
-            os._exit(127)
-
     popen = functools.partial(
         subprocess.Popen,
         cmd,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=stderr,
-        preexec_fn=tie,
+        preexec_fn=tied_to_me(signal.SIGINT),  # SIGINT: perf closes its file
     )
     return _spawner.call(popen)

@@ -19,6 +19,7 @@ import socket
 import struct
 from collections.abc import Iterator
 from functools import partial
+from typing import Any, NamedTuple
 
 from ...errors import IpctopError, ResourceError, UsageError
 from .base import PairResources, Workload
@@ -76,6 +77,14 @@ def on_cpus(cpus: list[int] | None) -> Iterator[None]:
         os.sched_setaffinity(0, before)
 
 
+class FixedRun(NamedTuple):
+    """A fixed run with its groups: each group's time to its last task's end."""
+
+    seconds: float
+    group_seconds: tuple[float, ...]
+    group_cpus: tuple[tuple[int, ...], ...]  # the CPUs a group's tasks ended on
+
+
 def run_fixed(
     groups: int,
     fds: int = DEFAULT_FDS,
@@ -86,6 +95,38 @@ def run_fixed(
     cpus: list[int] | None = None,
 ) -> float:
     """Seconds G groups take to pass every message (hackbench's "Time:")."""
+    return float(_fixed(groups, fds, loops, size, transport, mode, cpus, False))
+
+
+def run_fixed_groups(
+    groups: int,
+    fds: int = DEFAULT_FDS,
+    loops: int = DEFAULT_LOOPS,
+    size: int = DEFAULT_SIZE,
+    transport: str = "socket",
+    mode: str = "processes",
+    cpus: list[int] | None = None,
+) -> FixedRun:
+    """run_fixed with each group's own time and CPUs (what a load record keeps per group)."""
+    seconds, times, task_cpus = _fixed(groups, fds, loops, size, transport, mode, cpus, True)
+    per = 2 * fds
+    where = tuple(
+        tuple(sorted({c for c in task_cpus[g * per : (g + 1) * per] if c >= 0}))
+        for g in range(groups)
+    )
+    return FixedRun(seconds, tuple(times), where)
+
+
+def _fixed(
+    groups: int,
+    fds: int,
+    loops: int,
+    size: int,
+    transport: str,
+    mode: str,
+    cpus: list[int] | None,
+    groups_too: bool,
+) -> Any:
     from ..objects import _native
 
     if _native is None:
@@ -96,7 +137,7 @@ def run_fixed(
     with on_cpus(cpus):
         try:
             return _native.hackbench_run(
-                groups, fds, loops, size, transport == "pipe", mode == "processes"
+                groups, fds, loops, size, transport == "pipe", mode == "processes", groups_too
             )
         except OSError as exc:
             if exc.errno in (errno.EAGAIN, errno.EMFILE, errno.ENFILE, errno.ENOMEM):

@@ -39,6 +39,8 @@ class ThreadsPanel(RowsView):
         self.changed()
 
     def on_resize(self) -> None:
+        if self._units is not None:
+            return  # a unit's subtitle does not depend on the height (nor on thread rows)
         self._say_subtitle()  # an auto height settles after the rows came: rows hidden or not
 
     def _say_subtitle(self) -> None:
