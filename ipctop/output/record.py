@@ -393,8 +393,11 @@ def _validate(d: Any) -> tuple[Record | None, list[str]]:
         # "3" quietly taken for 3. An object JSON cannot hold raises TypeError.
         record = Record.model_validate_json(json.dumps(d, allow_nan=True), strict=True)
     except ValidationError as e:
-        problems += [phrase(err) for err in e.errors(include_url=False)]
-        return None, list(dict.fromkeys(problems + record_problems(d)))
+        errors = e.errors(include_url=False)
+        # A profile that does not read is named better by record_checks' shape of it.
+        plain = [phrase(err) for err in errors if err["type"] != "ipctop_profile"]
+        found = list(dict.fromkeys(problems + plain + record_problems(d)))
+        return None, found or [phrase(err) for err in errors]
     problems += record_problems(d)  # the ab object, profiles, and every number's bounds
     return (None if problems else record), problems
 
