@@ -2,6 +2,7 @@
 
     python bench/observer.py [--threads 16,512,2048] [--seconds 8] [--rounds 4]
                              [--windows 40] [--window 3] [--cpus LIST] [--json FILE]
+                             [--detail]
 
 For each thread count the same engine (same workload, same pairs, same
 objects) runs throughout, and phases alternate in one run:
@@ -63,6 +64,7 @@ from ipctop.live.priority import MonitorPriority  # noqa: E402
 
 WARMUP = 1.5  # seconds after a phase starts before measuring (app start-up, first samples)
 INTERVAL = 0.5  # the TUI's default
+DETAIL = False  # --detail: the sampler also reads where the time goes (the `d` panel's reads)
 
 
 def total_rounds(engine: Engine) -> int:
@@ -75,6 +77,7 @@ def pair_tids(engine: Engine) -> set[int]:
 
 def headless_phase(engine: Engine, seconds: float) -> dict:
     sampler = Sampler(engine, INTERVAL)
+    sampler.detail = DETAIL
     taken: list[int] = []  # one entry per sample: starvation shows as fewer
     sampler.start(lambda _s: taken.append(1))
     # The same priority the TUI's monitor gets, so drawing is the only difference.
@@ -143,6 +146,7 @@ def tui_phase(engine: Engine, seconds: float, headless_driver: bool) -> dict:
     from ipctop.tui.app import IpctopApp
 
     source = LiveSource(engine.config, INTERVAL, engine=engine, own_engine=False)
+    source.set_detail(DETAIL)
     app = IpctopApp(source)
     result: dict = {}
     watch(
@@ -182,6 +186,7 @@ def interleaved_phase(engine: Engine, windows: int, seconds: float, headless_dri
             super().start(gated)
 
     source = GatedSource(engine.config, INTERVAL, engine=engine, own_engine=False)
+    source.set_detail(DETAIL)
     app = IpctopApp(source)
     out: list = []
 
@@ -206,6 +211,7 @@ def run_inner(args: argparse.Namespace) -> dict:
     out: dict = {
         "cpus": list(cpus),
         "workload": args.workload,
+        "detail": DETAIL,
         "interval": INTERVAL,
         "window": args.window,
         "seconds": args.seconds,
@@ -242,6 +248,7 @@ def run_inner(args: argparse.Namespace) -> dict:
 def report(res: dict) -> str:
     lines = [
         f"observer effect · {res['workload']} · same · threads · CPUs {res['cpus']} · "
+        f"{'detail reads on · ' if res.get('detail') else ''}"
         f"sample every {res['interval']} s · TUI on a {res['driver']}",
         f"{'threads':>7} {'pairs':>5} {'headless ops/s':>15} {'tui ops/s':>12} {'ratio':>6} "
         f"{'sampler CPU %':>13} {'TUI CPU %':>9} {'samples/s h/t':>13}  target",
@@ -398,10 +405,15 @@ def main() -> int:
     ap.add_argument("--workload", default="sysv-msg")
     ap.add_argument("--cpus", help="CPUs for the pairs (ipctop's --cpus; default: all allowed)")
     ap.add_argument("--json", metavar="FILE", help="also write the raw result as JSON")
+    ap.add_argument(
+        "--detail", action="store_true", help="sampler reads costs too (each thread's /proc files)"
+    )
     ap.add_argument("--no-tmux", action="store_true", help="draw headless even without a tty")
     ap.add_argument("--inner", metavar="JSON", help=argparse.SUPPRESS)
     args = ap.parse_args()
     args.threads = [int(x) for x in args.threads.split(",")]
+    global DETAIL
+    DETAIL = args.detail
     try:
         choose_cpus(args.cpus, read_topology())
     except CpuSpecError as e:

@@ -46,9 +46,10 @@ def task_files(proc: Path, run_ns: int, wait_ns: int, migrations: int, utime: in
 
 
 def read_task(proc: Path):
-    from ipctop.engine.procfs import read_task as rt
+    """What the sampler hands CostTracker: its one pass over the tick's threads."""
+    from ipctop.engine.task_reads import read_tasks
 
-    return {(0, "A", TID): rt(PID, TID, str(proc))}
+    return {(0, "A", TID): read_tasks([(PID, TID)], str(proc), detail=True)[0]}
 
 
 def test_recorded_proc_gives_exact_costs(tmp_path) -> None:

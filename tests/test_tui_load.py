@@ -9,6 +9,7 @@ import time
 
 import psutil
 import pytest
+import scipy.stats  # noqa: F401  numpy's and scipy's BLAS each start a pool thread on import
 from conftest import two_cpus
 
 from ipctop.analysis.load_curve import flat_line, hold_pct

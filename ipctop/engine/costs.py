@@ -126,8 +126,8 @@ class CostTracker:
             t, task = by_key.get(key), tasks.get(key)
             if t is None or task is None:
                 continue
-            sched = procfs.read_schedstat_task(end.pid, end.tid, self.proc)
-            migr = procfs.read_migrations(end.pid, end.tid, self.proc)
+            # Read with its stat and status in the sampler's one pass (task_reads.TaskFiles).
+            sched, migr = task.sched, task.migrations
             now = _Prev(t.rounds, task.utime_ticks, task.stime_ticks, task.voluntary,
                         task.involuntary, sched.run_ns if sched else None,
                         sched.wait_ns if sched else None, migr, task.last_cpu)  # fmt: skip

@@ -205,6 +205,14 @@ def read_ipis(proc: str = "/proc") -> dict[str, dict[int, int]] | None:
 # -- one task ---------------------------------------------------------------------
 
 
+class TaskSchedStat(NamedTuple):
+    """/proc/<pid>/task/<tid>/schedstat: time on CPU, time waiting to run, slices."""
+
+    run_ns: int
+    wait_ns: int
+    timeslices: int
+
+
 @dataclass(frozen=True)
 class TaskStat:
     """Where a thread last ran and how often it gave up the CPU."""
@@ -214,6 +222,9 @@ class TaskStat:
     last_cpu: int  # CPU it last ran on (field 39 of stat)
     utime_ticks: int
     stime_ticks: int
+    # Read only with detail (read_tasks): None when not asked for or the file is missing.
+    sched: TaskSchedStat | None = None
+    migrations: int | None = None
 
 
 def _task_dir(proc: str, pid: int, tid: int) -> str:
@@ -236,24 +247,25 @@ def read_task(pid: int, tid: int, proc: str = "/proc") -> TaskStat | None:
     status = _read(os.path.join(task, "status")) if stat is not None else None
     if stat is None or status is None:
         return None
+    return TaskStat(*_status_switches(status, task), *_stat_fields(stat))
+
+
+def _stat_fields(stat: bytes) -> tuple[int, int, int]:
+    """(last CPU, utime, stime) from a stat file."""
     # comm may hold spaces and ")" itself; the last ")" ends it.
     fields = stat[stat.rindex(b")") + 2 :].split()
     # fields[0] is field 3 (state) of proc(5), so field n is fields[n - 3].
-    utime, stime, last_cpu = int(fields[11]), int(fields[12]), int(fields[36])
+    return int(fields[36]), int(fields[11]), int(fields[12])
+
+
+def _status_switches(status: bytes, task: str) -> tuple[int, int]:
+    """(voluntary, involuntary) from a status file."""
     # Found by index, not by splitting every line: this runs per thread per sample.
     voluntary = _status_field(status, b"\nvoluntary_ctxt_switches:")
     involuntary = _status_field(status, b"\nnonvoluntary_ctxt_switches:")
     if voluntary is None or involuntary is None:
         raise ValueError(f"{task}/status has no ctxt_switches lines")
-    return TaskStat(voluntary, involuntary, last_cpu, utime, stime)
-
-
-class TaskSchedStat(NamedTuple):
-    """/proc/<pid>/task/<tid>/schedstat: time on CPU, time waiting to run, slices."""
-
-    run_ns: int
-    wait_ns: int
-    timeslices: int
+    return voluntary, involuntary
 
 
 def read_schedstat_task(pid: int, tid: int, proc: str = "/proc") -> TaskSchedStat | None:

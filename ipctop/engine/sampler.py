@@ -4,7 +4,9 @@ One reading costs a request and a read of each end's slot (native ends
 answer with their CPU and switch counts there), and one read each of
 /proc/stat (the CPU split and steal), /proc/interrupts and /proc/pressure/cpu,
 and of each CPU's clock where cpufreq has one. Only ends that cannot answer (the Python
-engine) and the detail view open each thread's /proc stat and status files. The thread re-arms only after a reading finished, so
+engine) and the detail view read each thread's /proc files (stat and status;
+schedstat and sched too for the detail view), all of them in one pass per
+reading (task_reads.TaskFiles: one native call, files kept open). The thread re-arms only after a reading finished, so
 readings never overlap; consumers get immutable Samples through a callback
 (nothing is kept here: whoever wants a history keeps its own).
 """
@@ -21,11 +23,12 @@ from ..cpus import read_topology
 from ..engine.opstats import op_stats
 from . import procfs
 from .costs import CostTracker
-from .counters import SlotReading
+from .counters import EndStats, SlotReading
 from .engine import Engine
 from .latency import Tracker
 from .sample import CpuSample, IpiSample, Sample, ThreadSample
 from .stalls import StallWatch
+from .task_reads import TaskFiles
 
 ASK_LEAD = 0.05  # seconds between asking the ends and reading their answers
 
@@ -77,6 +80,7 @@ class Sampler:
         self._ask = 0  # the last stats request posted to the ends
         self._latency = Tracker(engine.counters.latency) if engine.timing else None
         self._stalls = StallWatch(interval)
+        self._task_files = TaskFiles(proc)  # each thread's /proc files, open across ticks
 
     @property
     def detail(self) -> bool:
@@ -112,13 +116,18 @@ class Sampler:
         gap = self._stalls.gap(dt)
         if gap:
             events.append(gap)
-        for end in ends:
-            r = counters.read(end.slot)
+        readings = [counters.read(end.slot) for end in ends]
+        answers, read = self._answers(ends, readings)
+        # Every end /proc must tell about, read in one pass (native: one call, no GIL).
+        procs = iter(self._task_files.read([(e.pid, e.tid) for e, r in zip(ends, read) if r],
+                                           detail=self._costs is not None))  # fmt: skip
+        for end, r, ans, from_proc in zip(ends, readings, answers, read):
             key = (end.pair, end.role, end.tid)
             prev = self._seen.get(key)
             pair = pairs.get(end.pair)
             state = pair.state if pair is not None and not pair.active else r.state
-            now_seen, task = self._switches(end, r, prev, now)
+            task = next(procs) if from_proc else None
+            now_seen = self._switches(r, ans, from_proc, task, prev, now)
             tasks[key] = task
             if prev is None:
                 started = pair.started if pair is not None else now - dt
@@ -207,19 +216,45 @@ class Sampler:
         for end in self.engine.ends() if ends is None else ends:
             self.engine.counters.request_stats(end.slot, self._ask)
 
-    def _switches(
-        self, end, r: SlotReading, prev: _Seen | None, now: float
-    ) -> tuple[_Seen, procfs.TaskStat | None]:
-        """Where the thread runs and how often it switches, cheapest source first.
+    def _answers(self, ends: list, readings: list[SlotReading]) -> tuple[list, list[bool]]:
+        """Each end's own answer, and whether /proc must be read for it instead.
 
         A native end answers in its counter slot (no file opened); an end that
         never answered (the Python engine, or one not yet past a round) and the
-        detail view (which needs its CPU times too) read /proc. Counts keep the
-        time they were taken, so rates hold whichever source gave them.
+        detail view (which needs its CPU times too) read /proc. An end that
+        answered before but not now (mid-answer) keeps what it said.
         """
-        task, ans = None, None
-        if r.tid and self._costs is None:
-            ans = self.engine.counters.stats(end.slot)
+        answers: list[EndStats | None] = []
+        read: list[bool] = []
+        detail = self._costs is not None
+        for end, r in zip(ends, readings):
+            ans = self.engine.counters.stats(end.slot) if r.tid and not detail else None
+            answers.append(ans)
+            if not r.tid or ans is not None:
+                read.append(False)
+            elif detail:
+                read.append(True)
+            else:
+                prev = self._seen.get((end.pair, end.role, end.tid))
+                read.append(prev is None or prev.ack is None)
+        return answers, read
+
+    def _switches(
+        self,
+        r: SlotReading,
+        ans: EndStats | None,
+        from_proc: bool,
+        task: procfs.TaskStat | None,
+        prev: _Seen | None,
+        now: float,
+    ) -> _Seen:
+        """Where the thread runs and how often it switches, from the source
+        _answers chose. Counts keep the time they were taken, so rates hold
+        whichever source gave them."""
+        cpu: int | None
+        vcsw: int | None
+        ivcsw: int | None
+        ack: int | None
         if ans is not None:
             if prev is not None and prev.ack == ans.ack:
                 # Not a round since we asked: blocked or waiting for a CPU.
@@ -231,7 +266,7 @@ class Sampler:
                     ops=r.ops,
                     vrate=prev.vrate if ran else 0.0,
                     ivrate=prev.ivrate if ran else 0.0,
-                ), None
+                )
             at, cpu, vcsw, ivcsw, ack = (
                 ans.ns / 1e9,
                 ans.cpu,
@@ -239,11 +274,10 @@ class Sampler:
                 ans.involuntary,
                 ans.ack,
             )
-        elif prev is not None and prev.ack is not None and self._costs is None:
+        elif r.tid and not from_proc and prev is not None:
             # Answered before but not now (mid-answer): keep what it said.
-            return replace(prev, rounds=r.rounds, errors=r.errors, ops=r.ops), None
+            return replace(prev, rounds=r.rounds, errors=r.errors, ops=r.ops)
         else:
-            task = procfs.read_task(end.pid, end.tid, self.proc) if r.tid else None
             at, ack = now, None
             cpu = task.last_cpu if task else None
             vcsw = task.voluntary if task else None
@@ -253,8 +287,7 @@ class Sampler:
         ivrate = _rate(prev.ivcsw, ivcsw, span) if prev is not None and span > 0 else 0.0
         if vcsw is None:
             vrate = ivrate = None
-        seen = _Seen(r.rounds, r.errors, vcsw, ivcsw, r.ops, at, ack, cpu, vrate, ivrate)
-        return seen, task
+        return _Seen(r.rounds, r.errors, vcsw, ivcsw, r.ops, at, ack, cpu, vrate, ivrate)
 
     def _moved(self, end, seen: _Seen, key: tuple[int, str, int]) -> tuple[_Seen, str | None]:
         """Say once per thread that it left its CPU, in the sample after it did.

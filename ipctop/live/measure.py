@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..analysis.noise import WindowNoise, pair_cpus, window_noise
-from ..engine import procfs
 from ..engine.config import EngineConfig
 from ..engine.costs import Costs, merge
 from ..engine.engine import Engine
@@ -22,6 +21,7 @@ from ..engine.opstats import op_stats
 from ..engine.sample import Sample
 from ..engine.sampler import Sampler
 from ..engine.stalls import STALL, StallReport, stalled_windows
+from ..engine.task_reads import read_tasks
 
 
 @dataclass(frozen=True)
@@ -108,8 +108,9 @@ def measure_engine(
     if stalls is not None:
         events.append(_stall_note(stalls, elapsed))
     left_out = _left_out(timeline, stalls, prime) if stalls else {}
-    for end, a, b in zip(ends, r0, r1):
-        task = procfs.read_task(end.pid, end.tid, sampler.proc)
+    # Where each end ran, for all of them in one pass (task_reads: native, no GIL).
+    tasks = read_tasks([(e.pid, e.tid) for e in ends], sampler.proc)
+    for end, a, b, task in zip(ends, r0, r1, tasks):
         slot = engine.counters.read(end.slot)
         state = pair_state.get(end.pair, "running")
         # A stalled window is not a rate sample: its rounds and its time are left out.

@@ -475,6 +475,7 @@ PyObject *ipctop_lat_take(PyObject *self, PyObject *a);
 PyObject *ipctop_lat_summary(PyObject *self, PyObject *a);
 PyObject *ipctop_lat_bucket(PyObject *self, PyObject *a);
 PyObject *ipctop_hackbench_run(PyObject *self, PyObject *a);
+PyObject *ipctop_read_tasks(PyObject *self, PyObject *a);
 
 /* Where each field of the counter slot is: tests/test_workload_registry.py
  * checks that engine/counters.py reads the same offsets. */
@@ -531,6 +532,8 @@ static PyMethodDef methods[] = {
     {"hackbench_run", ipctop_hackbench_run, METH_VARARGS,
      "hackbench_run(groups, fds, loops, size, pipes, processes, groups_too=False) -> seconds "
      "or (seconds, group seconds, task CPUs); GIL released"},
+    {"read_tasks", ipctop_read_tasks, METH_VARARGS,
+     "read_tasks(proc, [(pid, tid), ...], detail[, fds]) -> [None | 9 numbers]; GIL released"},
     {NULL, NULL, 0, NULL},
 };
 
