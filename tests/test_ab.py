@@ -35,7 +35,7 @@ def test_hooks_run_in_abba_order_and_the_record_reads_back(tmp_path: Path) -> No
     assert "one engine, hooks between slots" in r.stdout
     assert "B/A: " in r.stdout and "t on ABBA blocks' log ratios" in r.stdout
     rec = read_record(out)
-    assert rec.kind == "ab" and len(rec.ab["blocks"]) == blocks
+    assert rec.kind == "ab" and rec.ab is not None and len(rec.ab.blocks) == blocks
     assert [s.side for s in rec.timeline][:4] == ["A", "B", "B", "A"]
     assert len(replay_samples(rec)) == len(rec.timeline)
     c = run_cli("compare", str(out))

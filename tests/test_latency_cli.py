@@ -44,11 +44,11 @@ def test_sweep_records_percentiles_per_step_and_pair_and_compare_shows_them(tmp_
     assert "round trip" in r.stdout and "all    one-way" in r.stdout
     rec = read_record(a)
     one, two = rec.steps
-    assert [p["pair"] for p in one.latency["pairs"]] == [0]
-    assert [p["pair"] for p in two.latency["pairs"]] == [0, 1, -1]
-    for p in two.latency["pairs"]:
-        assert 0 < p["oneway"]["p50"] < p["rtt"]["p50"] <= p["rtt"]["p99"]
-    assert len(one.latency["windows"]["rtt_p99"]) >= 2
+    assert [p.pair for p in one.latency.pairs] == [0]
+    assert [p.pair for p in two.latency.pairs] == [0, 1, -1]
+    for p in two.latency.pairs:
+        assert 0 < p.oneway.p50 < p.rtt.p50 <= p.rtt.p99
+    assert len(one.latency.windows["rtt_p99"]) >= 2
     r = run_cli("compare", str(a), str(b))
     assert r.returncode == 0, r.stderr
     assert "Latency (all pairs" in r.stdout

@@ -158,7 +158,7 @@ def test_fake_unraised_monitor_is_said_in_the_footer() -> None:
 
     source = fixed_source()
     # What a LiveSource says after a real refusal (see the forked child above).
-    source.monitor_note = "monitor at normal priority (not root: no renice)"  # type: ignore[attr-defined]
+    source.monitor_note = "monitor at normal priority (not root: no renice)"
 
     async def go() -> None:
         app = IpctopApp(source, own_cpu=lambda _t: 1.4)

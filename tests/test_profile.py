@@ -78,7 +78,7 @@ def test_ab_sysv_sem_against_sysv_msg_puts_each_syscall_path_at_its_end(tmp_path
             )
         )
         paths.append(str(write_record(tmp_path / f"{name}.json", rec)))
-    assert read_record(paths[0]).steps[0].profile["event"] == STATUS.event
+    assert read_record(paths[0]).steps[0].profile.event == STATUS.event
     done = run_cli("compare", *paths, "--force")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()

@@ -16,10 +16,11 @@ from ipctop.box import read_box
 from ipctop.engine.config import EngineConfig
 from ipctop.engine.engine import Engine
 from ipctop.engine.sampler import Sampler
-from ipctop.output.record import Record
+from ipctop.output.record import Record, RunConfig
+from ipctop.output.record_box import Box
 from ipctop.output.record_io import read_record
 from ipctop.output.record_schema import PUBLISHED, schema_text
-from ipctop.output.session_recorder import SessionRecorder, session_config
+from ipctop.output.session_recorder import SessionRecorder
 
 jsonschema = pytest.importorskip("jsonschema", reason="the test extra installs jsonschema")
 
@@ -57,9 +58,8 @@ def test_a_real_session_record_with_costs_and_latency_validates(tmp_path: Path) 
         engine.start(1)
         sampler = Sampler(engine)
         sampler.detail = True  # costs in every sample
-        rec = SessionRecorder(path, read_box().to_dict(), session_config(
-            "sysv-msg", "same", "threads", "native", (0,), 0.1
-        ))  # fmt: skip
+        run = RunConfig.of(config, "native", interval=0.1)  # a live run's: no fixed length
+        rec = SessionRecorder(path, Box.of(read_box()), run)
         for _ in range(4):
             time.sleep(0.1)
             rec.feed(sampler.sample())

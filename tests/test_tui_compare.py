@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from dataclasses import replace
 
 import pytest
 from conftest import sysv_objects
@@ -72,17 +71,19 @@ def test_fake_unsettled_points_are_not_compared() -> None:
 
 
 def test_next_mechanism_skips_refusals_and_non_pairs_with_reasons() -> None:
-    info = replace(INFO, workload="signal")  # next in the registry: spin, refused on one CPU
+    info = INFO.model_copy(
+        update=dict(workload="signal")
+    )  # next in the registry: spin, refused on one CPU
     name, skipped = next_mechanism(info)
     assert name == "spin-yield"
     assert [n for n, _ in skipped] == ["spin"]
     assert "placement same is refused" in skipped[0][1]
     assert why_not("sysv-lifecycle", INFO) == "not a ping-pong pair"
     assert why_not("sysv-sem-multi", INFO) == "not a ping-pong pair"
-    assert why_not("spin", replace(INFO, placement="cross")) is None
-    assert why_not("spin", replace(INFO, engine="python")) is not None
-    assert comparable(INFO, replace(INFO, workload="futex"))
-    assert not comparable(INFO, replace(INFO, workload="futex", placement="cross"))
+    assert why_not("spin", INFO.model_copy(update=dict(placement="cross"))) is None
+    assert why_not("spin", INFO.model_copy(update=dict(engine="python"))) is not None
+    assert comparable(INFO, INFO.model_copy(update=dict(workload="futex")))
+    assert not comparable(INFO, INFO.model_copy(update=dict(workload="futex", placement="cross")))
 
 
 # Two readings must settle (CV < 5 % over 3 s) and the pairs restart between them: on a

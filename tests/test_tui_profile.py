@@ -83,7 +83,7 @@ def test_replay_of_a_sweep_record_shows_the_profile_its_step_kept(tmp_path) -> N
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     record = read_record(tmp_path / "sem.json")
-    assert record.steps[0].profile and record.steps[0].profile["samples"] > 0
+    assert record.steps[0].profile and record.steps[0].profile.samples > 0
 
     async def scenario() -> None:
         source = ReplaySource(record, speed=50)

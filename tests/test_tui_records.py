@@ -86,7 +86,7 @@ def test_record_then_replay_shows_the_recorded_numbers(tmp_path: Path) -> None:
     rec = read_record(path)
     assert rec.kind == "session" and rec.interrupted is False
     assert rec.config.workload == "sysv-msg" and rec.config.cpus == tuple(CPUS)
-    assert rec.box["kernel_release"] == os.uname().release
+    assert rec.box.kernel_release == os.uname().release
     n = len(rec.timeline)
     assert n >= 6
     # The recorder took the very samples the screen took in, from the first on.

@@ -144,7 +144,7 @@ def test_cpus_table_at_64_cpus_builds_only_the_rows_on_screen_fake_topology() ->
     for s in fixed_samples():
         base = s.cpus[0]
         samples.append(replace(s, cpus=tuple(replace(base, cpu=c) for c in range(64))))
-    source = FixedSource(samples, replace(INFO, cpus=tuple(range(64))), monitor_cpu=3)
+    source = FixedSource(samples, INFO.model_copy(update={"cpus": tuple(range(64))}), monitor_cpu=3)
     app = IpctopApp(source, own_cpu=lambda _tids: 1.0)
 
     async def go() -> None:

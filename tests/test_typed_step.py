@@ -8,10 +8,14 @@ from conftest import run_cli
 
 from ipctop.engine.config import EngineConfig
 from ipctop.engine.costs import Costs
+from ipctop.engine.opstats import OpRate
 from ipctop.engine.stalls import StallSummary
+from ipctop.live.source_protocol import RunInfo
 from ipctop.output.ab_record import run_config
 from ipctop.output.costs_table import format_costs
 from ipctop.output.record import Record, RunConfig, Step
+from ipctop.output.record_ab import AbRecord
+from ipctop.output.record_box import Box
 from ipctop.output.record_io import read_record
 
 QUICK = ("--seconds", "0.5", "--warmup", "0", "--repeat", "1", "--cpus", "0")
@@ -66,3 +70,123 @@ def test_one_run_configuration_carries_the_workloads_own_options() -> None:
     assert side["seconds"] is None and side["window_s"] > 0
     pipe = RunConfig.of(EngineConfig("pipe", cpus=(0,)), "native").to_dict()
     assert "threads" not in pipe and pipe["size"] == 1  # a pipe's token, no thread count
+
+
+def test_a_steps_ops_latency_and_profile_are_typed_and_round_trip() -> None:
+    """A step read from its plain dict holds OpRate, StepLatency and a Profile, and
+    writes the same dict again (an older record's keys as they were)."""
+    rtt = {"n": 9, "mean": 2000.0, "p50": 1900.0, "p99": 4100.0, "p999": 5000.0, "max": 6000.0}
+    one = {"n": 9, "mean": 900.0, "p50": 850.0, "p99": 2000.0, "p999": 2500.0, "max": 3000.0}
+    symbol = {"name": "do_msgsnd", "dso": "[kernel.kallsyms]", "kernel": True, "self": 40,
+              "total": 70, "self_pct": 40.0, "total_pct": 70.0,
+              "windows_self_pct": [39.0, 41.0], "windows_total_pct": [69.0, 71.0]}  # fmt: skip
+    d = {
+        "pairs": 1,
+        "total_ops_per_s": 10.0,
+        "ops": {
+            "msgget": {"per_s": 5.0, "avg": 5.0, "stddev": 0.0, "min": 5.0, "max": 5.0, "n": 3},
+            "msgsnd": {"per_s": 8.0, "avg": 4.0, "stddev": 1.0, "min": 3.0, "max": 5.0},
+        },
+        "latency": {
+            "note": "every round timed",
+            "pairs": [{"pair": 0, "rtt": rtt, "oneway": one}],
+            "windows": {"rtt_p99": [4000.0, 4200.0]},
+        },
+        "profile": {
+            "event": "cpu-clock",
+            "perf_version": "6.1",
+            "frequency": 999,
+            "cpus": [0, 1],
+            "na": None,
+            "notes": [],
+            "samples": 100,
+            "cpu_samples": 180,
+            "owners": {"pairs": 100, "idle": 80},
+            "windows": [{"t0": 1.0, "t1": 2.0, "samples": 100}],
+            "cost_pct": 1.5,
+            "symbols": [symbol],
+        },  # fmt: skip
+    }
+    step = Step.from_dict(d)
+    assert step.ops is not None and step.latency is not None and step.profile is not None
+    assert step.ops["msgget"] == OpRate(5.0, 5.0, 0.0, 5.0, 5.0, n=3)
+    assert step.ops["msgsnd"].n is None
+    assert step.latency.pairs[0].rtt.p99 == 4100.0
+    assert step.latency.windows["rtt_p99"] == (4000.0, 4200.0)
+    assert step.profile.samples == 100 and step.profile.top(1)[0].name == "do_msgsnd"
+    written = json.loads(json.dumps(step.to_dict()))
+    assert {k: written[k] for k in ("ops", "latency", "profile")} == {
+        k: d[k] for k in ("ops", "latency", "profile")
+    }
+    # Through a whole record, validated as a file is.
+    config = RunConfig.of(EngineConfig("sysv-msg", cpus=(0,)), "native", seconds=1.0)
+    rec = Record(kind="sweep", box={}, config=config, steps=[step])
+    back = Record.from_dict(json.loads(json.dumps(rec.to_dict())))
+    assert back.steps[0].ops == step.ops and back.steps[0].latency == step.latency
+    assert back.steps[0].profile is not None and back.steps[0].profile.to_dict() == d["profile"]
+
+
+def _ab_dict() -> dict:
+    side = {"options": "--size 64", "cmd": None, "config": None, "windows": [1.0, 2.0]}
+    return {
+        "schema": "ipctop.record/3",
+        "kind": "ab",
+        "created": "2026-01-01T00:00:00+00:00",
+        "interrupted": False,
+        "box": {"kernel_release": "6.1.0", "online": [0, 1], "a newer fact": 1},
+        "config": RunConfig.of(EngineConfig("pipe", cpus=(0,)), "native").to_dict(),
+        "steps": [],
+        "points": [],
+        "timeline": [],
+        "events": [],
+        "ab": {
+            "order": "ABBA",
+            "metric": "ops",
+            "sides": {"A": side, "B": {**side, "options": "--size 4096"}},
+            "blocks": [{"A": [1.0, 2.0], "B": [3.0, 4.0]}],
+            "result": {"ratio": 1.5},
+            "restore_cmd": None,
+            "precision_pct": 1.0,  # a key the model does not name: kept
+            "latency": {
+                "notes": {"A": "t", "B": "t"},
+                "blocks": [{"A": {"rtt_p50": [1.0]}, "B": {"rtt_p50": [2.0]}}],
+            },
+            "profile": {
+                "A": {"event": "cpu-clock", "samples": 3, "symbols": []},
+                "B": {"event": "cpu-clock", "samples": 4, "symbols": []},
+            },
+        },  # fmt: skip
+    }
+
+
+def test_a_records_box_and_ab_are_typed_and_write_what_they_read() -> None:
+    d = _ab_dict()
+    rec = Record.from_dict(json.loads(json.dumps(d)))
+    assert isinstance(rec.box, Box) and rec.box.kernel == "6.1.0" and rec.box.online == (0, 1)
+    assert rec.box.cpu == "unknown CPU"  # not said: named as unknown, not invented
+    assert isinstance(rec.ab, AbRecord)
+    assert rec.ab.sides.B.options == "--size 4096" and rec.ab.blocks[0].B == (3.0, 4.0)
+    assert rec.ab.profile is not None and rec.ab.profile.B.samples == 4
+    assert rec.ab.latency is not None and rec.ab.latency.blocks[0].A["rtt_p50"] == (1.0,)
+    written = json.loads(json.dumps(rec.to_dict()))
+    assert written["box"] == d["box"]
+    assert written["ab"]["precision_pct"] == 1.0 and written["ab"]["blocks"] == d["ab"]["blocks"]
+    assert Record.from_dict(written) == rec
+    # A record without box facts (an older or hand-made one) still reads, and says so.
+    bare = Record.from_dict({**json.loads(json.dumps(d)), "box": {}})
+    assert bare.box.kernel == "unknown kernel" and bare.to_dict()["box"] == {}
+
+
+def test_the_run_info_is_a_run_configuration_and_the_session_record_keeps_it() -> None:
+    config = EngineConfig("sysv-sem-multi", cpus=(0,), threads=3, think_ns=5)
+    info = RunInfo.of(config, "native", interval=0.5, kernel="6.1.0", cpu_model="cpu")
+    assert isinstance(info, RunConfig)
+    assert (info.workload, info.cpus, info.interval, info.source) == (
+        "sysv-sem-multi",
+        (0,),
+        0.5,
+        "live",
+    )
+    kept = info.run_config().to_dict()
+    assert kept == RunConfig.of(config, "native", interval=0.5).to_dict()
+    assert "kernel" not in kept and kept["threads"] == 3 and kept["sems"] == 128

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from ..engine.latency import PairLatency
 from .stats import Difference, TooFewWindows, paired_difference
@@ -72,24 +71,6 @@ def verdict(d: Difference) -> str:
 
 def side_values(blocks: Sequence[Block], side: str, key: str) -> list[float]:
     return [v for b in blocks for v in b[side].get(key, ())]
-
-
-def blocks_from_dicts(raw: Any) -> list[dict[str, dict[str, list[float]]]]:
-    """The blocks of a record's ab.latency, checked; ValueError names what is wrong."""
-    if not isinstance(raw, list):
-        raise ValueError("ab.latency.blocks should be a list")
-    out = []
-    for b in raw:
-        if not isinstance(b, dict):
-            raise ValueError("ab.latency.blocks should hold objects")
-        block = {}
-        for side in "AB":
-            figures = b.get(side, {})
-            if not isinstance(figures, dict):
-                raise ValueError(f"ab.latency.blocks[].{side} should be an object")
-            block[side] = {k: [float(x) for x in figures.get(k, [])] for k, _ in FIGURES}
-        out.append(block)
-    return out
 
 
 def median(xs: Sequence[float]) -> float | None:

@@ -50,6 +50,7 @@ from ..output.ab_latency_text import format_ab_latency
 from ..output.ab_record import ab_record
 from ..output.output_paths import check_output_file, write_or_keep
 from ..output.profile_table import format_delta
+from ..output.record_box import Box
 from ..output.record_io import write_record
 from ..signals import deferred
 from .common import (
@@ -208,14 +209,13 @@ def run(args: argparse.Namespace) -> int:
         labels = (f"A ({_what(a)})", f"B ({_what(b)})")
         print(format_delta(labels, profiles["A"], profiles["B"], costs["A"], costs["B"]))
     if args.json:
-        rec = ab_record(read_box().to_dict(), sides, blocks, results, d, args, kind, elapsed)
-        rec.ab["latency"] = _latency_record(lat_blocks, sides)
+        rec = ab_record(
+            Box.of(read_box()), sides, blocks, results, d, args, kind, elapsed,
+            latency=_latency_record(lat_blocks, sides), profiles=profiles, costs=costs,
+        )  # fmt: skip
         rec.warnings = said.lines or None
-        if profiles is not None:
-            rec.ab["profile"] = {n: p.to_dict() for n, p in profiles.items()}
-            rec.ab["costs"] = costs
-        said, ok = write_or_keep(Path(args.json), lambda p: write_record(p, rec))
-        print(f"{'' if ok else 'ipctop: '}{said}", file=sys.stderr)
+        note, ok = write_or_keep(Path(args.json), lambda p: write_record(p, rec))
+        print(f"{'' if ok else 'ipctop: '}{note}", file=sys.stderr)
         return 0 if ok else 1
     return 0
 

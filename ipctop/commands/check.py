@@ -29,7 +29,9 @@ from ..box import describe, read_box
 from ..engine.engine import ENGINES, resolve_engine
 from ..errors import UsageError
 from ..output.output_paths import check_output_file, write_or_keep
-from ..output.record import Record, Sessions, Step
+from ..output.record import NoiseFloor as RecordedFloor
+from ..output.record import Record, RunConfig, Sessions, Step
+from ..output.record_box import Box
 from ..output.record_io import read_record, write_record
 from .check_load import add_load_option, load_step
 from .check_runs import TIMING, CheckRunner, Printer, measure_all, planned_runs
@@ -116,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     if args.record:
         rec = _record(box_dict, cpus, kind, readings, floor[0], args)
         rec.warnings = runner.warnings.lines or None
-        rec.sessions = Sessions(**spread.to_dict()) if spread else None
+        rec.sessions = Sessions.model_validate(spread.to_dict()) if spread else None
         said, ok = write_or_keep(Path(args.record), lambda p: write_record(p, rec))
         if ok:
             say(said)
@@ -159,7 +161,7 @@ def _noise_floor(readings: CheckReadings) -> tuple[NoiseFloor | None, str]:
 
 def _read_baseline(path: str, box: dict[str, Any]) -> Record:
     rec = read_record(path)
-    theirs, mine = rec.box.get("cpu_model"), box.get("cpu_model")
+    theirs, mine = rec.box.cpu_model, box.get("cpu_model")
     if theirs != mine:
         raise UsageError(
             f"--baseline {rec.name} is from a {theirs or 'unknown CPU'}, this box is a "
@@ -203,21 +205,23 @@ def _record(
     ]
     return Record(
         kind="sweep",
-        box=box,
-        config={
-            "workload": workload,
-            "placement": "same",
-            "mode": "threads",
-            "engine": kind,
-            "cpus": list(cpus),
-            "seconds": None,
-            "warmup": None,
-            "repeat": None,
-            "interval": None,
-            "source": "ipctop check" + (" --quick" if args.quick else ""),
-        },
+        box=Box.model_validate(box),
+        config=RunConfig.model_validate(
+            {
+                "workload": workload,
+                "placement": "same",
+                "mode": "threads",
+                "engine": kind,
+                "cpus": list(cpus),
+                "seconds": None,
+                "warmup": None,
+                "repeat": None,
+                "interval": None,
+                "source": "ipctop check" + (" --quick" if args.quick else ""),
+            }
+        ),
         steps=steps,
-        noise=floor.to_dict() if floor else None,
+        noise=RecordedFloor.model_validate(floor.to_dict()) if floor else None,
     )
 
 

@@ -203,9 +203,9 @@ class CheckRunner:
                         for x in sample.threads:
                             if x.last_cpu is not None:
                                 seen.setdefault((x.pair, x.role), set()).add(x.last_cpu)
-                    for x in r.threads:
-                        if x.cpu is not None:
-                            seen.setdefault((x.pair, x.role), set()).add(x.cpu)
+                    for end in r.threads:
+                        if end.cpu is not None:
+                            seen.setdefault((end.pair, end.role), set()).add(end.cpu)
         # Read once the engine has stopped: an end that did not stop in time says so then.
         self.warnings.take([*engine.events, *(e for r in results for e in r.events)])
         return results, seen
@@ -222,4 +222,6 @@ def _interval(windows: tuple[float, ...]) -> str:
     if len(windows) < 2:
         return f"n={len(windows)}"
     s = summarize(windows)
+    if s.low is None or s.high is None:  # no interval to say
+        return f"n={len(windows)}"
     return f"{fmt_rate(s.figure)} [{fmt_rate(s.low)}, {fmt_rate(s.high)}] {s.basis}"

@@ -154,7 +154,6 @@ def _print_all(args: argparse.Namespace, cmp: Comparison, records: list[Record])
 
 def profile_deltas(labels: list[str], records: list[Record]) -> list[str]:
     """The delta explained, against the first record, at every pair count both profiled."""
-    from ..engine.profile.window import Profile
     from ..output.profile_table import format_delta
 
     out = []
@@ -166,8 +165,8 @@ def profile_deltas(labels: list[str], records: list[Record]) -> list[str]:
                 continue
             text = format_delta(
                 (labels[0], label),
-                Profile.from_dict(old.profile),
-                Profile.from_dict(step.profile),
+                old.profile,
+                step.profile,
                 old.costs.to_dict() if old.costs else None,
                 step.costs.to_dict() if step.costs else None,
             )
@@ -258,11 +257,10 @@ def _ab(record: Record, args: argparse.Namespace) -> int:
         d = paired_difference(blocks)
     except TooFewWindows as exc:
         raise UsageError(f"{record.name}: {exc}") from None
-    sides = (record.ab or {}).get("sides", {})
-    for name in "AB":
-        side = sides.get(name, {})
-        what = " ".join(p for p in (side.get("options"), side.get("cmd")) if p)
-        print(f"{name}: {what or '(the shared options)'}")
+    if record.ab is not None:
+        for name, side in (("A", record.ab.sides.A), ("B", record.ab.sides.B)):
+            what = " ".join(p for p in (side.options, side.cmd) if p)
+            print(f"{name}: {what or '(the shared options)'}")
     print(f"B/A: {fmt_diff(d)} · {d.verdict} · {d.test}, {len(blocks)} blocks")
     for line in noise_lines([record]):
         print(line)
@@ -280,33 +278,25 @@ def _ab(record: Record, args: argparse.Namespace) -> int:
 
 def ab_latency_table(record: Record) -> str | None:
     """The latency table of an ab record (None for one made before ab timed rounds)."""
-    from ..analysis.ab_latency import blocks_from_dicts
     from ..output.ab_latency_text import format_ab_latency
 
-    raw = (record.ab or {}).get("latency")
-    if not isinstance(raw, dict):
+    latency = record.ab.latency if record.ab is not None else None
+    if latency is None:
         return None
-    try:
-        blocks = blocks_from_dicts(raw.get("blocks"))
-    except (TypeError, ValueError) as exc:
-        raise UsageError(f"{record.name}: {exc}") from None
+    blocks = [{"A": {k: list(v) for k, v in b.A.items()}, "B": {k: list(v) for k, v in b.B.items()}}
+              for b in latency.blocks]  # fmt: skip
     return format_ab_latency(blocks)
 
 
 def ab_profile_delta(record: Record) -> str | None:
     """The delta explained of an `ab --profile` record: B's slots against A's."""
-    from ..engine.profile.window import Profile
     from ..output.profile_table import format_delta
 
-    ab = record.ab or {}
-    prof, costs = ab.get("profile"), ab.get("costs") or {}
-    if not isinstance(prof, dict) or not isinstance(costs, dict):
+    if record.ab is None or record.ab.profile is None:
         return None
-    try:
-        a, b = Profile.from_dict(prof["A"]), Profile.from_dict(prof["B"])
-    except (KeyError, TypeError, ValueError):
-        raise UsageError(f"{record.name}: ab.profile should hold an A and a B profile") from None
-    return format_delta(("A", "B"), a, b, costs.get("A"), costs.get("B"))
+    prof, costs = record.ab.profile, record.ab.costs
+    a_costs, b_costs = (costs.A, costs.B) if costs is not None else (None, None)
+    return format_delta(("A", "B"), prof.A, prof.B, a_costs, b_costs)
 
 
 def noise_lines(records: list[Record]) -> list[str]:

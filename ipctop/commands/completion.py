@@ -44,15 +44,16 @@ def script(parser: argparse.ArgumentParser, shell: str) -> str:
     for action in _actions(parser):
         dest = action.dest
         if dest in WORKLOAD_DESTS:
-            action.complete = workloads  # type: ignore[attr-defined]
+            action.complete = workloads
         elif dest in RECORD_DESTS:
-            action.complete = records  # type: ignore[attr-defined]
+            action.complete = records
         elif dest in FILE_DESTS and action.nargs != 0:
-            action.complete = shtab.FILE  # type: ignore[attr-defined]
+            action.complete = shtab.FILE
         elif dest in DIR_DESTS:
-            action.complete = shtab.DIRECTORY  # type: ignore[attr-defined]
+            action.complete = shtab.DIRECTORY
     preamble = {"bash": _BASH_WORKLOADS.replace("@NAMES@", names)}
-    return shtab.complete(parser, shell=shell, preamble=preamble)
+    # shtab takes a str or {shell: str} (its annotation says only the first).
+    return shtab.complete(parser, shell=shell, preamble=preamble)  # type: ignore[arg-type]
 
 
 def _actions(parser: argparse.ArgumentParser):

@@ -20,6 +20,7 @@ from ..analysis.scaling import ScalingPoint
 from ..box import read_box
 from ..output.output_paths import check_output_file, write_or_keep
 from ..output.record import Record, RunConfig, Step, StepUnit
+from ..output.record_box import Box
 from ..output.record_io import write_record
 from ..signals import Interrupted
 
@@ -38,7 +39,7 @@ def new_record(
 ) -> Record:
     return Record(
         kind="sweep",
-        box=read_box().to_dict(),
+        box=Box.of(read_box()),
         config=RunConfig(
             workload=workload,
             placement=placement,

@@ -5,19 +5,18 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
+from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
 
 from ..analysis.noise import record_noise, record_note
 from ..analysis.scaling import ScalingPoint, scalability_pct
 from ..analysis.stats import WINDOW_S
-from ..box import read_box
+from ..box import BoxFacts, read_box
 from ..engine.contention import CONTENTION
 from ..engine.engine import Engine, resolve_engine
-from ..engine.latency import PairLatency
 from ..engine.opstats import format_op_stats
 from ..engine.profile.span import SpanProfiler
-from ..engine.profile.window import Profile
 from ..engine.stalls import STALL, StallSummary
 from ..engine.workloads import configured
 from ..engine.workloads.msgbench import phase_table
@@ -31,6 +30,7 @@ from ..output.latency_record import step_latency
 from ..output.output_paths import check_output_file, write_or_keep
 from ..output.profile_table import format_profile
 from ..output.record import Record, RunConfig, Step, StepThread
+from ..output.record_box import Box
 from ..output.record_io import write_record
 from ..signals import Interrupted
 from .common import (
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     for c in configs.values():
         Engine(c).counters.close()  # validates workload x placement x engine before any run
     top = args.max_pairs or len(cpus)
-    box = read_box().to_dict()
+    box = read_box()
     records = {n: _new_record(box, configs[n], kind, args) for n in names}
     # Steps past the CPU count oversubscribe: a raised monitor starts the pairs
     # in seconds instead of tens of seconds, and reads the counters on time.
@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         f"ipctop sweep · {', '.join(names)} · {args.placement} · {args.mode} · engine {kind} · "
         f"CPUs {cpu_text(cpus)} · 1..{top} pairs · {args.seconds:g} s x {args.repeat}{note}"
     )
-    print(f"kernel {box.get('kernel_release')} · {box.get('cpu_model')}")
+    print(f"kernel {box.kernel_release} · {box.cpu_model}")
     # Each workload's own settings (its payload), on one line that says what it is.
     details = [(n, configured(configs[n]).detail_text().removeprefix(" · ")) for n in names]
     said_details = "; ".join(f"{n} {d}" for n, d in details if d)
@@ -162,10 +162,10 @@ def _warned(said: EngineWarnings, rec: Record, lines) -> None:
     rec.warnings = list(dict.fromkeys([*(rec.warnings or []), *said.take(lines)])) or None
 
 
-def _new_record(box: dict, config, kind: str, args: argparse.Namespace) -> Record:
+def _new_record(box: BoxFacts, config, kind: str, args: argparse.Namespace) -> Record:
     return Record(
         kind="sweep",
-        box=box,
+        box=Box.of(box),
         config=RunConfig.of(
             config,
             kind,
@@ -227,12 +227,16 @@ def _step(
         ops=middle.ops,
         events=list(dict.fromkeys(e for r in runs for e in r.events)),
         # The windows of every repeat: more windows, a tighter interval per share.
-        profile=profiler.take().to_dict() if profiler is not None else None,
+        profile=profiler.take() if profiler is not None else None,
         latency=step_latency(runs, middle),
         stalls=_stalls(runs),
         noise=record_noise(n for r in runs for n in r.noise),
     )
     return step
+
+
+def _write(writer: Callable[[Path, Record], Path], rec: Record, path: Path) -> Path:
+    return writer(path, rec)
 
 
 def _stalls(runs: list[RunResult]) -> StallSummary | None:
@@ -255,7 +259,7 @@ def _print_step(name: str, step: Step, ncpus: int) -> None:
     )
     shown = "the median run's" if runs > 1 else "the run's"
     print(tables.format_matrix(step.threads, total_note=f" ({shown} mean, per thread below)"))
-    if step.ops and all("n" in s for s in step.ops.values()):
+    if step.ops and all(s.n is not None for s in step.ops.values()):
         # msgbench: each phase's rate per repeat, over the repeats this step finished
         print(tables.format_table(["phase", "total/s", "avg", "stddev", "min", "max", "repeats"],
                                   phase_table(step.ops)))  # fmt: skip
@@ -264,11 +268,11 @@ def _print_step(name: str, step: Step, ncpus: int) -> None:
                                   format_op_stats(step.ops)))  # fmt: skip
     elif name == "sysv-lifecycle":
         print("no msgbench repeat finished in the window: use more --seconds or fewer --queues")
-    if step.profile and not step.profile.get("na"):
-        print(format_profile(Profile.from_dict(step.profile), n=5))
+    if step.profile and not step.profile.na:
+        print(format_profile(step.profile, n=5))
     if step.latency:
-        print(f"{step.latency['note']} (the median run):")
-        print(latency_text.table(PairLatency.from_dict(d) for d in step.latency["pairs"]))
+        print(f"{step.latency.note} (the median run):")
+        print(latency_text.table(step.latency.pairs))
     noise = record_note(step.noise)
     if noise:
         print(noise)
@@ -300,7 +304,7 @@ def _finish(records: dict[str, Record], names: list[str], args, status: int) -> 
             outputs.append(("CSV", args.csv, write_csv))
         for what, base, writer in outputs:
             said, ok = write_or_keep(
-                _path_for(base, name, len(names)), lambda p, w=writer, r=rec: w(p, r), what
+                _path_for(base, name, len(names)), functools.partial(_write, writer, rec), what
             )
             saved = saved and ok
             if ok and rec.interrupted:

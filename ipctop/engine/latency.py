@@ -93,6 +93,10 @@ class LatencySummary:
             **{k: _sig3(getattr(self, k)) for k in ("mean", "p50", "p99", "p999", "max")},
         }
 
+    def rounded(self) -> LatencySummary:
+        """As a record keeps it: to_dict's three significant digits."""
+        return LatencySummary.from_dict(self.to_dict())
+
     @classmethod
     def from_dict(cls, d: dict) -> LatencySummary:
         def get(k: str) -> float | None:
@@ -183,6 +187,9 @@ class PairLatency:
 
     def to_dict(self) -> dict:
         return {"pair": self.pair, "rtt": self.rtt.to_dict(), "oneway": self.oneway.to_dict()}
+
+    def rounded(self) -> PairLatency:
+        return PairLatency(self.pair, self.rtt.rounded(), self.oneway.rounded())
 
     @classmethod
     def from_dict(cls, d: dict) -> PairLatency:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
 
 #: {op: {"per_s", "avg", "stddev", "min", "max"}}, in the order the workload names them
 OpStats = dict[str, dict[str, float]]
@@ -35,9 +37,35 @@ def spread(rates: Sequence[float], per_s: float) -> dict[str, float]:
     }
 
 
-def format_op_stats(stats: OpStats) -> list[list[str]]:
+@dataclass(frozen=True)
+class OpRate:
+    """One operation's rate in a record's step (a Step's `ops`): one entry of OpStats."""
+
+    per_s: float  # the sum over threads
+    avg: float
+    stddev: float
+    min: float
+    max: float
+    n: int | None = None  # msgbench: the repeats a phase's rates come from
+
+    @classmethod
+    def of(cls, d: Mapping[str, Any]) -> OpRate:
+        n = d.get("n")
+        return cls(
+            float(d["per_s"]), float(d["avg"]), float(d["stddev"]), float(d["min"]),
+            float(d["max"]), None if n is None else int(n),
+        )  # fmt: skip
+
+    def to_dict(self) -> dict[str, float]:
+        d = asdict(self)
+        if self.n is None:
+            del d["n"]  # absent, as op_stats writes it, when not a msgbench phase
+        return d
+
+
+def format_op_stats(stats: Mapping[str, OpRate]) -> list[list[str]]:
     return [
-        [name, f"{s['per_s']:,.0f}", f"{s['avg']:,.0f}", f"{s['stddev']:,.0f}",
-         f"{s['min']:,.0f}", f"{s['max']:,.0f}"]
+        [name, f"{s.per_s:,.0f}", f"{s.avg:,.0f}", f"{s.stddev:,.0f}",
+         f"{s.min:,.0f}", f"{s.max:,.0f}"]
         for name, s in stats.items()
     ]  # fmt: skip

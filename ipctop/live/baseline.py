@@ -27,11 +27,11 @@ class Baseline:
 
     @property
     def kernel(self) -> str:
-        return str(self.record.box.get("kernel_release") or "unknown kernel")
+        return self.record.box.kernel
 
     @property
     def cpu_model(self) -> str:
-        return str(self.record.box.get("cpu_model") or "unknown CPU")
+        return self.record.box.cpu
 
     @property
     def name(self) -> str:
@@ -54,7 +54,7 @@ class Baseline:
             theirs = getattr(self.record.config, key, None)
             if theirs is not None and theirs != getattr(info, key):
                 out.append(f"{key} {theirs}")
-        if self.record.box.get("kernel_release") and self.kernel != info.kernel:
+        if self.record.box.kernel_release and self.kernel != info.kernel:
             out.append(f"kernel {self.kernel}")
         return out
 

@@ -8,7 +8,6 @@ its end B last ran on CPU 3 although bound to CPU 2 (it should be flagged).
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 from ..engine.costs import Costs, CpuCost, ThreadCost
 from ..engine.sample import CpuSample, IpiSample, Sample, ThreadSample
@@ -163,4 +162,5 @@ def fixed_comparison() -> FixedComparison:
     """sysv-msg, then futex on the same pairs: futex is faster and its pair 2 is healthy."""
     first = fixed_samples()
     futex = fixed_samples(per_pair=2.4 * PER_PAIR, slow=0.96, start=len(first))
-    return FixedComparison((INFO, first), (replace(INFO, workload="futex"), futex), monitor_cpu=3)
+    futex_info = INFO.model_copy(update={"workload": "futex"})
+    return FixedComparison((INFO, first), (futex_info, futex), monitor_cpu=3)

@@ -36,7 +36,7 @@ class ProfileFeed:
     def _recorded_steps(self) -> dict[int, Profile]:
         record = self.source.record
         steps = record.steps if record is not None else []
-        return {s.pairs: Profile.from_dict(s.profile) for s in steps if s.profile}
+        return {s.pairs: s.profile for s in steps if s.profile}
 
     # -- live ----------------------------------------------------------------------
     def start(self, on_window: Callable[[ProfileWindow], None]) -> str | None:

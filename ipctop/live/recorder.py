@@ -11,13 +11,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
 
 from ..analysis.scaling import ScalingPoint
 from ..box import read_box
 from ..engine.sample import Sample
 from ..errors import RecordError
-from ..output.session_recorder import SessionRecorder, default_record_path, session_config
+from ..output.record_box import Box
+from ..output.session_recorder import SessionRecorder, default_record_path
 from .sources import RunInfo
 
 
@@ -25,11 +25,11 @@ class RecordSwitch:
     def __init__(
         self,
         directory: str = ".",
-        read_box_facts: Callable[[], dict[str, Any]] | None = None,
+        read_box_facts: Callable[[], Box] | None = None,
     ) -> None:
         self.directory = directory
-        self._read_box = read_box_facts or (lambda: read_box().to_dict())
-        self._box: dict[str, Any] | None = None
+        self._read_box = read_box_facts or (lambda: Box.of(read_box()))
+        self._box: Box | None = None
         self.recorder: SessionRecorder | None = None
         self._generation: int | None = None
         self.last_path: Path | None = None
@@ -47,16 +47,7 @@ class RecordSwitch:
             raise RecordError(f"cannot record to {target}: {target.parent} is not a directory")
         if self._box is None:
             self._box = self._read_box()
-        config = session_config(
-            info.workload,
-            info.placement,
-            info.mode,
-            info.engine,
-            info.cpus,
-            info.interval,
-            size=info.size,
-        )
-        self.recorder = SessionRecorder(target, self._box, config)
+        self.recorder = SessionRecorder(target, self._box, info.run_config())
         self._generation = generation
         return f"recording to {target.resolve()}"
 

@@ -129,15 +129,11 @@ class ReplaySource(SampleSource):
         self.finished = False
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        c, box = record.config, record.box
+        run = record.config.model_dump(exclude={"interval", "kernel", "cpu_model", "source"})
         self._info = RunInfo(
-            workload=c.workload,
-            placement=c.placement,
-            mode=c.mode,
-            engine=c.engine,
-            cpus=c.cpus,
-            kernel=str(box.get("kernel_release") or "unknown kernel"),
-            cpu_model=str(box.get("cpu_model") or "unknown CPU"),
+            **run,
+            kernel=record.box.kernel,
+            cpu_model=record.box.cpu,
             interval=_interval(record, self.samples),
             source=f"REPLAY {record.name}",
         )

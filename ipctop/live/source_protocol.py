@@ -10,10 +10,10 @@ source it holds.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..engine.sample import Sample
+from ..output.record import RunConfig
 
 if TYPE_CHECKING:
     from ..output.record import Record
@@ -24,20 +24,29 @@ SampleCallback = Callable[[Sample, int], None]
 Histograms = dict[str, list[tuple[float, int]]]
 
 
-@dataclass(frozen=True)
-class RunInfo:
-    """What the header says about the run; fixed until the source is reconfigured."""
+class RunInfo(RunConfig):
+    """What the header says about the run; fixed until the source is reconfigured.
 
-    workload: str
-    placement: str
-    mode: str
-    engine: str
-    cpus: tuple[int, ...]
+    The run's configuration is a RunConfig (a live one has no fixed duration or
+    repeat count), so a session's record keeps it as it is (run_config); beside it,
+    where the run is and what produces the samples.
+    """
+
+    seconds: float | None = None
+    warmup: float | None = None
+    repeat: int | None = None
+    interval: float  # the sampler's
     kernel: str
     cpu_model: str
-    interval: float
     source: str = "live"  # "live", "fixed", "replay ..."
     size: int | None = None  # payload bytes of a message workload
+
+    def run_config(self) -> RunConfig:
+        """The record's config block: the run's configuration, without where it ran."""
+        d = self.model_dump(exclude={"kernel", "cpu_model", "source"})
+        if d.get("size") is None:
+            d.pop("size", None)  # no payload: absent, as a sweep's record has it
+        return RunConfig.model_validate(d)
 
 
 class SampleSource(Protocol):
@@ -90,8 +99,10 @@ class SampleSource(Protocol):
         ...
 
     # -- what some sources say; the defaults fit a source with nothing to say --------
-    #: for the status line: why the monitor runs at normal priority, or ""
-    monitor_note: str = ""
+    @property
+    def monitor_note(self) -> str:
+        """For the status line: why the monitor runs at normal priority, or ""."""
+        return ""
 
     @property
     def record(self) -> Record | None:

@@ -80,17 +80,12 @@ class LiveSource(SampleSource):
     # -- what the app reads ----------------------------------------------------
     @property
     def info(self) -> RunInfo:
-        c = self.engine.config
-        return RunInfo(
-            workload=c.workload,
-            placement=c.placement,
-            mode=c.mode,
-            engine=self.engine.kind,
-            cpus=tuple(c.cpus),
+        return RunInfo.of(
+            self.engine.config,
+            self.engine.kind,
+            interval=self.interval,
             kernel=self._kernel,
             cpu_model=self._cpu_model,
-            interval=self.interval,
-            size=self.engine.workload.size,
         )
 
     @property
@@ -307,6 +302,8 @@ class FixedSource(SampleSource):
 
     Used by the snapshot tests and the demo; it cannot add or remove pairs.
     """
+
+    monitor_note = ""  # a picture may say what a live source would (tests/test_priority.py)
 
     def __init__(
         self,

@@ -13,6 +13,8 @@ from ipctop.analysis.stats import WINDOW_S, Difference
 from ipctop.engine.sample import Sample
 from ipctop.errors import RecordError
 from ipctop.output.record import Record, RunConfig, Step
+from ipctop.output.record_ab import AbRecord
+from ipctop.output.record_box import Box
 
 if TYPE_CHECKING:
     import argparse
@@ -38,7 +40,7 @@ def _timeline(results: list[tuple[str, Any]]) -> list[Sample]:
 
 
 def ab_record(
-    box: dict[str, Any],
+    box: Box,
     sides: dict[str, Any],
     blocks: list[tuple[list[float], list[float]]],
     results: list[tuple[str, Any]],
@@ -46,7 +48,12 @@ def ab_record(
     args: argparse.Namespace,
     kind: str,
     elapsed: float,
+    latency: dict[str, Any] | None = None,
+    profiles: dict[str, Any] | None = None,
+    costs: dict[str, Any] | None = None,
 ) -> Record:
+    """The record; latency, the sides' profiles (engine.profile.Profile) and their costs
+    when the run measured them."""
     steps = []
     for s in sides.values():
         total = statistics.median(s.windows) if s.windows else 0.0
@@ -59,34 +66,36 @@ def ab_record(
         steps=steps[:1],
         points=[ScalingPoint.from_repeats(a.pairs, [steps[0].total_ops_per_s], windows=a.windows)],
         timeline=_timeline(results),
-        ab={
-            "order": "ABBA",
-            "metric": args.metric,  # ops: ops/s; cpu: rounds per CPU-second of the ends
-            "sides": {
-                s.name: {
-                    "options": s.options,
-                    "cmd": s.cmd,
-                    "config": run_config(s.config, kind, s.pairs).to_dict(),
-                    "windows": list(s.windows),
-                }
-                for s in sides.values()
-            },
-            "restore_cmd": args.restore_cmd,
-            "blocks": [{"A": list(x), "B": list(y)} for x, y in blocks],
-            "result": d.to_dict(),
-            "precision_pct": args.precision,
-            "max_seconds": args.max_seconds,
-            "window_s": args.window,
-            "settle_s": args.settle,
-            "seconds": elapsed,
-        },
+        ab=AbRecord.model_validate(
+            {
+                "order": "ABBA",
+                "metric": args.metric,  # ops: ops/s; cpu: rounds per CPU-second of the ends
+                "sides": {
+                    s.name: {
+                        "options": s.options,
+                        "cmd": s.cmd,
+                        "config": run_config(s.config, kind, s.pairs).to_dict(),
+                        "windows": list(s.windows),
+                    }
+                    for s in sides.values()
+                },
+                "restore_cmd": args.restore_cmd,
+                "blocks": [{"A": list(x), "B": list(y)} for x, y in blocks],
+                "result": d.to_dict(),
+                "precision_pct": args.precision,
+                "max_seconds": args.max_seconds,
+                "window_s": args.window,
+                "settle_s": args.settle,
+                "seconds": elapsed,
+                **({"latency": latency} if latency is not None else {}),
+                **({"profile": profiles, "costs": costs} if profiles is not None else {}),
+            }
+        ),
     )
 
 
 def ab_blocks(record: Record) -> list[tuple[list[float], list[float]]]:
     """The ABBA blocks of an ab record, as paired_difference takes them."""
-    ab = record.ab or {}
-    try:
-        return [([float(x) for x in b["A"]], [float(x) for x in b["B"]]) for b in ab["blocks"]]
-    except (KeyError, TypeError, ValueError):
-        raise RecordError(f"{record.name}: ab.blocks should be a list of A and B rates") from None
+    if record.ab is None:
+        raise RecordError(f"{record.name}: ab.blocks should be a list of A and B rates")
+    return [(list(b.A), list(b.B)) for b in record.ab.blocks]

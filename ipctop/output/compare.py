@@ -174,14 +174,14 @@ def _describe(record: Record) -> str:
 
 
 def record_label(record: Record) -> str:
-    kernel = record.box.get("kernel_release") or "unknown kernel"
+    kernel = record.box.kernel
     return f"{kernel} ({record.name})"
 
 
 def side_label(records: Sequence[Record]) -> str:
     if len(records) == 1:
         return record_label(records[0])
-    kernels = dict.fromkeys(str(r.box.get("kernel_release") or "unknown kernel") for r in records)
+    kernels = dict.fromkeys(r.box.kernel for r in records)
     return f"{' + '.join(kernels)} ({' + '.join(r.name for r in records)})"
 
 

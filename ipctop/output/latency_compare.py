@@ -21,13 +21,8 @@ SHOWN = (("rtt_p50", "round trip p50"), ("rtt_p99", "round trip p99"),
          ("oneway_p50", "one-way p50"), ("oneway_p99", "one-way p99"))  # fmt: skip
 
 
-def _windows(record: Record) -> dict[int, dict[str, list[float]]]:
-    out = {}
-    for s in record.steps:
-        lat = s.latency
-        if isinstance(lat, dict) and isinstance(lat.get("windows"), dict):
-            out[s.pairs] = lat["windows"]
-    return out
+def _windows(record: Record) -> dict[int, dict[str, tuple[float, ...]]]:
+    return {s.pairs: s.latency.windows for s in record.steps if s.latency is not None}
 
 
 def has_latency(records: Sequence[Record]) -> bool:
@@ -43,7 +38,7 @@ def format_latency_comparison(records: Sequence[Record], labels: Sequence[str]) 
     rows = []
     for n in counts:
         for key, name in SHOWN:
-            samples = [c.get(n, {}).get(key, []) for c in curves]
+            samples = [list(c.get(n, {}).get(key, ())) for c in curves]
             row = [str(n), name]
             row += [fmt_interval(summarize(xs), format_ns) if xs else "-" for xs in samples]
             for xs in samples[1:]:

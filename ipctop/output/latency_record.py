@@ -11,21 +11,48 @@ A step's optional "latency" object (the record version does not change):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine.latency import whole
+from ..engine.latency import PairLatency, whole
 
 FIGURES = ("rtt_p50", "rtt_p99", "oneway_p50", "oneway_p99")
 
 
-def step_latency(runs: list[Any], middle: Any) -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class StepLatency:
+    """A step's "latency" object, typed (a Step's `latency`)."""
+
+    note: str = ""  # how rounds were timed (Engine.latency_note)
+    pairs: tuple[PairLatency, ...] = ()  # the median run's, pair -1 for all together
+    windows: dict[str, tuple[float, ...]] = field(default_factory=dict)  # FIGURES, in ns
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "note": self.note,
+            "pairs": [p.to_dict() for p in self.pairs],
+            "windows": {k: list(xs) for k, xs in self.windows.items()},
+        }
+
+    @classmethod
+    def of(cls, d: Mapping[str, Any]) -> StepLatency:
+        """A step's plain latency object (JSON's lists for the tuples)."""
+        return cls(
+            note=str(d.get("note", "")),
+            pairs=tuple(PairLatency.from_dict(p) for p in d.get("pairs", ())),
+            windows={k: tuple(float(x) for x in xs) for k, xs in d.get("windows", {}).items()},
+        )
+
+
+def step_latency(runs: list[Any], middle: Any) -> StepLatency | None:
     """The latency object of a step (from live.measure's RunResults), None when
     its rounds were not timed."""
     if not middle.latency:
         return None
-    pairs = [p.to_dict() for p in middle.latency]
+    pairs = [p.rounded() for p in middle.latency]
     if len(middle.latency) > 1 and middle.latency_all is not None:
-        pairs.append(middle.latency_all.to_dict())
+        pairs.append(middle.latency_all.rounded())
     windows: dict[str, list[float]] = {k: [] for k in FIGURES}
     for r in runs:
         for s in r.timeline:
@@ -43,7 +70,11 @@ def step_latency(runs: list[Any], middle: Any) -> dict[str, Any] | None:
             for k, v in figures.items():
                 if v is not None:  # none is (the check above): said for the type checker
                     windows[k].append(v)
-    return {"note": middle.latency_note, "pairs": pairs, "windows": windows}
+    return StepLatency(
+        note=middle.latency_note,
+        pairs=tuple(pairs),
+        windows={k: tuple(xs) for k, xs in windows.items()},
+    )
 
 
 def problems(latency: Any, at: str) -> list[str]:

@@ -20,7 +20,7 @@ import json
 import os
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -35,11 +35,17 @@ from pydantic_core import PydanticCustomError
 from ipctop.analysis.scaling import ScalingPoint, spread_pct
 from ipctop.engine.config import EngineConfig
 from ipctop.engine.costs import Costs
+from ipctop.engine.opstats import OpRate
+from ipctop.engine.profile import Profile
 from ipctop.engine.sample import Sample, lift_extra
 from ipctop.engine.stalls import StallSummary
 from ipctop.engine.workloads import record_payload
 from ipctop.errors import RecordError
+from ipctop.output.latency_record import StepLatency
 from ipctop.output.latency_record import problems as latency_problems
+from ipctop.output.profile_record import StepProfile
+from ipctop.output.record_ab import AbRecord
+from ipctop.output.record_box import Box
 from ipctop.output.record_checks import record_problems
 from ipctop.output.record_problems import phrase
 
@@ -126,11 +132,11 @@ class Step:
     oversubscribed: bool = False
     threads: list[StepThread] = field(default_factory=list)
     costs: Costs | None = None  # where the time went (the median run's)
-    ops: dict[str, Any] | None = None  # per-operation rates (life-cycle workloads)
+    ops: dict[str, OpRate] | None = None  # per-operation rates (life-cycle workloads)
     events: list[str] = field(default_factory=list)
     windows: list[Rate] = field(default_factory=list)  # every run's window rates, in order
-    profile: dict[str, Any] | None = None  # optional: engine.profile.Profile.to_dict
-    latency: dict[str, Any] | None = None  # optional: see output/latency_record.py
+    profile: StepProfile | None = None  # optional: only when profiled
+    latency: StepLatency | None = None  # optional: only when rounds were timed
     stalls: StallSummary | None = None  # optional: only when a pair stalled
     noise: dict[str, Any] | None = None  # optional: analysis.noise.record_noise, per window
     units: list[StepUnit] = field(default_factory=list)  # optional: a load sweep's units
@@ -144,11 +150,25 @@ class Step:
             self.costs = Costs.from_dict(self.costs)
         if isinstance(self.stalls, dict):
             self.stalls = StallSummary.from_dict(self.stalls)
+        if isinstance(self.profile, dict):
+            self.profile = Profile.from_dict(self.profile)
+        if isinstance(self.latency, dict):
+            self.latency = StepLatency.of(self.latency)
+        if self.ops is not None:
+            self.ops = {
+                k: v if isinstance(v, OpRate) else OpRate.of(v) for k, v in self.ops.items()
+            }
         if self.spread_pct is None:
             self.spread_pct = spread_pct(self.repeats)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        if self.profile is not None:
+            d["profile"] = self.profile.to_dict()
+        if self.ops is not None:
+            d["ops"] = {k: v.to_dict() for k, v in self.ops.items()}
+        if self.latency is not None:
+            d["latency"] = self.latency.to_dict()
         for key in ("profile", "latency", "stalls", "noise"):
             if d[key] is None:
                 del d[key]  # optional: absent, not null, when not measured
@@ -216,7 +236,7 @@ class RunConfig(BaseModel):
 
     @classmethod
     def of(
-        cls,
+        cls: type[_Run],
         config: EngineConfig,
         engine: str,
         *,
@@ -225,7 +245,7 @@ class RunConfig(BaseModel):
         repeat: int | None = None,
         interval: float | None = None,
         **more: Any,
-    ) -> RunConfig:
+    ) -> _Run:
         return cls(
             workload=config.workload,
             placement=config.placement,
@@ -248,6 +268,9 @@ class RunConfig(BaseModel):
         return self.model_dump(mode="json")
 
 
+_Run = TypeVar("_Run", bound=RunConfig)  # RunConfig.of makes a subclass's (live.RunInfo)
+
+
 class Record(BaseModel):
     """A sweep or session; built from objects or from their plain dicts."""
 
@@ -263,7 +286,7 @@ class Record(BaseModel):
     kind: Literal[KINDS]  # type: ignore[valid-type]
     created: str = Field(default_factory=now_iso, description="ISO 8601 time")
     interrupted: bool = False
-    box: dict[str, Any]
+    box: Box
     config: RunConfig
     steps: list[Step] = Field(default_factory=list)
     points: list[ScalingPoint] = Field(default_factory=list)
@@ -271,7 +294,7 @@ class Record(BaseModel):
     events: list[str] = Field(default_factory=list)
     # Optional (written only when set): an `ipctop ab` run's two sides and result,
     # the box's A/A noise floor measured by `ipctop check`, the engines' warnings.
-    ab: dict[str, Any] | None = None
+    ab: AbRecord | None = None
     noise: NoiseFloor | None = None
     # Version 3: how much sessions of this box differ beyond their runs (check --sessions).
     sessions: Sessions | None = None
@@ -313,13 +336,13 @@ class Record(BaseModel):
             "kind": self.kind,
             "created": self.created,
             "interrupted": self.interrupted,
-            "box": dict(self.box),
+            "box": self.box.to_dict(),
             "config": self.config.to_dict(),
             "steps": [s.to_dict() for s in self.steps],
             "points": [point_to_dict(p) for p in self.points],
             "timeline": [s.to_dict() for s in self.timeline],
             "events": list(self.events),
-            **({"ab": self.ab} if self.ab is not None else {}),
+            **({"ab": self.ab.to_dict()} if self.ab is not None else {}),
             **({"noise": self.noise.model_dump(mode="json")} if self.noise is not None else {}),
             **(
                 {"sessions": self.sessions.model_dump(mode="json")}
@@ -370,8 +393,11 @@ def _validate(d: Any) -> tuple[Record | None, list[str]]:
         # "3" quietly taken for 3. An object JSON cannot hold raises TypeError.
         record = Record.model_validate_json(json.dumps(d, allow_nan=True), strict=True)
     except ValidationError as e:
-        problems += [phrase(err) for err in e.errors(include_url=False)]
-        return None, list(dict.fromkeys(problems + record_problems(d)))
+        errors = e.errors(include_url=False)
+        # A profile that does not read is named better by record_checks' shape of it.
+        plain = [phrase(err) for err in errors if err["type"] != "ipctop_profile"]
+        found = list(dict.fromkeys(problems + plain + record_problems(d)))
+        return None, found or [phrase(err) for err in errors]
     problems += record_problems(d)  # the ab object, profiles, and every number's bounds
     return (None if problems else record), problems
 
@@ -379,35 +405,6 @@ def _validate(d: Any) -> tuple[Record | None, list[str]]:
 def validate_record_dict(d: Any) -> list[str]:
     """Every problem found in a decoded record, as short phrases; empty when it is valid."""
     return _validate(d)[1]
-
-
-def json_schema() -> dict[str, Any]:
-    """The JSON Schema of the files ipctop writes (what the models serialize to)."""
-    schema = Record.model_json_schema(mode="serialization")
-    # Written only when set (an ab run, a check's A/A floor, warnings): not required of every file.
-    optional = ("ab", "noise", "sessions", "warnings")
-    schema["required"] = [k for k in schema.get("required", []) if k not in optional]
-    step = schema.get("$defs", {}).get("Step")
-    if step and "required" in step:  # latency, profile, units: only when measured or a load
-        step["required"] = [
-            k
-            for k in step["required"]
-            if k not in ("latency", "profile", "stalls", "noise", "units")
-        ]
-    sample = schema.get("$defs", {}).get("Sample")
-    if sample and "required" in sample:  # a sample's stall marks: only when stalled
-        sample["required"] = [
-            k for k in sample["required"] if k not in ("stalled", "gap", "cpu_pressure_pct")
-        ]
-    cpu = schema.get("$defs", {}).get("CpuSample")
-    if cpu and "required" in cpu:  # steal and the clock: only where the box says them
-        cpu["required"] = [k for k in cpu["required"] if k not in ("steal", "mhz")]
-    schema["$id"] = f"https://ipctop.invalid/schema/{SCHEMA.replace('/', '-')}.json"
-    schema["description"] = (
-        "A sweep or live session recorded by ipctop. Version 1 records lack "
-        "the windows keys and still read."
-    )
-    return schema
 
 
 def record_points(record: Record) -> list[ScalingPoint]:

@@ -1,7 +1,7 @@
 """What the typed record models leave free, checked when a record is read.
 
-record.py types the parts every reader uses; the ab object, a step's profile
-and a `check --json` result are free objects there, and a hand-edited one used
+record.py types the parts every reader uses; a profile's symbols and a
+`check --json` result are free objects there, and a hand-edited one used
 to reach compare or report as a list where an object belongs, "12" where a
 list of rates belongs, or NaN, Infinity, 1e308 or 1e-300 where a measurement
 belongs (a ratio of 1e308 to 1e-300 overflows). Here those parts get shapes
@@ -71,58 +71,6 @@ class ProfileShape(_Shape):
     samples: int = Field(0, ge=0)
     cost_pct: float | None = None
     windows: list[dict[str, Any]] = []
-
-
-class AbSide(_Shape):
-    options: str | None = None
-    cmd: str | None = None
-    config: dict[str, Any] | None = None
-    windows: list[float] = []
-
-
-class AbSides(_Shape):
-    A: AbSide
-    B: AbSide
-
-
-class AbBlock(_Shape):
-    A: list[float]
-    B: list[float]
-
-
-class AbLatencyBlock(_Shape):
-    A: dict[str, list[float]]
-    B: dict[str, list[float]]
-
-
-class AbLatency(_Shape):
-    notes: dict[str, str | None] = {}
-    blocks: list[AbLatencyBlock] = []
-    result: dict[str, Any] | None = None
-
-
-class AbProfiles(_Shape):
-    A: ProfileShape
-    B: ProfileShape
-
-
-class AbCosts(_Shape):
-    A: dict[str, Any] | None = None
-    B: dict[str, Any] | None = None
-
-
-class AbShape(_Shape):
-    """The "ab" object of an `ipctop ab` record (output/ab_record.py writes it)."""
-
-    order: str = "ABBA"
-    metric: str = "ops"
-    sides: AbSides
-    blocks: list[AbBlock]
-    result: dict[str, Any] | None = None
-    restore_cmd: str | None = None
-    latency: AbLatency | None = None
-    profile: AbProfiles | None = None
-    costs: AbCosts | None = None
 
 
 class CheckThread(_Shape):
@@ -225,8 +173,16 @@ def record_problems(d: dict[str, Any]) -> list[str]:
     for i, step in enumerate(steps if isinstance(steps, list) else []):
         if isinstance(step, dict) and step.get("profile") is not None:
             out += _shape_problems(ProfileShape, step["profile"], f"steps[{i}].profile")
-    if d.get("ab") is not None or d.get("kind") == "ab":
-        out += _shape_problems(AbShape, d.get("ab"), "ab")
+    # The ab object's shape is record_ab.AbRecord's, checked with the record; here
+    # what that leaves free: an ab record without one, and its profiles' shapes.
+    ab = d.get("ab")
+    if ab is None and d.get("kind") == "ab":
+        out.append("ab should be an object, not null")
+    profiles = ab.get("profile") if isinstance(ab, dict) else None
+    if isinstance(profiles, dict):
+        for side in ("A", "B"):
+            if isinstance(profiles.get(side), dict):
+                out += _shape_problems(ProfileShape, profiles[side], f"ab.profile.{side}")
     return out
 
 

@@ -10,10 +10,43 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
-from ipctop.output.record import json_schema
+from ipctop.output.record import SCHEMA, Record
 
 PUBLISHED = Path(__file__).resolve().parent.parent / "schema" / "record.schema.json"
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of the files ipctop writes (what the models serialize to)."""
+    schema = Record.model_json_schema(mode="serialization")
+    # Written only when set (an ab run, a check's A/A floor, warnings): not required of every file.
+    optional = ("ab", "noise", "sessions", "warnings")
+    schema["required"] = [k for k in schema.get("required", []) if k not in optional]
+    step = schema.get("$defs", {}).get("Step")
+    if step and "required" in step:  # latency, profile, units: only when measured or a load
+        step["required"] = [
+            k
+            for k in step["required"]
+            if k not in ("latency", "profile", "stalls", "noise", "units")
+        ]
+    op = schema.get("$defs", {}).get("OpRate")
+    if op and "required" in op:  # an operation's repeat count: only for msgbench's phases
+        op["required"] = [k for k in op["required"] if k != "n"]
+    sample = schema.get("$defs", {}).get("Sample")
+    if sample and "required" in sample:  # a sample's stall marks: only when stalled
+        sample["required"] = [
+            k for k in sample["required"] if k not in ("stalled", "gap", "cpu_pressure_pct")
+        ]
+    cpu = schema.get("$defs", {}).get("CpuSample")
+    if cpu and "required" in cpu:  # steal and the clock: only where the box says them
+        cpu["required"] = [k for k in cpu["required"] if k not in ("steal", "mhz")]
+    schema["$id"] = f"https://ipctop.invalid/schema/{SCHEMA.replace('/', '-')}.json"
+    schema["description"] = (
+        "A sweep or live session recorded by ipctop. Version 1 records lack "
+        "the windows keys and still read."
+    )
+    return schema
 
 
 def schema_text() -> str:

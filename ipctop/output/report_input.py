@@ -19,6 +19,7 @@ from ..analysis.fleet import BoxRun, Figure
 from ..errors import RecordError, UsageError
 from .bounded_read import json_depth_problem, read_bounded_text
 from .record import READS, SCHEMA_PREFIX, Record, record_points
+from .record_box import Box
 from .record_checks import check_result_problems
 from .record_text import escape_controls
 
@@ -131,17 +132,14 @@ def _load_one(path: Path) -> BoxRun:
     raise _Skip(f"{schema}: report compares check results and sweep records, not {kind}")
 
 
-def _box_facts(box: dict[str, Any]) -> tuple[str, str, str, int]:
-    host = str(box.get("hostname") or "?")
-    model = str(box.get("cpu_model") or "unknown CPU")
-    kernel = str(box.get("kernel_release") or "unknown kernel")
-    ncpus = len(box.get("allowed") or box.get("online") or ())
-    return host, model, kernel, ncpus
+def _box_facts(box: Box) -> tuple[str, str, str, int]:
+    return box.hostname or "?", box.cpu, box.kernel, len(box.allowed or box.online)
 
 
 def from_check(d: dict[str, Any], source: str) -> BoxRun:
-    host, model, kernel, _ = _box_facts(d["box"])
-    ncpus = len(d.get("cpus") or ()) or _box_facts(d["box"])[3]
+    # A check result's box is the record's (BoxFacts.to_dict); a bad one is a ValueError.
+    host, model, kernel, box_cpus = _box_facts(Box.model_validate(d["box"]))
+    ncpus = len(d.get("cpus") or ()) or box_cpus
     figures: dict[str, Figure] = {}
     curves: dict[str, list[tuple[int, float]]] = {}
     for r in d["runs"]:

@@ -11,40 +11,16 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from ..analysis.scaling import ScalingPoint
 from ..engine.sample import Sample
 from .output_paths import write_or_keep
 from .record import Record, RunConfig
+from .record_box import Box
 from .record_io import write_record
-
-
-def session_config(
-    workload: str,
-    placement: str,
-    mode: str,
-    engine: str,
-    cpus: Sequence[int],
-    interval: float,
-    size: int | None = None,
-) -> RunConfig:
-    """A session's config block: a live run has no fixed duration or repeat count."""
-    return RunConfig(
-        **({"size": size} if size is not None else {}),
-        workload=workload,
-        placement=placement,
-        mode=mode,
-        engine=engine,
-        cpus=tuple(cpus),
-        seconds=None,
-        warmup=None,
-        repeat=None,
-        interval=interval,
-    )
 
 
 def default_record_path(
@@ -64,11 +40,9 @@ def default_record_path(
 class SessionRecorder:
     """Collects samples for one record of kind "session"; finish() writes it."""
 
-    def __init__(
-        self, path: str | os.PathLike[str], box: dict[str, Any], config: RunConfig
-    ) -> None:
+    def __init__(self, path: str | os.PathLike[str], box: Box, config: RunConfig) -> None:
         self.path = Path(path)
-        self.record = Record(kind="session", box=dict(box), config=config)
+        self.record = Record(kind="session", box=box, config=config)
         self.written: Path | None = None
         #: set when the record could not go to path and was kept elsewhere
         self.failure: str | None = None

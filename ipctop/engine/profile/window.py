@@ -214,11 +214,18 @@ def _union(*lists: list[SymbolShare]) -> list[SymbolShare]:
 
 @dataclass(frozen=True)
 class _RecordedProfile(Profile):
-    """A profile read back: symbols and totals, not the raw windows."""
+    """A profile read back: symbols and totals, not the raw windows.
+
+    It writes what it read (to_dict), so a record read and written again keeps
+    its profiles as they were.
+    """
 
     recorded_samples: int = 0
     recorded_cost_pct: float | None = None
     window_count: int = 0
+    recorded_cpu_samples: int = 0
+    recorded_owners: dict[str, int] = field(default_factory=dict)
+    recorded_windows: tuple[tuple[float, float, int], ...] = ()  # (t0, t1, samples)
 
     @property
     def samples(self) -> int:
@@ -228,8 +235,25 @@ class _RecordedProfile(Profile):
     def cost_pct(self) -> float | None:
         return self.recorded_cost_pct
 
+    def to_dict(self, top: int = TOP) -> dict[str, Any]:
+        return {
+            "event": self.event,
+            "perf_version": self.perf_version,
+            "frequency": self.frequency,
+            "cpus": list(self.cpus),
+            "na": self.na,
+            "notes": list(self.notes),
+            "samples": self.recorded_samples,
+            "cpu_samples": self.recorded_cpu_samples,
+            "owners": dict(self.recorded_owners),
+            "windows": [{"t0": a, "t1": b, "samples": n} for a, b, n in self.recorded_windows],
+            "cost_pct": self.recorded_cost_pct,
+            "symbols": [s.to_dict() for s in self.symbols],  # as read: no re-ranking
+        }
+
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> _RecordedProfile:
+        windows = [w for w in d.get("windows", ()) if isinstance(w, dict)]
         return cls(
             event=str(d.get("event", "?")),
             perf_version=d.get("perf_version"),
@@ -241,4 +265,10 @@ class _RecordedProfile(Profile):
             recorded_samples=int(d.get("samples", 0)),
             recorded_cost_pct=d.get("cost_pct"),
             window_count=len(d.get("windows", ())),
+            recorded_cpu_samples=int(d.get("cpu_samples", 0)),
+            recorded_owners={str(k): int(v) for k, v in dict(d.get("owners", {})).items()},
+            recorded_windows=tuple(
+                (float(w.get("t0", 0.0)), float(w.get("t1", 0.0)), int(w.get("samples", 0)))
+                for w in windows
+            ),
         )

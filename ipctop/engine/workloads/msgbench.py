@@ -23,11 +23,12 @@ import os
 import statistics
 import struct
 import tempfile
+from collections.abc import Mapping
 from contextlib import suppress
 from typing import Any
 
 from ...errors import ResourceError, UsageError
-from ..opstats import spread
+from ..opstats import OpRate, spread
 from ..reaper import (
     IDS_OFFSET,
     KEY_PREFIX,
@@ -77,11 +78,11 @@ def keys_text(keys: str) -> str:
     return "keyed queues (no CAP_SYS_ADMIN for an own IPC namespace; msgget is slower keyed)"
 
 
-def phase_table(stats: dict[str, dict]) -> list[list[str]]:
+def phase_table(stats: Mapping[str, OpRate]) -> list[list[str]]:
     """Rows of operation, rate/s (sum over threads), avg, stddev, min, max, repeats."""
     return [
-        [name, f"{s['per_s']:,.0f}", f"{s['avg']:,.0f}", f"{s['stddev']:,.0f}",
-         f"{s['min']:,.0f}", f"{s['max']:,.0f}", str(s.get("n", ""))]
+        [name, f"{s.per_s:,.0f}", f"{s.avg:,.0f}", f"{s.stddev:,.0f}",
+         f"{s.min:,.0f}", f"{s.max:,.0f}", "" if s.n is None else str(s.n)]
         for name, s in stats.items()
     ]  # fmt: skip
 

@@ -148,19 +148,24 @@ class PosixMq(Workload):
     def __init__(self) -> None:
         self.queues = 0
 
+    @property
+    def msgsize(self) -> int:
+        """The payload in bytes: a queue's message always has one (default_size)."""
+        return self.size if self.size is not None else MQ_MSGSIZE
+
     def check_size(self, size: int) -> None:
         check_mq_size(size)
 
     def open(self, engine: str) -> None:
-        check_mqueue(MQ_MAXMSG, self.size)
+        check_mqueue(MQ_MAXMSG, self.msgsize)
 
     def create_pair(self, index: int, engine: str) -> PairResources:
         check_mq_count(self.queues, 2)
         check_fds(2, "a posix-mq pair")
         python = engine == "python"
-        a = _Queue("a", python, self.size)
+        a = _Queue("a", python, self.msgsize)
         try:
-            b = _Queue("b", python, self.size)
+            b = _Queue("b", python, self.msgsize)
         except BaseException:
             a.remove()
             raise
@@ -174,7 +179,7 @@ class PosixMq(Workload):
         if python:
             return PairResources(args=((), ()), py=((a, b), (b, a)), closers=[remove])
         return PairResources(
-            args=((a.fd, b.fd, self.size), (b.fd, a.fd, self.size)),
+            args=((a.fd, b.fd, self.msgsize), (b.fd, a.fd, self.msgsize)),
             py=((a, b), (b, a)),
             closers=[remove],
         )
@@ -191,7 +196,7 @@ class PosixMq(Workload):
 
     def python_loop(self, res: PairResources, role: int, writer: SlotWriter) -> int:
         mine, peer = (q.handle for q in res.py[role])
-        buf = bytes(self.size)
+        buf = bytes(self.msgsize)
         n = 0
         try:
             if role == 0:
