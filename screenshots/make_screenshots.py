@@ -70,7 +70,8 @@ def settled_at(app: DemoApp, pairs: int) -> Callable[[], bool]:
 async def shoot(app: DemoApp, pilot, out: Path, name: str) -> None:
     # The pictures show the monitor a user gets from `ipctop`: the demo's keys
     # drive the story, but its narration band is not part of that screen.
-    app.query_one("#narration").display = False
+    for band in app._bands():  # the monitor's, and presentation mode's when it is up
+        band.display = False
     await pilot.pause(1.0)  # a second since the last reading: the footer's CPU % covers it
     app.redraw_now()
     await pilot.pause(0.3)
