@@ -92,9 +92,8 @@ class CpusPanel(RowsView):
 def cpus_subtitle(show_all: bool, psi: float | None, stolen: str, width: int) -> str:
     """The panel's subtitle, whole at `width` (0: unknown): a steal warning
     first, then PSI, then the long words; a border never ends in "…"."""
-    long = "all CPUs (c)" if show_all else "CPUs of this run (c: all)"
-    short = "all (c)" if show_all else "run's (c: all)"
+    bases = ("all CPUs (c)", "all (c)") if show_all else ("CPUs of this run (c: all)", "c: all")
     warn = [f" · ! steal > {STEAL_MARK_PCT:g} % on {stolen}", " · ! steal"] if stolen else [""]
     pressure = [f" · PSI {psi:.0f} %", ""] if psi is not None else [""]
-    tried = [b + p + w for w in warn for p in pressure for b in (long, short)]
+    tried = [b + p + w for w in warn for p in pressure for b in bases]
     return next((t for t in tried if width <= 0 or len(t) <= width), tried[-1])
