@@ -9,7 +9,7 @@ counted. The loop is the same C function in threads mode.
     python bench/syscalls.py [--workloads all] [--seconds 1]
 
 prints one row per workload: the calls per round of each end, and the calls
-outside the loop (set-up and teardown, a constant). tests/test_syscalls.py
+outside the loop (set-up and teardown, a constant). tests/engine/test_syscalls.py
 checks the same figures against each workload's stated sequence.
 """
 

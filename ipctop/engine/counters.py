@@ -17,7 +17,7 @@ from .latency import LatencyBlock
 SLOT_SIZE = 128
 NOPS = 6
 #: Where each field of native.h's struct end_slot starts; the extension's
-#: slot_layout() must agree (tests/test_workload_registry.py).
+#: slot_layout() must agree (tests/engine/test_workload_registry.py).
 SLOT_OFFSETS = {
     "rounds": 0, "errors": 8, "tid": 16, "state": 20, "last_errno": 24, "stop": 28,
     "bad_value": 32, "ops": 40, "failed_op": 40 + 8 * NOPS, "stats_req": 92,

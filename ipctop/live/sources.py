@@ -303,7 +303,7 @@ class FixedSource(SampleSource):
     Used by the snapshot tests and the demo; it cannot add or remove pairs.
     """
 
-    monitor_note = ""  # a picture may say what a live source would (tests/test_priority.py)
+    monitor_note = ""  # a picture may say what a live source would (tests/engine/test_priority.py)
 
     def __init__(
         self,

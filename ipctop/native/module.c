@@ -477,7 +477,7 @@ PyObject *ipctop_lat_bucket(PyObject *self, PyObject *a);
 PyObject *ipctop_hackbench_run(PyObject *self, PyObject *a);
 PyObject *ipctop_read_tasks(PyObject *self, PyObject *a);
 
-/* Where each field of the counter slot is: tests/test_workload_registry.py
+/* Where each field of the counter slot is: tests/engine/test_workload_registry.py
  * checks that engine/counters.py reads the same offsets. */
 static PyObject *slot_layout(PyObject *self, PyObject *unused)
 {

@@ -4,7 +4,7 @@
  * Python each open, read and parse is several microseconds of interpreter
  * work holding the GIL the UI thread needs. Here the whole pass runs with the
  * GIL released and only the numbers come back. It parses exactly as
- * engine/procfs.py does (tests/test_task_reads.py compares the two on real
+ * engine/procfs.py does (tests/engine/test_task_reads.py compares the two on real
  * threads), which stays the fallback when this module is not built.
  */
 #define PY_SSIZE_T_CLEAN

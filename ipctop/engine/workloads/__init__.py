@@ -91,7 +91,7 @@ def record_payload(config: EngineConfig) -> dict[str, Any]:
 
 
 def readme_table() -> str:
-    """README.md's table of workloads, one row per class (tests/test_workload_registry.py)."""
+    """README.md's table of workloads, one row per class (tests/engine/test_workload_registry.py)."""
     rows = ["| workload | original | one round of one end |", "|---|---|---|"]
     rows += [f"| `{c.name}` | {c.original} | {c.one_round} |" for c in _CLASSES]
     return "\n".join(rows)

@@ -17,9 +17,11 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cli
+from test_tui_records import handmade_sweep
 
 from ipctop.analysis.noise import (
     STEAL_MARK_PCT,
+    StepNoise,
     is_stolen,
     noise_words,
     record_noise,
@@ -233,15 +235,16 @@ def test_record_noise_is_aligned_with_the_windows_and_absent_when_unsaid() -> No
         window_noise(_planted({0: 0.1, 1: 0.2}, pressure=None), {0, 1}),
     ]
     d = record_noise(windows)
-    assert d == {
+    assert d is not None and d.to_dict() == {
         "mark_pct": STEAL_MARK_PCT,
         "stolen_windows": 1,
         "steal_pct": [7.0, 0.2],
         "pressure_pct": [30.0, None],
     }
+    assert StepNoise.from_dict(d.to_dict()) == d
     note = record_note(d)
     assert note is not None and note.startswith("noise: 1 of 2 window(s) had over 5 %")
-    assert record_note({**d, "stolen_windows": 0}) is None
+    assert record_note(replace(d, stolen_windows=0)) is None
     unsaid = window_noise(_planted({0: None, 1: None}, pressure=None), {0, 1})
     assert record_noise([unsaid]) is None
 
@@ -255,13 +258,33 @@ def test_real_sweep_records_each_windows_steal(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     rec = Record.from_dict(json.loads(out.read_text()))
     [step] = rec.steps
-    assert step.noise is not None and step.noise["mark_pct"] == STEAL_MARK_PCT
-    assert len(step.noise["steal_pct"]) == len(step.windows) > 0
-    assert all(v is not None and 0.0 <= v <= 100.0 for v in step.noise["steal_pct"])
-    marked = sum(is_stolen(v) for v in step.noise["steal_pct"])
-    assert step.noise["stolen_windows"] == marked
+    assert step.noise is not None and step.noise.mark_pct == STEAL_MARK_PCT
+    assert len(step.noise.steal_pct) == len(step.windows) > 0
+    assert all(v is not None and 0.0 <= v <= 100.0 for v in step.noise.steal_pct)
+    marked = sum(is_stolen(v) for v in step.noise.steal_pct)
+    assert step.noise.stolen_windows == marked
     assert ("had over 5 % of a CPU stolen" in r.stdout) == (marked > 0)
     # The record written before this field still reads: the key is optional.
     old = rec.to_dict()
     del old["steps"][0]["noise"]
     assert Record.from_dict(old).steps[0].noise is None
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"steal_pct": [float("nan")]},
+        {"pressure_pct": [1e308]},
+        {"mhz": [-1.0]},
+        {"stolen_windows": 5},
+    ],  # fmt: skip
+)
+def test_a_hand_edited_noise_is_refused_in_one_line(bad: dict, tmp_path: Path) -> None:
+    noise = {"mark_pct": 5.0, "stolen_windows": 0, "steal_pct": [0.1], "pressure_pct": [2.0]}
+    step = {"pairs": 1, "total_ops_per_s": 1000.0, "windows": [1000.0], "noise": noise | bad}
+    doc = handmade_sweep().to_dict() | {"steps": [step]}
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc))
+    r = run_cli("compare", str(path), str(path))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "noise" in r.stderr and "Traceback" not in r.stderr

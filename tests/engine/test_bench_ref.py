@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-REF_SRC = Path(__file__).resolve().parent.parent / "bench" / "ref" / "pingpong.c"
+REF_SRC = Path(__file__).resolve().parents[2] / "bench" / "ref" / "pingpong.c"
 
 WORKLOADS = [
     "sysv-msg",

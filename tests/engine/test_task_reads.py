@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -15,7 +17,7 @@ from ipctop.engine.config import EngineConfig
 from ipctop.engine.engine import Engine
 from ipctop.engine.sampler import Sampler
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 X86 = str(FIXTURES / "proc_x86_real")
 MISSING = str(FIXTURES / "proc_missing_fake")
 PID, TID = 4785, 4786  # the real thread copied into the x86 tree; comm "ipc) (x y"
@@ -299,3 +301,29 @@ def test_threads_beyond_the_file_budget_are_read_without_keeping(parked) -> None
         assert 0 < files.open_files <= task_reads.KEPT_PER_THREAD
     finally:
         files.close()
+
+
+@needs_native
+def test_a_reader_still_running_at_exit_does_not_find_its_files_closed(tmp_path) -> None:
+    # A daemon sampler mid-tick when the interpreter exits: closing its files at
+    # exit made CI print "ValueError: TaskFiles is closed" after the suite.
+    child = tmp_path / "child.py"
+    child.write_text(
+        "import atexit, time\n"
+        # Registered first, so it runs after the finalizers: the readers' window.
+        "atexit.register(time.sleep, 0.2)\n"
+        "import os, threading\n"
+        "from ipctop.engine.task_reads import TaskFiles\n"
+        "files = TaskFiles()\n"
+        "me = [(os.getpid(), os.getpid())]\n"
+        "def spin():\n"
+        "    while True:\n"
+        "        files.read(me, detail=True)\n"
+        "        time.sleep(0.001)\n"
+        "for _ in range(2):\n"
+        "    threading.Thread(target=spin, daemon=True).start()\n"
+        "time.sleep(0.1)\n"
+    )
+    done = subprocess.run([sys.executable, str(child)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "closed" not in done.stderr, done.stderr

@@ -15,6 +15,7 @@ from ipctop.analysis.scaling import ScalingPoint
 from ipctop.box import read_box
 from ipctop.engine.config import EngineConfig
 from ipctop.engine.engine import Engine
+from ipctop.engine.opstats import OpRate
 from ipctop.engine.sampler import Sampler
 from ipctop.output.record import Record, RunConfig
 from ipctop.output.record_box import Box
@@ -72,6 +73,9 @@ def test_a_real_session_record_with_costs_and_latency_validates(tmp_path: Path) 
     assert read_record(path) == Record.from_dict(d)
 
 
+OP = {"per_s": 1.0, "avg": 1.0, "stddev": 0.0, "min": 1.0, "max": 1.0}
+
+
 def test_a_sample_recorded_with_an_extra_dict_still_reads(tmp_path: Path) -> None:
     # Records written before the sample's fields were typed kept them under "extra".
     d = {
@@ -81,10 +85,10 @@ def test_a_sample_recorded_with_an_extra_dict_still_reads(tmp_path: Path) -> Non
                    "engine": "native", "cpus": [0], "seconds": None, "warmup": None,
                    "repeat": None, "interval": 0.5},
         "timeline": [{"t": 0.5, "dt": 0.5, "pairs": 1, "threads": [], "total_ops_per_s": 10.0,
-                      "extra": {"oversubscribed": True, "ops": {"msgget": {"per_s": 1.0}}}}],
+                      "extra": {"oversubscribed": True, "ops": {"msgget": OP}}}],
     }  # fmt: skip
     path = tmp_path / "old.json"
     path.write_text(json.dumps(d))
     (s,) = read_record(path).timeline
-    assert s.oversubscribed is True and s.ops == {"msgget": {"per_s": 1.0}}
+    assert s.oversubscribed is True and s.ops == {"msgget": OpRate.of(OP)}
     assert s.costs is None and s.latency == ()

@@ -19,7 +19,7 @@ from ipctop.cpus import (
 )
 from ipctop.errors import EXIT_USAGE, UsageError
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 ALLOWED = sorted(os.sched_getaffinity(0))
 needs_two_cpus = pytest.mark.skipif(len(ALLOWED) < 2, reason="needs 2 allowed CPUs")
 

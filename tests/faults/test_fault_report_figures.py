@@ -4,7 +4,7 @@ report took the median of each group's figures; one `check --json` with NaN,
 Infinity or a negative `total_ops_per_s` made the median nan, so every box of
 the group read "+nan %" and "ok", exit 0. Such a result is now skipped, named
 on its own line, and the other boxes are judged against a median of real
-figures. Synthetic check results (tests/test_report.py's, in `check --json`'s
+figures. Synthetic check results (tests/records/test_report.py's, in `check --json`'s
 layout): four boxes of one kernel are what a group needs, and this box is one.
 """
 

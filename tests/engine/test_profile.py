@@ -17,7 +17,7 @@ from ipctop.engine.engine import Engine
 from ipctop.engine.profile import Profile, perf_status
 from ipctop.engine.profile.parse import tally
 from ipctop.engine.profile.span import SpanProfiler
-from ipctop.engine.profile.window import SymbolShare
+from ipctop.engine.profile.window import SymbolShare, sides_to_dicts
 from ipctop.live.measure import measure_engine
 from ipctop.output.record import Record, Step
 from ipctop.output.record_io import read_record, write_record
@@ -230,3 +230,25 @@ def test_the_delta_ranks_alike_live_and_read_back_from_its_record():
         for d in symbol_deltas(Profile.from_dict(a.to_dict()), Profile.from_dict(b.to_dict()))
     ]
     assert live == back == ["x", "y"]
+
+
+def _heavy(names: list[tuple[str, float]]) -> Profile:
+    k = "[kernel.kallsyms]"
+    return _kept(tuple(SymbolShare(n, k, int(p * 100), int(p * 100), p, p) for n, p in names))
+
+
+def test_an_ab_record_keeps_each_sides_share_of_the_others_head():
+    # z is B's heaviest symbol but 25th on A, past the 20 a record keeps per
+    # side: kept only by B, the delta read back would say +30 pp, not +29.
+    a = _heavy([(f"a{i}", 30.0 - i) for i in range(24)] + [("z", 1.0)])
+    b = _heavy([("z", 30.0)] + [(f"a{i}", 2.0) for i in range(24)])
+    assert ("z", "[kernel.kallsyms]") not in a.head()
+    live = symbol_deltas(a, b)
+    kept = sides_to_dicts({"A": a, "B": b})
+    back = symbol_deltas(Profile.from_dict(kept["A"]), Profile.from_dict(kept["B"]))
+    assert [(d.name, round(d.change_pp, 2)) for d in live] == [
+        (d.name, round(d.change_pp, 2)) for d in back
+    ]
+    assert (back[0].name, back[0].change_pp) == ("z", 29.0)
+    # Without the other side's head, A's z would be lost: the case above is real.
+    assert "z" not in [s["name"] for s in a.to_dict()["symbols"]]

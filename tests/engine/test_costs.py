@@ -15,7 +15,7 @@ from ipctop.engine.sample import IpiSample, ThreadSample
 from ipctop.engine.sampler import Sampler
 from ipctop.live.measure import measure_engine
 
-FIX = Path(__file__).parent / "fixtures"
+FIX = Path(__file__).resolve().parents[1] / "fixtures"
 PID, TID = 4785, 4786
 
 

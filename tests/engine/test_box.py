@@ -14,7 +14,7 @@ import ipctop
 from ipctop.box import BoxFacts, IpcLimits, describe, read_box, read_ipc_limits
 from ipctop.cpus import format_cpu_list
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 X86 = str(FIXTURES / "proc_x86_real")
 MISSING = str(FIXTURES / "proc_missing_fake")
 NOFILE_SOFT = resource.getrlimit(resource.RLIMIT_NOFILE)[0]

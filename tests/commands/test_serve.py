@@ -230,7 +230,7 @@ THEMES = ("textual-dark", "textual-light")
 def test_headless_chromium_every_character_readable(served: Served, tmp_path: Path) -> None:
     """Part 6 of issue 18: the served page at WCAG AA, from xterm.js's cells and the pixels.
 
-    The main view, the detail panel and the help, as tests/test_tui_contrast.py
+    The main view, the detail panel and the help, as tests/tui/test_tui_contrast.py
     checks them in tmux.
     """
     with headless_chromium(scale=2) as page:

@@ -15,7 +15,7 @@ import time
 from fcntl import ioctl
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class Terminal:

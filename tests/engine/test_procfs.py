@@ -14,7 +14,7 @@ from ipctop.cpus import read_topology
 from ipctop.engine import procfs
 from ipctop.engine.procfs import CpuSchedStat, CpuTicks, TaskSchedStat, TaskStat
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 X86 = str(FIXTURES / "proc_x86_real")
 ARM64 = str(FIXTURES / "proc_arm64_handmade")
 SCHEDSTAT = str(FIXTURES / "proc_schedstat_v17_handmade")

@@ -1,6 +1,6 @@
 """How the app looks, fed by a fake fixed run (no engine): pictures are deterministic.
 
-Update after a deliberate change with: pytest tests/test_tui_snapshots.py --snapshot-update
+Update after a deliberate change with: pytest tests/tui/test_tui_snapshots.py --snapshot-update
 """
 
 from __future__ import annotations

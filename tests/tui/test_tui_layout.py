@@ -1,7 +1,7 @@
 """The layout follows the terminal: snapshots at 80x24, 120x40, 200x60, and what must hold.
 
 Fed by the fake fixed run (no engine), so each picture is the same on every
-box. Update after a deliberate change: pytest tests/test_tui_layout.py --snapshot-update
+box. Update after a deliberate change: pytest tests/tui/test_tui_layout.py --snapshot-update
 """
 
 from __future__ import annotations

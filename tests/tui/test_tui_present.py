@@ -17,6 +17,7 @@ from ipctop.analysis.scaling import ScalingPoint
 from ipctop.live.baseline import Baseline, load_baseline
 from ipctop.live.fixed_run import fixed_source as fixed_source_
 from ipctop.live.replay_source import ReplaySource
+from ipctop.output.record import Sessions
 from ipctop.output.record_io import read_record, write_record
 from ipctop.tui.app import IpctopApp
 from ipctop.tui.contrast_floor import AA
@@ -217,3 +218,23 @@ def test_fake_fixed_run_presentation_too_small_says_so_and_recovers() -> None:
             assert a.is_running
 
     asyncio.run(go())
+
+
+def test_verdict_counts_the_live_run_as_a_new_session(tmp_path: Path) -> None:
+    runs = [1e5 * w for w in (0.99, 1.0, 1.01)]
+    theirs = ScalingPoint.from_repeats(1, runs)
+    mine = ScalingPoint.from_repeats(1, [0.97e5])
+    base = _baseline((theirs,), tmp_path)
+    # The record measured no session spread: the runs' own stands in, and the line says so.
+    _digits, line = baseline_verdict(base, [mine], 1)
+    assert "n=3/1 runs, session spread unmeasured" in line.plain, line.plain
+    # Measured (check --sessions): it joins the interval, and the line needs no caveat.
+    spread = Sessions(sessions=5, runs_per_session=3, session_sd_pct=4.0, run_sd_pct=1.0,
+                      session_df=4.0)  # fmt: skip
+    measured = replace(base, record=base.record.model_copy(update={"sessions": spread}))
+    _digits, wide = baseline_verdict(measured, [mine], 1)
+    assert "unmeasured" not in wide.plain and wide.plain.startswith("no difference shown")
+    assert (
+        base.difference(theirs, mine).half_width_pct
+        < measured.difference(theirs, mine).half_width_pct
+    )

@@ -1,0 +1,35 @@
+"""sweep --sessions K: a baseline record that knows how much sessions of its box differ."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+from ipctop.live.baseline import load_baseline
+
+
+@pytest.mark.timeout(300)
+def test_a_sweep_keeps_its_own_workloads_session_spread(tmp_path: Path) -> None:
+    out = tmp_path / "base.json"
+    r = run_cli(
+        "sweep", "-w", "posix-sem", "--cpus", "0", "--max-pairs", "1", "--seconds", "0.3",
+        "--warmup", "0.1", "--repeat", "2", "--sessions", "2", "--json", str(out), timeout=280,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    # The sessions ran the sweep's workload, not check's sysv-sem.
+    assert "session 2/2: -w posix-sem --placement same --mode threads, 1 pair" in r.stdout
+    assert "posix-sem: session spread: s.d." in r.stdout
+    sp = json.loads(out.read_text())["sessions"]
+    assert (sp["sessions"], sp["runs_per_session"]) == (2, 3) and sp["run_sd_pct"] > 0
+    # As a baseline, the TUI's Diff takes the spread the record kept.
+    base = load_baseline(out)
+    assert base.session_sd_pct == sp["session_sd_pct"]
+
+
+def test_sessions_below_two_are_refused_in_one_line() -> None:
+    r = run_cli("sweep", "-w", "sysv-sem", "--sessions", "1")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "--sessions" in r.stderr
