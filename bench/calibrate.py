@@ -7,6 +7,11 @@ Modes:
   compare   real A/A: pairs of separate `ipctop sweep` sessions at default
             settings, then `ipctop compare --json`; false verdicts counted.
   ab        real A/A: `ipctop ab` with identical sides at default settings.
+  check     real A/A: `ipctop check --record F` at default settings; its noise
+            floor splits the 1-pair sysv-msg run's windows into A B B A halves,
+            and a call is that paired interval excluding 0.
+  rejudge   the session pass and the TUI's baseline Diff again, on the A/A
+            records an earlier `compare --keep DIR` kept (no new runs).
 
 Every rate is printed with its count and a Clopper-Pearson 95 % interval.
 Run the real modes on a quiet box (nothing else running) and give the load average.
@@ -28,6 +33,7 @@ from collections.abc import Callable
 from scipy.stats import beta
 
 from ipctop.analysis.autocorr import SeriesMemory
+from ipctop.analysis.check_curve import aa_blocks
 from ipctop.analysis.point_diff import point_difference
 from ipctop.analysis.scaling import ScalingPoint
 from ipctop.analysis.sessions import session_spread
@@ -165,6 +171,7 @@ def real_aa(
     out: str | None,
     keep: str | None = None,
     after: Callable[[str, int], None] | None = None,
+    start: int = 0,
 ) -> None:
     t0 = time.monotonic()
     called = judged = 0
@@ -172,7 +179,7 @@ def real_aa(
     with tempfile.TemporaryDirectory() as scratch:
         tmp = keep or scratch
         os.makedirs(tmp, exist_ok=True)
-        for i in range(trials):
+        for i in range(start, start + trials):
             c, j, gate = one(tmp, i)
             called += c
             judged += j
@@ -189,7 +196,7 @@ def real_aa(
             )
         )
         if after is not None:
-            after(tmp, trials)
+            after(tmp, start + trials)  # the kept trials before --start count too
     print(f"load average at the end: {os.getloadavg()}")
     if out:
         with open(out, "a") as f:
@@ -270,17 +277,23 @@ def session_pass(fail_below: float) -> Callable[[str, int], None]:
             failed += int(c > 0 or p.returncode == 1)
         # The TUI's baseline Diff and presentation verdict judge one live run
         # against a baseline's runs (analysis/point_diff.py): here the baseline
-        # is side A's sweep and the live run is B's first run, a separate session.
-        tui = tui_called = 0
+        # is side A's sweep and the live run is B's first run, a separate session;
+        # as the TUI does with a baseline record that measured no session spread
+        # (the runs' spread stands in), and with one that did (the trial's
+        # leave-one-out spread, as the record of `check --sessions` would give).
+        tui = stand_in = measured = 0
         for i in range(trials):
             a, b = sessions[(i, "a")], sessions[(i, "b")]
             for pairs in sorted(set(a) & set(b)):
                 base = ScalingPoint.from_repeats(pairs, a[pairs])
                 live = ScalingPoint.from_repeats(pairs, b[pairs][:1])
                 tui += 1
-                tui_called += point_difference(base, live).verdict != NO_DIFFERENCE
-        print(rate_line("TUI baseline Diff (one new run vs 3 baseline runs): points called",
-                        tui_called, max(tui, 1)))  # fmt: skip
+                stand_in += point_difference(base, live).verdict != NO_DIFFERENCE
+                d = point_difference(base, live, session_sd_pct=sds[i])
+                measured += d.verdict != NO_DIFFERENCE
+        what = "TUI baseline Diff (one new run vs 3 baseline runs)"
+        print(rate_line(f"{what}, session spread unmeasured: points called", stand_in, tui))
+        print(rate_line(f"{what}, leave-one-out session spread: points called", measured, tui))
         label = (
             f"with --session-sd (leave-one-trial-out, {min(sds):.1f}-{max(sds):.1f} %, "
             f"from {2 * (trials - 1)} sessions each)"
@@ -306,9 +319,26 @@ def ab_trial(metric: str | None) -> Callable[[str, int], tuple]:
     return one
 
 
+def check_trial() -> Callable[[str, int], tuple]:
+    def one(tmp: str, i: int) -> tuple[int, int, int]:
+        path = os.path.join(tmp, f"check{i}.json")
+        p = _ipctop("check", "--record", path)
+        if p.returncode not in (0, 1):
+            raise SystemExit(f"check failed: {p.stderr.strip()}")
+        with open(path) as f:
+            doc = json.load(f)
+        one_pair = doc["steps"][0]  # the 1-pair sysv-msg run the noise floor splits
+        d = paired_difference(aa_blocks(one_pair["windows"]))
+        c = int(d.verdict != NO_DIFFERENCE)
+        print(f"    B/A {d.diff_pct:+.2f} % ±{d.half_width_pct:.2f} ({d.verdict})", flush=True)
+        return c, 1, c
+
+    return one
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("mode", choices=("simulate", "compare", "ab"))
+    ap.add_argument("mode", choices=("simulate", "compare", "ab", "check", "rejudge"))
     ap.add_argument("--trials", type=int, default=20)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--workload", default="sysv-sem")
@@ -317,8 +347,19 @@ def main() -> None:
     ap.add_argument("--metric", default=None, help="ab's metric (default: ab's own default)")
     ap.add_argument("--out", help="append a JSON line of the result to this file")
     ap.add_argument("--keep", metavar="DIR", help="keep the A/A records in DIR")
+    ap.add_argument(
+        "--start", type=int, default=0,
+        help="number the new trials from here, to add to the records a --keep DIR holds",
+    )  # fmt: skip
     args = ap.parse_args()
-    if args.mode == "simulate":
+    if args.mode == "rejudge":
+        if not args.keep:
+            raise SystemExit("rejudge reads the records of --keep DIR")
+        kept = 0
+        while os.path.exists(os.path.join(args.keep, f"{kept}b.json")):
+            kept += 1
+        session_pass(args.fail_below)(args.keep, kept)
+    elif args.mode == "simulate":
         simulate(args.trials if args.trials != 20 else 2000, args.seed)
     elif args.mode == "compare":
         real_aa(
@@ -327,8 +368,11 @@ def main() -> None:
             compare_trial(args.workload, args.cpus, args.fail_below),
             args.out,
             keep=args.keep,
-            after=session_pass(args.fail_below) if args.trials >= 3 else None,
+            after=session_pass(args.fail_below) if args.start + args.trials >= 3 else None,
+            start=args.start,
         )
+    elif args.mode == "check":
+        real_aa("check noise floor A/A", args.trials, check_trial(), args.out, keep=args.keep)
     else:
         real_aa(
             f"ab A/A metric {args.metric or 'default'}",
@@ -336,6 +380,7 @@ def main() -> None:
             ab_trial(args.metric),
             args.out,
             keep=args.keep,
+            start=args.start,
         )
 
 

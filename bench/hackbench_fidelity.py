@@ -64,7 +64,7 @@ def rt_tests_slot(cmd: list[str], runs: int) -> list[float]:
 def ipctop_slot(args: argparse.Namespace, cpus: list[int], runs: int) -> list[float]:
     mode = "threads" if args.mode == "thread" else "processes"
     return [
-        run_fixed(args.groups, args.fds, args.loops, args.size, args.transport, mode, cpus)
+        run_fixed(args.groups, args.fds, args.loops, args.size, args.transport, mode, cpus).seconds
         for _ in range(runs)
     ]
 

@@ -7,6 +7,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -157,11 +158,28 @@ def _still_there(before: set, me: psutil.Process) -> set:
         time.sleep(0.05)
 
 
+def _ipctop_threads() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name.startswith("ipctop")}
+
+
+def _threads_still_running(before: set[threading.Thread]) -> list[str]:
+    """ipctop's own threads (the sampler, ...) a test started and left running:
+    a sampler stop() waits 2 s for its thread, so give them a little longer."""
+    deadline = time.monotonic() + 3.0
+    while True:
+        left = _ipctop_threads() - before
+        if not left or time.monotonic() > deadline:
+            return sorted(t.name for t in left)
+        time.sleep(0.05)
+
+
 @pytest.fixture(autouse=True)
 def leaves_nothing_behind():
     before = sysv_objects()
     mq_before = posix_queues()
+    threads_before = _ipctop_threads()
     yield
+    threads_left = _threads_still_running(threads_before)
     me = psutil.Process()
     children = [c for c in me.children(recursive=True) if c.is_running()]
     leaked = _still_there(before, me)
@@ -170,6 +188,7 @@ def leaves_nothing_behind():
     assert not mq_leaked, f"POSIX queues leaked: {sorted(mq_leaked)}"
     alive = [c for c in children if c.status() != psutil.STATUS_ZOMBIE]
     assert not alive, f"processes left running: {[c.pid for c in alive]}"
+    assert not threads_left, f"threads left running: {threads_left}"
 
 
 def run_cli(

@@ -44,13 +44,18 @@ class NoiseFloor:
         return {"pct": self.pct, "n": self.n, "seconds": self.seconds, "blocks": self.blocks}
 
 
+def aa_blocks(windows: Sequence[float]) -> list[tuple[list[float], list[float]]]:
+    """One setting's windows, in time order, as A B B A blocks of two halves."""
+    return [
+        ([windows[i], windows[i + 3]], [windows[i + 1], windows[i + 2]])
+        for i in range(0, len(windows) - 3, 4)
+    ]
+
+
 def aa_noise_floor(windows: Sequence[float], seconds: float) -> NoiseFloor:
     """Split one setting's windows, in time order, into interleaved halves (A B B A
     per block of four) and take the half-width of their paired B/A interval."""
-    blocks = []
-    for i in range(0, len(windows) - 3, 4):
-        w = windows[i : i + 4]
-        blocks.append(([w[0], w[3]], [w[1], w[2]]))
+    blocks = aa_blocks(windows)
     try:
         d = paired_difference(blocks)
     except TooFewWindows:

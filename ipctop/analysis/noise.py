@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from ..engine.sample import Sample
 
@@ -101,30 +102,61 @@ def noise_words(n: WindowNoise) -> list[str]:
     return out
 
 
-def record_noise(windows: Iterable[WindowNoise]) -> dict | None:
+@dataclass(frozen=True)
+class StepNoise:
+    """A record step's per-window noise, aligned with its `windows`."""
+
+    mark_pct: float  # a window is marked when a CPU had more than this stolen
+    stolen_windows: int
+    steal_pct: tuple[float | None, ...]
+    pressure_pct: tuple[float | None, ...]
+    mhz: tuple[float | None, ...] | None = None  # only where cpufreq has a clock
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> StepNoise:
+        mhz = d.get("mhz")
+        return cls(
+            mark_pct=float(d["mark_pct"]),
+            stolen_windows=int(d["stolen_windows"]),
+            steal_pct=tuple(d["steal_pct"]),
+            pressure_pct=tuple(d["pressure_pct"]),
+            mhz=None if mhz is None else tuple(mhz),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "mark_pct": self.mark_pct,
+            "stolen_windows": self.stolen_windows,
+            "steal_pct": list(self.steal_pct),
+            "pressure_pct": list(self.pressure_pct),
+        }
+        if self.mhz is not None:
+            d["mhz"] = list(self.mhz)
+        return d
+
+
+def record_noise(windows: Iterable[WindowNoise]) -> StepNoise | None:
     """A record's per-window noise (a sweep step's `noise`), aligned with its
     `windows`; None when the box said nothing for any of them."""
     rows = list(windows)
     if all(n.steal_pct is None and n.pressure_pct is None for n in rows):
         return None
-    out: dict = {
-        "mark_pct": STEAL_MARK_PCT,
-        "stolen_windows": sum(n.stolen for n in rows),
-        "steal_pct": [n.steal_pct for n in rows],
-        "pressure_pct": [n.pressure_pct for n in rows],
-    }
-    if any(n.mhz is not None for n in rows):
-        out["mhz"] = [n.mhz for n in rows]
-    return out
+    return StepNoise(
+        mark_pct=STEAL_MARK_PCT,
+        stolen_windows=sum(n.stolen for n in rows),
+        steal_pct=tuple(n.steal_pct for n in rows),
+        pressure_pct=tuple(n.pressure_pct for n in rows),
+        mhz=tuple(n.mhz for n in rows) if any(n.mhz is not None for n in rows) else None,
+    )
 
 
-def record_note(noise: dict | None) -> str | None:
+def record_note(noise: StepNoise | None) -> str | None:
     """One line for a step whose windows were marked; None when none was."""
-    if not noise or not noise.get("stolen_windows"):
+    if noise is None or not noise.stolen_windows:
         return None
-    steal = [v for v in noise.get("steal_pct", ()) if v is not None]
+    steal = [v for v in noise.steal_pct if v is not None]
     return (
-        f"noise: {noise['stolen_windows']} of {len(noise.get('steal_pct', ()))} window(s) "
-        f"had over {noise.get('mark_pct', STEAL_MARK_PCT):g} % of a CPU stolen by the "
-        f"hypervisor (max {max(steal):.1f} %): the interval is wider for it"
+        f"noise: {noise.stolen_windows} of {len(noise.steal_pct)} window(s) "
+        f"had over {noise.mark_pct:g} % of a CPU stolen by the "
+        f"hypervisor (max {max(steal, default=0.0):.1f} %): the interval is wider for it"
     )

@@ -80,12 +80,15 @@ def _by_key(symbols: list[SymbolShare]) -> dict[tuple[str, str], SymbolShare]:
     return {(s.name, s.dso): s for s in symbols}
 
 
-def symbol_deltas(a: Profile, b: Profile, top: int = 200) -> list[SymbolDelta]:
-    """Every symbol either side kept, ranked by its total-share change, B minus A."""
-    sa = _by_key(a.top(top, by="total") + a.top(top))
-    sb = _by_key(b.top(top, by="total") + b.top(top))
+def symbol_deltas(a: Profile, b: Profile) -> list[SymbolDelta]:
+    """Every symbol in either side's head (what a record keeps), ranked by its
+    total-share change, B minus A. Only the heads: a live table and the same run
+    read back from its record show the same rows, since an ab record keeps each
+    side's share of the other's head too."""
+    sa = _by_key(a.top(10**9, by="total"))
+    sb = _by_key(b.top(10**9, by="total"))
     out = []
-    for key in sa.keys() | sb.keys():
+    for key in a.head() | b.head():
         x, y = sa.get(key), sb.get(key)
         wa = x.windows_total_pct if x else (0.0,) * _windows(a)
         wb = y.windows_total_pct if y else (0.0,) * _windows(b)

@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     spread = None
     if args.sessions:
         seconds, warmup = (1.0, 0.3) if args.quick else (2.0, 0.5)
-        spread = measure_sessions(args.sessions, cpus, kind, seconds, warmup, say)
+        spread = measure_sessions(args.sessions, cpus[:1], kind, seconds, warmup, say)
     box_dict = box.to_dict()
     verdicts = judge_check(box_dict, cpus, readings)
     floor = _noise_floor(readings)

@@ -46,7 +46,7 @@ def measure_load(say: Callable[[str], None], cpus: list[int], quick: bool) -> li
     runs: dict[int, list[float]] = {g: [] for g in loads}
     for _ in range(ROUNDS[timing]):
         for g in loads:
-            runs[g].append(run_fixed(g, FDS, LOOPS, 100, "socket", "threads", cpus))
+            runs[g].append(run_fixed(g, FDS, LOOPS, 100, "socket", "threads", cpus).seconds)
     points = [LoadPoint(g, tuple(s), messages=g * FDS * FDS * LOOPS) for g, s in runs.items()]
     for p in points:
         t = p.time

@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..analysis.sessions import SessionSpread, session_spread
@@ -23,9 +24,11 @@ from .common import cpu_text
 SESSION_RUNS = 3
 
 
-def _one(cpus: list[int], kind: str, seconds: float, warmup: float, out: Path) -> list[float]:
+def _one(
+    cpus: list[int], kind: str, seconds: float, warmup: float, out: Path, setting: list[str]
+) -> list[float]:
     cmd = [
-        sys.executable, "-m", "ipctop", "sweep", "-w", "sysv-sem", "--cpus", cpu_text(cpus[:1]),
+        sys.executable, "-m", "ipctop", "sweep", *setting, "--cpus", cpu_text(cpus),
         "--max-pairs", "1", "--repeat", str(SESSION_RUNS), "--seconds", f"{seconds:g}",
         "--warmup", f"{warmup:g}", "--engine", kind, "--json", str(out),
     ]  # fmt: skip
@@ -45,17 +48,27 @@ def _one(cpus: list[int], kind: str, seconds: float, warmup: float, out: Path) -
             proc.wait()
     if proc.returncode != 0:
         last = (err or "").strip().splitlines()[-1:] or [f"exit {proc.returncode}"]
-        raise IpctopError(f"check --sessions: a session failed: {last[0]}")
+        raise IpctopError(f"--sessions: a session failed: {last[0]}")
     step = json.loads(out.read_text())["steps"][0]
     return [float(x) for x in step["repeats"]]
 
 
 def measure_sessions(
-    k: int, cpus: list[int], kind: str, seconds: float, warmup: float, say
+    k: int,
+    cpus: list[int],
+    kind: str,
+    seconds: float,
+    warmup: float,
+    say: Callable[[str], None],
+    setting: Sequence[str] = ("-w", "sysv-sem"),
 ) -> SessionSpread:
+    """K child sweeps of 1 pair on `cpus` (check: sysv-sem on one CPU; sweep
+    --sessions: its own workload, placement and mode), SESSION_RUNS runs each."""
     groups = []
+    what = " ".join(setting)
     with tempfile.TemporaryDirectory(prefix="ipctop-sessions-") as tmp:
         for i in range(k):
-            say(f"session {i + 1}/{k}: sysv-sem, 1 pair, {SESSION_RUNS} runs of {seconds:g} s")
-            groups.append(_one(cpus, kind, seconds, warmup, Path(tmp) / f"s{i}.json"))
+            say(f"session {i + 1}/{k}: {what}, 1 pair, {SESSION_RUNS} runs of {seconds:g} s")
+            path = Path(tmp) / f"s{i}.json"
+            groups.append(_one(cpus, kind, seconds, warmup, path, list(setting)))
     return session_spread(groups)

@@ -19,7 +19,7 @@ from ..engine.workloads.hackbench import (
     check_message,
     check_transport,
     group_load,
-    run_fixed_groups,
+    run_fixed,
 )
 from ..engine.workloads.load_limits import check_load
 from ..errors import UsageError
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         )  # fmt: skip
         for g in loads:
             runs = [
-                run_fixed_groups(g, args.fds, loops, size, transport, args.mode, cpus)
+                run_fixed(g, args.fds, loops, size, transport, args.mode, cpus, per_group=True)
                 for _ in range(args.repeat)
             ]
             seconds = tuple(r.seconds for r in runs)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..analysis.noise import record_noise, record_note
 from ..analysis.scaling import ScalingPoint, scalability_pct
+from ..analysis.sessions import SessionSpread
 from ..analysis.stats import WINDOW_S
 from ..box import BoxFacts, read_box
 from ..engine.contention import CONTENTION
@@ -29,10 +30,11 @@ from ..output.csvout import write_csv
 from ..output.latency_record import step_latency
 from ..output.output_paths import check_output_file, write_or_keep
 from ..output.profile_table import format_profile
-from ..output.record import Record, RunConfig, Step, StepThread
+from ..output.record import Record, RunConfig, Sessions, Step, StepThread
 from ..output.record_box import Box
 from ..output.record_io import write_record
 from ..signals import Interrupted
+from .check_sessions import measure_sessions
 from .common import (
     MAX_PAIRS,
     add_measuring_options,
@@ -71,6 +73,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--rooms",
         metavar="LIST",
         help="chat: sweep the load, e.g. 1,2,4 rooms, each load --repeat fresh runs of --seconds",
+    )
+    p.add_argument(
+        "--sessions",
+        type=count(2, 50),
+        metavar="K",
+        help="then start K separate sessions of the 1-pair step (3 runs of up to 2 s each) and keep "
+        "how much sessions differ beyond their runs in the record: the spread the TUI's "
+        "baseline Diff and compare add when it is a baseline (5 is a fair start)",
     )
     p.add_argument("--json", metavar="FILE", help="write the record (one per workload)")
     p.add_argument("--csv", metavar="FILE", help="write one row per step and thread")
@@ -134,6 +144,11 @@ def run(args: argparse.Namespace) -> int:
                         feeds[name].points(records[name].points)
                     if not args.quiet:
                         _print_step(name, step, len(cpus))
+            if args.sessions:
+                for name in names:
+                    spread = _sessions(args, name, cpus, kind)
+                    records[name].sessions = Sessions.model_validate(spread.to_dict())
+                    print(f"{name}: {spread.line()}")
     except Interrupted:
         for r in records.values():
             r.interrupted = True
@@ -155,6 +170,13 @@ def run(args: argparse.Namespace) -> int:
     failed = any(not e.startswith(warnings) for r in records.values() for e in r.events)
     stuck = any(s.stalls and s.stalls.stalled_at_end for r in records.values() for s in r.steps)
     return 1 if failed or stuck or not saved else 0
+
+
+def _sessions(args: argparse.Namespace, name: str, cpus: list[int], kind: str) -> SessionSpread:
+    setting = ["-w", name, "--placement", args.placement, "--mode", args.mode]
+    say = (lambda _line: None) if args.quiet else print
+    seconds, warmup = min(args.seconds, 2.0), min(args.warmup, 0.5)
+    return measure_sessions(args.sessions, cpus, kind, seconds, warmup, say, setting)
 
 
 def _warned(said: EngineWarnings, rec: Record, lines) -> None:

@@ -7,18 +7,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-#: {op: {"per_s", "avg", "stddev", "min", "max"}}, in the order the workload names them
-OpStats = dict[str, dict[str, float]]
-
 
 def op_stats(names: Sequence[str], per_thread: Sequence[Sequence[float]]) -> OpStats:
-    """{op: {per_s, avg, stddev, min, max}} from each thread's rate of each op.
+    """{op: OpRate} from each thread's rate of each op.
 
     per_s is the sum over threads; avg/stddev/min/max describe how the threads
     shared it (a lookup regression shows as a lower average, contention as a
     wider spread).
     """
-    out = {}
+    out: OpStats = {}
     for i, name in enumerate(names):
         rates = [t[i] for t in per_thread if i < len(t)]
         if rates:
@@ -26,15 +23,16 @@ def op_stats(names: Sequence[str], per_thread: Sequence[Sequence[float]]) -> OpS
     return out
 
 
-def spread(rates: Sequence[float], per_s: float) -> dict[str, float]:
+def spread(rates: Sequence[float], per_s: float, n: int | None = None) -> OpRate:
     """The total rate and how `rates` (at least one) spread: avg, stddev, min, max."""
-    return {
-        "per_s": per_s,
-        "avg": statistics.fmean(rates),
-        "stddev": statistics.stdev(rates) if len(rates) > 1 else 0.0,
-        "min": min(rates),
-        "max": max(rates),
-    }
+    return OpRate(
+        per_s=per_s,
+        avg=statistics.fmean(rates),
+        stddev=statistics.stdev(rates) if len(rates) > 1 else 0.0,
+        min=min(rates),
+        max=max(rates),
+        n=n,
+    )
 
 
 @dataclass(frozen=True)
@@ -61,6 +59,10 @@ class OpRate:
         if self.n is None:
             del d["n"]  # absent, as op_stats writes it, when not a msgbench phase
         return d
+
+
+#: per operation, in the order the workload names them
+OpStats = dict[str, OpRate]
 
 
 def format_op_stats(stats: Mapping[str, OpRate]) -> list[list[str]]:

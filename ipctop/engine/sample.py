@@ -12,7 +12,7 @@ from typing import Any
 
 from .costs import Costs
 from .latency import PairLatency
-from .opstats import OpStats
+from .opstats import OpRate, OpStats
 
 
 @dataclass(frozen=True)
@@ -104,6 +104,7 @@ class Sample:
         # Their own writers round what the instruments cannot resolve.
         d["latency"] = [p.to_dict() for p in self.latency]
         d["costs"] = self.costs.to_dict() if self.costs is not None else None
+        d["ops"] = {k: v.to_dict() for k, v in self.ops.items()} if self.ops else None
         for key in ("stalled", "gap"):
             if not d[key]:
                 del d[key]
@@ -130,7 +131,7 @@ class Sample:
             ipis=tuple(_build(IpiSample, x) for x in d.get("ipis", ())),
             events=tuple(d.get("events", ())),
             oversubscribed=bool(d.get("oversubscribed", False)),
-            ops=d.get("ops") or None,
+            ops={k: OpRate.of(v) for k, v in d["ops"].items()} if d.get("ops") else None,
             latency=tuple(PairLatency.from_dict(p) for p in d.get("latency") or ()),
             costs=Costs.from_dict(costs) if costs else None,
             side=d.get("side"),

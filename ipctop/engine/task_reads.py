@@ -7,7 +7,7 @@ half of what the kernel spends. So the native pass (native/task_reads.c) does
 every read and parse in one call with the GIL released, and TaskFiles keeps
 each thread's files open across ticks (a pread at 0 renders them afresh).
 python_read_tasks is the fallback without the extension, and what the native
-pass is checked against (tests/test_task_reads.py).
+pass is checked against (tests/engine/test_task_reads.py).
 """
 
 from __future__ import annotations
@@ -53,6 +53,10 @@ class TaskFiles:
         # close (and let the kernel reuse) an fd the pass is reading.
         self._lock = threading.Lock()
         self._closer = weakref.finalize(self, _close_all, self._fds)
+        # Not at exit: a daemon sampler still mid-tick would find its files closed
+        # under it (ValueError tracebacks after the interpreter's last line); the
+        # kernel closes them with the process anyway.
+        self._closer.atexit = False
 
     def read(self, ids: list[tuple[int, int]], detail: bool = False) -> list[TaskStat | None]:
         native = objects._native

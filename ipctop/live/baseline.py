@@ -8,10 +8,13 @@ seeds' kernel-vs-kernel tables.
 from __future__ import annotations
 
 import glob
+import math
 import os
 from dataclasses import dataclass
 
+from ..analysis.point_diff import point_difference
 from ..analysis.scaling import ScalingPoint, diff_pct
+from ..analysis.stats import Difference
 from ..errors import RecordError
 from ..output.compare import SAME_KEYS
 from ..output.record import Record, record_points
@@ -66,6 +69,21 @@ class Baseline:
         if not differs:
             return f"baseline {self.name} (same settings)"
         return f"baseline {', '.join(differs)}"
+
+    @property
+    def session_sd_pct(self) -> float | None:
+        """This box's session spread when the record measured it (check --sessions)."""
+        return self.record.sessions.session_sd_pct if self.record.sessions else None
+
+    @property
+    def session_df(self) -> float:
+        s = self.record.sessions
+        return s.session_df if s is not None and s.session_df > 0 else math.inf
+
+    def difference(self, theirs: ScalingPoint, live: ScalingPoint) -> Difference:
+        """live/theirs across sessions (analysis.point_diff), with the record's
+        session spread when it has one."""
+        return point_difference(theirs, live, self.session_sd_pct, self.session_df)
 
     def total_at(self, pairs: int) -> float | None:
         for p in self.points:

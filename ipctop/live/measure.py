@@ -17,7 +17,7 @@ from ..engine.config import EngineConfig
 from ..engine.costs import Costs, merge
 from ..engine.engine import Engine
 from ..engine.latency import PairLatency, Tracker
-from ..engine.opstats import op_stats
+from ..engine.opstats import OpStats, op_stats
 from ..engine.sample import Sample
 from ..engine.sampler import Sampler
 from ..engine.stalls import STALL, StallReport, stalled_windows
@@ -224,7 +224,7 @@ def _stall_note(stalls: StallReport, elapsed: float) -> str:
     )
 
 
-def _ops(engine: Engine, mark: dict, names, op_rates) -> dict | None:
+def _ops(engine: Engine, mark: dict, names, op_rates) -> OpStats | None:
     """Per-operation rates; for msgbench, each phase over the repeats the window
     finished (None when it finished none)."""
     if not names:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ipctop.analysis.scaling import ScalingPoint
 from ipctop.analysis.stats import WINDOW_S, Difference
+from ipctop.engine.profile.window import sides_to_dicts
 from ipctop.engine.sample import Sample
 from ipctop.errors import RecordError
 from ipctop.output.record import Record, RunConfig, Step
@@ -59,6 +60,8 @@ def ab_record(
         total = statistics.median(s.windows) if s.windows else 0.0
         steps.append(Step(pairs=s.pairs, total_ops_per_s=total, windows=list(s.windows)))
     a = sides["A"]
+    if profiles is not None:
+        profiles = sides_to_dicts(profiles)
     return Record(
         kind="ab",
         box=box,

@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -32,6 +33,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from ipctop.analysis.noise import StepNoise
 from ipctop.analysis.scaling import ScalingPoint, spread_pct
 from ipctop.engine.config import EngineConfig
 from ipctop.engine.costs import Costs
@@ -115,6 +117,20 @@ class StepUnit:
         return asdict(self)
 
 
+def _noise_in_range(n: StepNoise | None) -> StepNoise | None:
+    # Shares are of a CPU's time, clocks positive: a hand-edited NaN or 1e308 is refused.
+    if n is None:
+        return n
+    pcts = [n.mark_pct, *n.steal_pct, *n.pressure_pct]
+    if not all(v is None or 0.0 <= v <= 100.0 for v in pcts):
+        raise PydanticCustomError("ipctop_noise", "shares should lie in 0..100 %")
+    if not all(v is None or 0.0 < v < 1e6 for v in n.mhz or ()):
+        raise PydanticCustomError("ipctop_noise", "clocks should lie in 0..1e6 MHz")
+    if not 0 <= n.stolen_windows <= len(n.steal_pct):
+        raise PydanticCustomError("ipctop_noise", "stolen_windows should count steal_pct's")
+    return n
+
+
 def _known(cls: type, d: dict[str, Any]) -> Any:
     # Unvalidated: keys this version does not know are dropped (Record.from_dict validates).
     names = {f.name for f in fields(cls)}
@@ -138,7 +154,9 @@ class Step:
     profile: StepProfile | None = None  # optional: only when profiled
     latency: StepLatency | None = None  # optional: only when rounds were timed
     stalls: StallSummary | None = None  # optional: only when a pair stalled
-    noise: dict[str, Any] | None = None  # optional: analysis.noise.record_noise, per window
+    noise: Annotated[StepNoise | None, AfterValidator(_noise_in_range)] = (
+        None  # optional: per window
+    )
     units: list[StepUnit] = field(default_factory=list)  # optional: a load sweep's units
 
     def __post_init__(self) -> None:
@@ -150,6 +168,8 @@ class Step:
             self.costs = Costs.from_dict(self.costs)
         if isinstance(self.stalls, dict):
             self.stalls = StallSummary.from_dict(self.stalls)
+        if isinstance(self.noise, dict):
+            self.noise = StepNoise.from_dict(self.noise)
         if isinstance(self.profile, dict):
             self.profile = Profile.from_dict(self.profile)
         if isinstance(self.latency, dict):
@@ -169,6 +189,8 @@ class Step:
             d["ops"] = {k: v.to_dict() for k, v in self.ops.items()}
         if self.latency is not None:
             d["latency"] = self.latency.to_dict()
+        if self.noise is not None:
+            d["noise"] = self.noise.to_dict()
         for key in ("profile", "latency", "stalls", "noise"):
             if d[key] is None:
                 del d[key]  # optional: absent, not null, when not measured

@@ -1,7 +1,7 @@
 """Write the published JSON Schema of records: `python -m ipctop.output.record_schema`.
 
 The schema is generated from the models in record.py; the copy kept in
-ipctop/schema/ is what other tools read, and tests/test_record_schema.py
+ipctop/schema/ is what other tools read, and tests/records/test_record_schema.py
 fails when the two drift apart.
 """
 
@@ -38,6 +38,9 @@ def json_schema() -> dict[str, Any]:
         sample["required"] = [
             k for k in sample["required"] if k not in ("stalled", "gap", "cpu_pressure_pct")
         ]
+    noise = schema.get("$defs", {}).get("StepNoise")
+    if noise and "required" in noise:  # the clock: only where cpufreq has one
+        noise["required"] = [k for k in noise["required"] if k != "mhz"]
     cpu = schema.get("$defs", {}).get("CpuSample")
     if cpu and "required" in cpu:  # steal and the clock: only where the box says them
         cpu["required"] = [k for k in cpu["required"] if k not in ("steal", "mhz")]

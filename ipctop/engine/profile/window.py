@@ -10,6 +10,7 @@ symbol anywhere in the chain once per sample (--children).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -176,10 +177,14 @@ class Profile:
             merged.update(dict(w.callers(name)))
         return merged.most_common(10)
 
-    def to_dict(self, top: int = TOP) -> dict[str, Any]:
-        owners: Counter = Counter()
-        for w in self.windows:
-            owners.update(w.owners)
+    def head(self, top: int = TOP) -> set[tuple[str, str]]:
+        """The symbols a record keeps: the head by self share and by total share."""
+        return {(s.name, s.dso) for s in _union(self.top(top), self.top(top, by="total"))}
+
+    def to_dict(self, top: int = TOP, keep: Collection[tuple[str, str]] = ()) -> dict[str, Any]:
+        """keep: symbols kept beyond the head (the other side's head, in an ab record),
+        so a delta read back sees the share each side really had."""
+        cost = self.cost_pct
         return {
             "event": self.event,
             "perf_version": self.perf_version,
@@ -188,20 +193,48 @@ class Profile:
             "na": self.na,
             "notes": list(self.notes),
             "samples": self.samples,
-            "cpu_samples": sum(w.cpu_samples for w in self.windows),
-            "owners": dict(owners),
+            "cpu_samples": self._cpu_samples(),
+            "owners": self._owners(),
             "windows": [
-                {"t0": round(w.t0, 3), "t1": round(w.t1, 3), "samples": w.samples}
-                for w in self.windows
+                {"t0": round(t0, 3), "t1": round(t1, 3), "samples": n}
+                for t0, t1, n in self._spans()
             ],
-            "cost_pct": None if self.cost_pct is None else round(self.cost_pct, 2),
-            # The head by self share and by total share: the delta ranks by the latter.
-            "symbols": [s.to_dict() for s in _union(self.top(top), self.top(top, by="total"))],
+            "cost_pct": None if cost is None else round(cost, 2),
+            "symbols": [s.to_dict() for s in self._kept(top, keep)],
         }
+
+    # What a live profile and one read back keep differently (_RecordedProfile).
+    def _cpu_samples(self) -> int:
+        return sum(w.cpu_samples for w in self.windows)
+
+    def _owners(self) -> dict[str, int]:
+        owners: Counter = Counter()
+        for w in self.windows:
+            owners.update(w.owners)
+        return dict(owners)
+
+    def _spans(self) -> list[tuple[float, float, int]]:
+        return [(w.t0, w.t1, w.samples) for w in self.windows]
+
+    def _kept(self, top: int, keep: Collection[tuple[str, str]]) -> list[SymbolShare]:
+        # The head by self share and by total share: the delta ranks by the latter.
+        extra = [x for x in self.top(10**9, by="total") if (x.name, x.dso) in keep]
+        return _union(self.top(top), self.top(top, by="total"), extra)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Profile:
         return _RecordedProfile.from_dict(d)
+
+
+def sides_to_dicts(profiles: dict[str, Profile]) -> dict[str, dict[str, Any]]:
+    """Profiles compared side by side, as a record keeps them: each side keeps
+    its share of the others' heads too, so the delta read back is the one
+    printed live (analysis.profile_delta ranks the heads' union)."""
+    heads = {n: p.head() for n, p in profiles.items()}
+    return {
+        n: p.to_dict(keep=set().union(*(h for m, h in heads.items() if m != n)))
+        for n, p in profiles.items()
+    }
 
 
 def _union(*lists: list[SymbolShare]) -> list[SymbolShare]:
@@ -235,21 +268,17 @@ class _RecordedProfile(Profile):
     def cost_pct(self) -> float | None:
         return self.recorded_cost_pct
 
-    def to_dict(self, top: int = TOP) -> dict[str, Any]:
-        return {
-            "event": self.event,
-            "perf_version": self.perf_version,
-            "frequency": self.frequency,
-            "cpus": list(self.cpus),
-            "na": self.na,
-            "notes": list(self.notes),
-            "samples": self.recorded_samples,
-            "cpu_samples": self.recorded_cpu_samples,
-            "owners": dict(self.recorded_owners),
-            "windows": [{"t0": a, "t1": b, "samples": n} for a, b, n in self.recorded_windows],
-            "cost_pct": self.recorded_cost_pct,
-            "symbols": [s.to_dict() for s in self.symbols],  # as read: no re-ranking
-        }
+    def _cpu_samples(self) -> int:
+        return self.recorded_cpu_samples
+
+    def _owners(self) -> dict[str, int]:
+        return dict(self.recorded_owners)
+
+    def _spans(self) -> list[tuple[float, float, int]]:
+        return list(self.recorded_windows)
+
+    def _kept(self, top: int, keep: Collection[tuple[str, str]]) -> list[SymbolShare]:
+        return list(self.symbols)  # as read: no re-ranking
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> _RecordedProfile:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import UsageError
 from ..counters import SlotWriter
+from ..opstats import OpStats
 from ..placement import place
 from .option import Option
 
@@ -71,7 +72,7 @@ class Workload:
     """A ping-pong mechanism. Subclasses fill in the hooks they need.
 
     A subclass declares `name`, `original`, `summary`, `one_round`, `timed` and
-    `options` (tests/test_workload_registry.py fails until it does).
+    `options` (tests/engine/test_workload_registry.py fails until it does).
     """
 
     name: str = ""
@@ -131,7 +132,7 @@ class Workload:
         """Where each unit's timed phases stand (msgbench); see phase_stats."""
         return {}
 
-    def phase_stats(self, pairs: list, since: dict[int, int] | None = None) -> dict | None:
+    def phase_stats(self, pairs: list, since: dict[int, int] | None = None) -> OpStats | None:
         """Per-phase rates of a workload that times its phases itself, else None."""
         return None
 

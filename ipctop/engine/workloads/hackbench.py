@@ -93,22 +93,15 @@ def run_fixed(
     transport: str = "socket",
     mode: str = "processes",
     cpus: list[int] | None = None,
-) -> float:
-    """Seconds G groups take to pass every message (hackbench's "Time:")."""
-    return float(_fixed(groups, fds, loops, size, transport, mode, cpus, False))
-
-
-def run_fixed_groups(
-    groups: int,
-    fds: int = DEFAULT_FDS,
-    loops: int = DEFAULT_LOOPS,
-    size: int = DEFAULT_SIZE,
-    transport: str = "socket",
-    mode: str = "processes",
-    cpus: list[int] | None = None,
+    per_group: bool = False,
 ) -> FixedRun:
-    """run_fixed with each group's own time and CPUs (what a load record keeps per group)."""
-    seconds, times, task_cpus = _fixed(groups, fds, loops, size, transport, mode, cpus, True)
+    """The seconds G groups take to pass every message (hackbench's "Time:");
+    per_group adds each group's own time and CPUs (what a load record keeps),
+    which costs the tasks an end-time note each."""
+    got = _fixed(groups, fds, loops, size, transport, mode, cpus, per_group)
+    if not per_group:
+        return FixedRun(float(got), (), ())
+    seconds, times, task_cpus = got
     per = 2 * fds
     where = tuple(
         tuple(sorted({c for c in task_cpus[g * per : (g + 1) * per] if c >= 0}))

@@ -28,7 +28,7 @@ from contextlib import suppress
 from typing import Any
 
 from ...errors import ResourceError, UsageError
-from ..opstats import OpRate, spread
+from ..opstats import OpRate, OpStats, spread
 from ..reaper import (
     IDS_OFFSET,
     KEY_PREFIX,
@@ -252,8 +252,8 @@ class SysvLifecycle(Workload):
         """Repeats each unit has finished so far; phase_stats(since=) counts the ones after."""
         return {p.index: p.res.py[0].repeats() for p in pairs if p.res.py[0] is not None}
 
-    def phase_stats(self, pairs: list, since: dict[int, int] | None = None) -> dict | None:
-        """{phase: per_s (sum over threads), avg, stddev, min, max, n} of per-repeat rates.
+    def phase_stats(self, pairs: list, since: dict[int, int] | None = None) -> OpStats | None:
+        """{phase: OpRate} of per-repeat rates: per_s the sum over threads, n the repeats.
 
         A phase's rate in one repeat is M calls over that phase's time. With
         `since`, only repeats finished after that mark (at most the ring's 64).
@@ -278,7 +278,7 @@ class SysvLifecycle(Workload):
         if not any(rates):
             return None
         return {
-            name: {**spread(rs, sum(means)), "n": len(rs)}
+            name: spread(rs, sum(means), n=len(rs))
             for name, rs, means in zip(LIFECYCLE_OPS, rates, per_thread)
             if rs
         }

@@ -15,7 +15,6 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Static
 
-from ...analysis.point_diff import point_difference
 from ...analysis.scaling import ScalingPoint
 from ...analysis.stats import TooFewWindows, fmt_diff, pct_digits
 from ...live.baseline import Baseline
@@ -58,7 +57,7 @@ def baseline_verdict(
         return "", Text(f"vs {label}: {why}")
     diff = baseline.diff_at(live.pairs, live.total_ops_per_s)
     try:
-        d = point_difference(theirs, live)
+        d = baseline.difference(theirs, live)
     except TooFewWindows:
         # Old records keep no windows: the figure without a verdict it cannot support.
         return f"{diff:+.0f}", Text(f"vs {label}: no interval (the record has no windows)")

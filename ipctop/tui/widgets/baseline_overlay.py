@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...analysis.point_diff import point_difference
 from ...analysis.scaling import ScalingPoint
 from ...analysis.stats import IMPROVEMENT, REGRESSION, TooFewWindows
 from ...live.baseline import Baseline
@@ -38,7 +37,7 @@ def diff_style(baseline: Baseline | None, point: ScalingPoint) -> str:
     if theirs is None or not point.settled:
         return ""
     try:
-        verdict = point_difference(theirs, point).verdict
+        verdict = baseline.difference(theirs, point).verdict
     except TooFewWindows:
         return ""
     return {REGRESSION: "bold red", IMPROVEMENT: "bold green"}.get(verdict, "")
