@@ -49,9 +49,10 @@ def run(args: argparse.Namespace) -> int:
         f"descriptors each (== {tasks} tasks)"
     )
     print(f"Each sender will pass {args.loops} messages of {args.size} bytes")
-    seconds = run_fixed(
-        args.groups, args.fds, args.loops, args.size, args.transport, mode, cpus
-    ).seconds
-    print(f"Time: {seconds:.3f}")
-    print(f"# ipctop hackbench · {args.transport} · CPUs {cpu_text(cpus)} · engine native (C)")
+    run = run_fixed(args.groups, args.fds, args.loops, args.size, args.transport, mode, cpus)
+    print(f"Time: {run.seconds:.3f}")
+    print(
+        f"# ipctop hackbench · {args.transport} · CPUs {cpu_text(cpus)} · engine native (C), "
+        f"{run.tasks_line}"
+    )
     return 0

@@ -18,8 +18,10 @@ from ..engine.workloads.hackbench import (
     FixedRun,
     check_message,
     check_transport,
+    forked_by,
     group_load,
     run_fixed,
+    tasks_line,
 )
 from ..engine.workloads.load_limits import check_load
 from ..errors import UsageError
@@ -60,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
     check_load(group_load(loads[-1], args.fds, args.mode, fixed=True))
     print(
         f"ipctop sweep · hackbench · {args.fds} fds · {loops} loops · {size} B · {transport} · "
-        f"{args.mode} · engine native (C) · CPUs {cpu_text(cpus)} · groups "
+        f"{args.mode} · engine native (C), {tasks_line(forked_by(args.mode))} · "
+        f"CPUs {cpu_text(cpus)} · groups "
         f"{','.join(map(str, loads))} · {args.repeat} fresh run(s) per load"
     )
     print(

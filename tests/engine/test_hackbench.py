@@ -20,6 +20,7 @@ from ipctop.engine.config import EngineConfig
 from ipctop.engine.engine import Engine
 from ipctop.engine.objects import _native
 from ipctop.engine.workloads.hackbench import run_fixed
+from ipctop.engine.workloads.hackbench_launch import LAUNCHER, launcher
 from ipctop.engine.workloads.load_limits import Load, check_load
 from ipctop.errors import ResourceError
 
@@ -114,7 +115,15 @@ def test_the_hackbench_command_prints_hackbench_s_lines() -> None:
     )
     assert lines[1] == "Each sender will pass 10 messages of 100 bytes"
     assert lines[2].startswith("Time: ") and float(lines[2].split()[1]) >= 0
-    assert "engine native" in lines[3]
+    assert "engine native" in lines[3] and "tasks are threads" in lines[3]
+
+
+@needs_native
+def test_the_hackbench_command_names_who_forked_the_processes() -> None:
+    r = run_cli("hackbench", "--groups", "1", "--fds", "2", "--loops", "5", "--mode", "process")
+    assert r.returncode == 0, r.stderr
+    said = "tasks forked by the small launcher" if launcher() else "tasks forked by ipctop itself"
+    assert said in r.stdout.splitlines()[3]
 
 
 @needs_native
@@ -135,9 +144,9 @@ def test_a_task_killed_mid_run_ends_the_run_with_one_line_and_nothing_left() -> 
         cwd=ROOT,
     )  # fmt: skip
     try:
-        parent = psutil.Process(proc.pid)
-        assert wait_for(lambda: len(parent.children()) == 4, timeout=30), parent.children()
-        tasks = sorted(parent.children(), key=lambda c: c.pid)  # R0, R1, then S0, S1
+        launcher = _the_launcher(psutil.Process(proc.pid))
+        assert wait_for(lambda: len(launcher.children()) == 4, timeout=30), launcher.children()
+        tasks = sorted(launcher.children(), key=lambda c: c.pid)  # R0, R1, then S0, S1
         # Under way once a sender has written a message (not only its "ready").
         assert wait_for(lambda: tasks[-1].io_counters().write_chars > 100, timeout=30)
         os.kill(tasks[0].pid, signal.SIGKILL)
@@ -151,6 +160,50 @@ def test_a_task_killed_mid_run_ends_the_run_with_one_line_and_nothing_left() -> 
     assert len(lines) == 1 and "a task was killed by a signal" in lines[0], err
     assert "Time:" not in out
     assert not [t for t in tasks if _alive(t)]
+
+
+def _the_launcher(ipctop: psutil.Process) -> psutil.Process:
+    """ipctop's one child in a process-mode fixed run: the launcher, which forks the tasks."""
+    assert wait_for(lambda: len(ipctop.children()) == 1, timeout=30), ipctop.children()
+    child = ipctop.children()[0]
+    assert wait_for(lambda: child.exe() == str(LAUNCHER), timeout=10), child.cmdline()
+    return child
+
+
+@needs_native
+@two_cpus
+def test_process_mode_tasks_are_the_launchers_and_die_with_a_killed_ipctop() -> None:
+    """The tasks are forked by the small launcher, never by ipctop's Python process (whose
+    page tables every task would copy and tear down inside the timed span), and a
+    SIGKILLed ipctop takes the launcher and every task with it (parent-death signals)."""
+    import signal
+    import subprocess
+
+    if launcher() is None:
+        pytest.skip("the launcher executable was not built (setup.py builds it with the extension)")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ipctop", "hackbench", "--groups", "2", "--fds", "2",
+         "--loops", "100000000", "--mode", "process"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )  # fmt: skip
+    try:
+        ipctop = psutil.Process(proc.pid)
+        child = _the_launcher(ipctop)
+        assert wait_for(lambda: len(child.children()) == 8, timeout=30), child.children()
+        tasks = child.children()
+        assert all(t.ppid() == child.pid for t in tasks)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert wait_for(lambda: not _alive(child) and not [t for t in tasks if _alive(t)], 30), [
+        p.pid for p in [child, *tasks] if _alive(p)
+    ]
 
 
 def _alive(p: psutil.Process) -> bool:
@@ -233,9 +286,11 @@ def test_groups_added_and_removed_live_leave_nothing(transport: str, mode: str) 
             return sum(engine.counters.rounds(e.slot) for e in pair.ends)
 
         assert wait_for(lambda: all(delivered(p) > 0 for p in engine.pairs))
-        # Senders count their writes in ops[0], receivers their messages as rounds.
-        sender = engine.counters.read(engine.pairs[0].ends[0].slot)
-        assert sender.ops[0] > 0 and sender.rounds == 0
+        # Senders count their writes in ops[0], receivers their messages as rounds. The
+        # receivers' messages may all be S1's and S2's so far (a loaded box): wait for S0's.
+        slot = engine.pairs[0].ends[0].slot
+        assert wait_for(lambda: engine.counters.read(slot).ops[0] > 0)
+        assert engine.counters.read(slot).rounds == 0
         removed = engine.remove_pair()
         assert removed is not None and len(engine.pairs) == 1
         still = delivered(engine.pairs[0])

@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 
 from ...errors import IpctopError, ResourceError, UsageError
 from .base import PairResources, Workload
+from .hackbench_launch import launcher, run_launched
 from .limits import check_pipe_size, check_socket_size, fd_error
 from .load_limits import Load, check_load
 from .option import Option
@@ -83,6 +84,25 @@ class FixedRun(NamedTuple):
     seconds: float
     group_seconds: tuple[float, ...]
     group_cpus: tuple[tuple[int, ...], ...]  # the CPUs a group's tasks ended on
+    forked_by: str = "launcher"  # process mode: "launcher", or "ipctop" without it; threads: ""
+
+    @property
+    def tasks_line(self) -> str:
+        return tasks_line(self.forked_by)
+
+
+def forked_by(mode: str) -> str:
+    """Who forks a fixed run's tasks: "launcher", "ipctop" (no launcher built), "" (threads)."""
+    return "" if mode != "processes" else "launcher" if launcher() else "ipctop"
+
+
+def tasks_line(forked: str) -> str:
+    """Who made the tasks, for every output that names the engine."""
+    if forked == "launcher":
+        return "tasks forked by the small launcher"
+    if forked == "ipctop":
+        return "tasks forked by ipctop itself (launcher not built: exits cost more)"
+    return "tasks are threads"
 
 
 def run_fixed(
@@ -98,16 +118,17 @@ def run_fixed(
     """The seconds G groups take to pass every message (hackbench's "Time:");
     per_group adds each group's own time and CPUs (what a load record keeps),
     which costs the tasks an end-time note each."""
+    forked = forked_by(mode)
     got = _fixed(groups, fds, loops, size, transport, mode, cpus, per_group)
     if not per_group:
-        return FixedRun(float(got), (), ())
+        return FixedRun(float(got), (), (), forked)
     seconds, times, task_cpus = got
     per = 2 * fds
     where = tuple(
         tuple(sorted({c for c in task_cpus[g * per : (g + 1) * per] if c >= 0}))
         for g in range(groups)
     )
-    return FixedRun(seconds, tuple(times), where)
+    return FixedRun(seconds, tuple(times), where, forked)
 
 
 def _fixed(
@@ -127,11 +148,13 @@ def _fixed(
     transport = check_transport(transport)
     check_message(transport, size)
     check_load(group_load(groups, fds, mode, fixed=True))
+    pipes, processes = transport == "pipe", mode == "processes"
     with on_cpus(cpus):
         try:
-            return _native.hackbench_run(
-                groups, fds, loops, size, transport == "pipe", mode == "processes", groups_too
-            )
+            if processes and launcher():
+                seconds, times, task_cpus = run_launched(groups, fds, loops, size, pipes)
+                return (seconds, times, task_cpus) if groups_too else seconds
+            return _native.hackbench_run(groups, fds, loops, size, pipes, processes, groups_too)
         except OSError as exc:
             if exc.errno in (errno.EAGAIN, errno.EMFILE, errno.ENFILE, errno.ENOMEM):
                 raise ResourceError(
