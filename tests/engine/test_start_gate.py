@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -112,6 +113,32 @@ def test_an_error_in_a_gated_batch_drops_it_and_opens_the_gate() -> None:
         # The engine goes on: a later single pair is never gated and runs.
         pair = engine.add_pair()
         assert wait_for(lambda: all(w > 0 for w in _work(engine, [pair])))
+    finally:
+        engine.stop()
+
+
+@needs_native
+@pytest.mark.parametrize("mode", ["threads", "processes"])
+def test_a_signal_while_gated_drops_the_batch_and_opens_the_gate(mode: str) -> None:
+    from ipctop.signals import Interrupted, interruptible
+
+    engine = Engine(EngineConfig(workload="sysv-msg", cpus=_cpus("sysv-msg"), mode=mode))
+    ends = []
+
+    def progress(launched: int, running: int, total: int) -> None:
+        if running == total:
+            ends.extend(engine.ends())
+            os.kill(os.getpid(), signal.SIGTERM)  # a real signal, as a kill of ipctop sends
+            time.sleep(5)  # the handler's exception cuts this short
+
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(Interrupted), interruptible():
+            engine.add_pairs(3, progress)
+        assert time.monotonic() - t0 < 5
+        assert not engine.pairs and not engine.counters.gate_closed
+        assert [(engine.counters.read(e.slot).state, engine.counters.rounds(e.slot))
+                for e in ends] == [("done", 0)] * 6  # fmt: skip
     finally:
         engine.stop()
 
