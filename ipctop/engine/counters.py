@@ -2,6 +2,7 @@
 
 The block is an anonymous MAP_SHARED mapping made before any worker starts,
 so forked ends in processes mode write the same pages the monitor reads.
+After the slots comes a control area of one slot's size: the start gate's word.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ _ACK = struct.Struct("<I")
 _STATS = struct.Struct("<iQQQ")
 _STATS_OFFSET = SLOT_OFFSETS["cpu"]
 _STATS_BUSY = 0xFFFFFFFF  # IPCTOP_STATS_BUSY: the end is writing its answer
+CONTROL_SIZE = SLOT_SIZE  # the control area after the slots
+_GATE = struct.Struct("<I")
 
 STATES = {0: "starting", 1: "running", 2: "done", 3: "failed", 4: "removed externally"}
 ENDED = (3, 4)  # the codes of "failed" and "removed externally"
@@ -59,9 +62,12 @@ class CounterBlock:
 
     def __init__(self, capacity: int = 4096) -> None:
         self.capacity = capacity
-        self.buf = mmap.mmap(-1, capacity * SLOT_SIZE)
+        self.buf = mmap.mmap(-1, capacity * SLOT_SIZE + CONTROL_SIZE)
         self.latency = LatencyBlock(capacity)  # the slots are full: timing has its own
         self._free = list(range(capacity - 1, -1, -1))
+        #: where the start gate's word is: 0 when open, else the id of the batch it holds
+        self.gate_offset = capacity * SLOT_SIZE
+        self._gate_ids = 0
 
     def allocate(self) -> int:
         if not self._free:
@@ -117,6 +123,35 @@ class CounterBlock:
             if ack != _STATS_BUSY and _ACK.unpack_from(self.buf, off + _ACK_OFFSET)[0] == ack:
                 return EndStats(ack, *fields)
         return None
+
+    # -- the start gate (native/gate.c) -----------------------------------------
+    def close_gate(self) -> int:
+        """Close the gate for a new batch and return its id, for the batch's native ends."""
+        self._gate_ids = self._gate_ids % 0xFFFFFFFF + 1  # never 0, which is "open"
+        _GATE.pack_into(self.buf, self.gate_offset, self._gate_ids)
+        return self._gate_ids
+
+    def open_gate(self) -> None:
+        """Open the gate and wake every end held by it; safe to call when open."""
+        from .objects import _native
+
+        if _native is not None:
+            _native.gate_set(self.buf, self.gate_offset, 0)
+        else:  # no native end can wait on it: the word alone is enough
+            _GATE.pack_into(self.buf, self.gate_offset, 0)
+
+    def wake_gate(self) -> None:
+        """Wake the ends held by the gate without opening it: a stopped one ends,
+        the others wait on (the batch's remaining pairs go on starting)."""
+        from .objects import _native
+
+        word = _GATE.unpack_from(self.buf, self.gate_offset)[0]
+        if _native is not None:
+            _native.gate_set(self.buf, self.gate_offset, word)
+
+    @property
+    def gate_closed(self) -> bool:
+        return _GATE.unpack_from(self.buf, self.gate_offset)[0] != 0
 
     def close(self) -> None:
         self.buf.close()

@@ -111,6 +111,7 @@ class Engine:
                 self.pairs.clear()
                 self.workload.close()
             finally:
+                self.counters.open_gate()  # stop() inside a bulk start's progress callback
                 if self._launcher.forker is not None:
                     self._launcher.forker.close()
                 if self.reaper is not None:
@@ -144,35 +145,49 @@ class Engine:
 
         Waiting for each new end's first time slice before launching the next
         costs a slice per pair, seconds each on a loaded box (BENCHMARKS.md,
-        "Bulk start"). progress(launched, running, n)
-        is called as they come up. If any pair cannot start, every pair of the
-        batch is stopped and removed before the error is raised.
+        "Bulk start"). And native ends would start their rounds as soon as each
+        is launched, taking the CPU from this thread while it launches the rest:
+        they wait behind the counter block's start gate, closed for the batch
+        and opened once every end has published its start, or whatever ends it.
+        progress(launched, running, n) is called as they come up, the gate still
+        closed. If any pair cannot start, every pair of the batch is stopped and
+        removed before the error is raised.
         """
         if not self._opened:
             self.start()
         batch: list[Pair] = []
         self.workload.check_units(n)
         with self._lock:
+            gate = self.counters.close_gate() if self.kind == "native" else 0
             try:
                 for _ in range(n):
                     # Each pair is whole (deferred) before a signal may unwind us.
-                    batch.append(self._launch_pair(None))
+                    batch.append(self._launch_pair(None, gate))
                     if progress is not None and len(batch) % PROGRESS_EVERY == 0:
                         progress(len(batch), 0, n)
                 for k, pair in enumerate(batch, start=1):
+                    self._check_open()  # a progress callback may have stopped the engine
                     await_start(self.counters, pair)
                     if progress is not None and (k % PROGRESS_EVERY == 0 or k == n):
                         progress(n, k, n)
+                self._check_open()
             except BaseException:
-                self._drop(batch)
+                if not self._closed:  # stop() already stopped and released them
+                    self._drop(batch)
                 raise
+            finally:
+                self.counters.open_gate()
         return batch
 
-    def _launch_pair(self, cpu: int | None) -> Pair:
-        """Create one pair's objects and launch its ends; it is in self.pairs on return."""
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("engine stopped")
+
+    def _launch_pair(self, cpu: int | None, gate: int = 0) -> Pair:
+        """Create one pair's objects and launch its ends, held by the start gate
+        `gate` if not 0; it is in self.pairs on return."""
         with deferred(), objects.tracking(self.reaper):
-            if self._closed:
-                raise RuntimeError("engine stopped")
+            self._check_open()
             if cpu is not None and cpu not in self.cpus:
                 raise UsageError(f"CPU {cpu} is not one of this run's CPUs {self.cpus}")
             index = len(self.pairs)
@@ -187,7 +202,7 @@ class Engine:
                 pair = Pair(index, tuple(ends), res)
                 for r, end in enumerate(ends):
                     try:
-                        self._launcher.launch(pair, end, r)
+                        self._launcher.launch(pair, end, r, gate)
                     except (OSError, RuntimeError) as exc:
                         raise task_error(exc, f"pair {index} {end.role}") from None
             except BaseException:
@@ -318,6 +333,8 @@ class Engine:
         for pair in pairs:
             for end in pair.ends:
                 self.counters.request_stop(end.slot)
+        if self.counters.gate_closed:
+            self.counters.wake_gate()  # its ends see their stop now, not at the next poll
         for pair in pairs:
             try:
                 self.workload.wake(pair.res, pair.index)

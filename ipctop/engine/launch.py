@@ -48,6 +48,10 @@ class Pair:
         return self.state == "running"
 
 
+#: timed_args' trailing defaults, put back when a gate follows them
+_TIMED_DEFAULTS = (None, -1, 1, 0, 0)
+
+
 @dataclass
 class Launcher:
     """Launches ends for one engine; the forker is set once processes mode opened."""
@@ -60,10 +64,12 @@ class Launcher:
     timing: bool  # the ends time their rounds (see Engine.timing)
     forker: Forker | None = None
 
-    def launch(self, pair: Pair, end: End, role: int) -> None:
-        """Start one end; it runs (or fails) on its own from here."""
+    def launch(self, pair: Pair, end: End, role: int, gate: int = 0) -> None:
+        """Start one end; it runs (or fails) on its own from here. A native end given
+        a gate id publishes its start, then waits for the counter block's start gate
+        (Engine.add_pairs); Python ends are never held."""
         args = pair.res.args[role]
-        timed = self.timed_args(pair, role)
+        timed = self.end_args(pair, role, gate)
         if self.config.mode == "processes":
             assert self.forker is not None
             if self.kind == "native":
@@ -85,7 +91,7 @@ class Launcher:
         target = self.run_native if self.kind == "native" else self.run_python
         end.thread = threading.Thread(
             target=target,
-            args=(pair, end, role),
+            args=(pair, end, role, gate),
             name=f"ipctop-pair{pair.index}{end.role}",
             daemon=True,
         )
@@ -101,7 +107,14 @@ class Launcher:
         peer = pair.ends[1 - role].slot
         return (self.counters.latency.buf, peer, self.config.latency_every, rt, *think)
 
-    def run_native(self, pair: Pair, end: End, role: int) -> None:
+    def end_args(self, pair: Pair, role: int, gate: int) -> tuple:
+        """timed_args, then the gate's offset and the batch's id when gated."""
+        timed = self.timed_args(pair, role)
+        if not gate:
+            return timed
+        return (*timed, *_TIMED_DEFAULTS[len(timed) :], self.counters.gate_offset, gate)
+
+    def run_native(self, pair: Pair, end: End, role: int, gate: int = 0) -> None:
         try:
             _native.run_end(
                 self.counters.buf,
@@ -111,12 +124,12 @@ class Launcher:
                 -1 if end.bound_cpu is None else end.bound_cpu,
                 pair.res.args[role],
                 pair.res.shm,
-                *self.timed_args(pair, role),
+                *self.end_args(pair, role, gate),
             )
         except Exception as exc:  # reported by poll(): the slot never reached "running"
             self.events.append(f"pair {pair.index} {end.role}: {exc}")
 
-    def run_python(self, pair: Pair, end: End, role: int) -> None:
+    def run_python(self, pair: Pair, end: End, role: int, gate: int = 0) -> None:
         writer = SlotWriter(self.counters, end.slot, self.config.think_ns)
         err = 0
         try:

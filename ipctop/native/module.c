@@ -54,7 +54,8 @@ static loop_fn find_loop(const char *name)
 }
 
 /* Runs one end to completion; records tid, state and errno in its slot. */
-static int run_loop(loop_fn loop, struct end_ctx *ctx, int cpu, int rt)
+static int run_loop(loop_fn loop, struct end_ctx *ctx, int cpu, int rt, uint32_t *gate,
+                    uint32_t gate_id)
 {
     struct end_slot *s = ctx->slot;
     int err;
@@ -88,6 +89,11 @@ static int run_loop(loop_fn loop, struct end_ctx *ctx, int cpu, int rt)
         }
     }
     __atomic_store_n(&s->state, ST_RUNNING, __ATOMIC_RELEASE);
+    /* After ST_RUNNING, which the engine waits for before it opens the gate. */
+    if (gate && ipctop_gate_wait(s, gate, gate_id)) {
+        __atomic_store_n(&s->state, ST_DONE, __ATOMIC_RELEASE);
+        return 0;
+    }
     err = loop(ctx);
     s->last_errno = err;
     int state = ST_DONE;
@@ -107,6 +113,8 @@ struct prepared {
     int have_shm;
     Py_buffer lat;
     int have_lat;
+    uint32_t *gate; /* NULL: not held at the start (a single add, or no bulk start) */
+    uint32_t gate_id;
 };
 
 static void release(struct prepared *p)
@@ -140,7 +148,7 @@ static int prepare_latency(struct prepared *p, PyObject *lat, Py_ssize_t slot, P
 }
 
 /* Parses (counters, slot, workload, role, cpu, args[, shm[, lat, peer_slot, every, rt,
- * think_ns]]). */
+ * think_ns[, gate_offset, gate_id]]]); a gate_offset of -1 is no gate. */
 static int prepare(PyObject *a, struct prepared *p)
 {
     Py_ssize_t slot, peer = -1;
@@ -148,11 +156,23 @@ static int prepare(PyObject *a, struct prepared *p)
     PyObject *args, *shm = Py_None, *lat = Py_None;
     unsigned int every = 1;
     unsigned long long think_ns = 0;
+    Py_ssize_t gate_off = -1;
+    unsigned int gate_id = 0;
 
     memset(p, 0, sizeof(*p));
-    if (!PyArg_ParseTuple(a, "w*nsiiO|OOnIiK", &p->counters, &slot, &name, &p->ctx.role, &p->cpu,
-                          &args, &shm, &lat, &peer, &every, &p->rt, &think_ns))
+    if (!PyArg_ParseTuple(a, "w*nsiiO|OOnIiKnI", &p->counters, &slot, &name, &p->ctx.role,
+                          &p->cpu, &args, &shm, &lat, &peer, &every, &p->rt, &think_ns, &gate_off,
+                          &gate_id))
         return -1;
+    if (gate_off >= 0) {
+        if (gate_off % 4 || gate_off + 4 > p->counters.len || gate_id == 0) {
+            PyBuffer_Release(&p->counters);
+            PyErr_SetString(PyExc_ValueError, "gate word outside the counter block, or id 0");
+            return -1;
+        }
+        p->gate = (uint32_t *)((char *)p->counters.buf + gate_off);
+        p->gate_id = gate_id;
+    }
     p->ctx.think_loops = think_ns ? ipctop_think_loops(think_ns) : 0;
     p->ctx.think_ns = think_ns;
     p->ctx.think_skip = 1; /* the first think is timed */
@@ -211,7 +231,7 @@ static PyObject *run_end(PyObject *self, PyObject *a)
     if (prepare(a, &p) < 0)
         return NULL;
     Py_BEGIN_ALLOW_THREADS
-    err = run_loop(p.loop, &p.ctx, p.cpu, p.rt);
+    err = run_loop(p.loop, &p.ctx, p.cpu, p.rt, p.gate, p.gate_id);
     Py_END_ALLOW_THREADS
     release(&p);
     return PyLong_FromLong(err);
@@ -237,7 +257,7 @@ static PyObject *fork_end(PyObject *self, PyObject *a)
         signal(SIGPIPE, SIG_IGN);
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        _exit(run_loop(p.loop, &p.ctx, p.cpu, p.rt) ? 1 : 0);
+        _exit(run_loop(p.loop, &p.ctx, p.cpu, p.rt, p.gate, p.gate_id) ? 1 : 0);
     }
     int err = errno;
     release(&p);
@@ -476,6 +496,7 @@ PyObject *ipctop_lat_summary(PyObject *self, PyObject *a);
 PyObject *ipctop_lat_bucket(PyObject *self, PyObject *a);
 PyObject *ipctop_hackbench_run(PyObject *self, PyObject *a);
 PyObject *ipctop_read_tasks(PyObject *self, PyObject *a);
+PyObject *ipctop_gate_set(PyObject *self, PyObject *a);
 
 /* Where each field of the counter slot is: tests/engine/test_workload_registry.py
  * checks that engine/counters.py reads the same offsets. */
@@ -508,8 +529,8 @@ static PyObject *slot_layout(PyObject *self, PyObject *unused)
 
 static PyMethodDef methods[] = {
     {"run_end", run_end, METH_VARARGS,
-     "run_end(counters, slot, workload, role, cpu, args[, shm[, lat, peer, every, rt]]) -> errno; "
-     "GIL released"},
+     "run_end(counters, slot, workload, role, cpu, args[, shm[, lat, peer, every, rt, think_ns"
+     "[, gate_offset, gate_id]]]) -> errno; GIL released"},
     {"fork_end", fork_end, METH_VARARGS,
      "fork_end(counters, slot, workload, role, cpu, args[, shm]) -> pid of a C-only child"},
     {"msg_create", msg_create, METH_VARARGS, "msg_create(key, mode) -> msqid (IPC_EXCL)"},
@@ -522,6 +543,8 @@ static PyMethodDef methods[] = {
     {"mq_create", mq_create, METH_VARARGS,
      "mq_create(name, mode, maxmsg, msgsize) -> mqd (O_EXCL)"},
     {"mq_unlink", mq_remove, METH_VARARGS, "mq_unlink(name) -> False if already gone"},
+    {"gate_set", ipctop_gate_set, METH_VARARGS,
+     "gate_set(counters, offset, value) -> ends woken: store the start gate's word, wake all"},
     {"workloads", workloads, METH_NOARGS, "names of the workloads with a native loop"},
     {"slot_layout", slot_layout, METH_NOARGS, "{field: offset} of struct end_slot"},
     {"lat_take", ipctop_lat_take, METH_VARARGS,

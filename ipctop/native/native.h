@@ -272,4 +272,7 @@ static inline void think(struct end_ctx *c)
 
 uint64_t ipctop_think_loops(uint64_t think_ns);
 
+/* gate.c: 1 when the end was stopped while the bulk start's gate held it. */
+int ipctop_gate_wait(const struct end_slot *s, uint32_t *gate, uint32_t id);
+
 #endif
