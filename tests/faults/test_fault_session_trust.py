@@ -10,6 +10,7 @@ is the point; the autouse fixture checks that nothing leaked.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -184,19 +185,51 @@ def test_a_fifo_or_folder_named_like_a_tag_is_passed_over(make: str, command: st
 # --- 6: a full /run/ipctop, and a monitor SIGKILLed while it holds the live lock -----
 
 
+# tmpfs gives a file its inode but not its first block: the O_EXCL create of the claim
+# succeeds and the write of its pid fails, as on a full disk. With no inode left the
+# create itself fails (an inode-exhausted disk).
+FULL = {
+    "full": f"{tmpfs_over('/run', 'size=64k')} && mkdir -m 0700 /run/ipctop && {fill('/run/fill')}",
+    "no-inodes": f"{tmpfs_over('/run', 'nr_inodes=64')} && mkdir -m 0700 /run/ipctop && "
+    "i=0; while touch /run/f$i 2>/dev/null; do i=$((i+1)); done",
+}
+
+
 @root
-def test_a_full_session_directory_leaves_no_empty_claim() -> None:
-    # tmpfs gives the file its inode but not its first block: the O_EXCL create of the
-    # claim succeeds and the write of its pid fails, as on a full disk.
+@pytest.mark.parametrize("disk", list(FULL))
+def test_a_full_session_directory_is_named_and_leaves_no_empty_claim(disk: str) -> None:
     r = sh(
-        f"{tmpfs_over('/run', 'size=64k')} && mkdir -m 0700 /run/ipctop && {fill('/run/fill')}; "
+        f"{FULL[disk]}; "
         f"env -u XDG_RUNTIME_DIR {PY} -m ipctop run --cpus 0 --seconds 0.3; echo exit=$?; "
         "echo files: $(ls /run/ipctop)",
         ns=("-i", *PRIVATE_TMP),
     )
     assert "exit=1" in r.stdout, (r.stdout, r.stderr)
-    assert "No space left on device" in one_line_of(r.stderr), r.stderr
+    line = one_line_of(r.stderr)
+    # Issue 27 #21: a full one read "cannot write the output: No space left on device".
+    assert line.startswith("ipctop: cannot write /run/ipctop/"), line
+    assert line.endswith(": No space left on device"), line
     assert r.stdout.strip().splitlines()[-1] == "files:", r.stdout
+
+
+@root
+def test_a_sweep_on_a_full_session_directory_names_it_and_keeps_an_interrupted_record(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "sweep.json"
+    r = sh(
+        f"{FULL['full']}; env -u XDG_RUNTIME_DIR {PY} -m ipctop sweep -w sysv-sem "
+        "--max-pairs 1 --cpus 0 --seconds 0.3 --warmup 0 --repeat 1 -q "
+        f"--json {out}; echo exit=$?",
+        ns=("-i", *PRIVATE_TMP),
+    )
+    assert "exit=1" in r.stdout, (r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr, r.stderr
+    said = r.stderr.strip().splitlines()
+    assert any(ln.startswith("ipctop: cannot write /run/ipctop/") for ln in said), said
+    assert f"record written to {out} (interrupted after 0 step(s))" in said, said
+    rec = json.loads(out.read_text())
+    assert rec["interrupted"] is True and rec["steps"] == []
 
 
 @root
