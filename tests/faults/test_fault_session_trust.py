@@ -71,7 +71,16 @@ def test_clean_keeps_a_live_run_whose_reaper_could_not_start(tmp_path: Path) -> 
 
 
 @root
-def test_clean_removes_posix_queues_without_dev_mqueue_mounted(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "command",
+    [
+        "run -w posix-mq --cpus 0 --pairs 2 --seconds 20",
+        # ab's slots make and remove their queues as run does (the issue: "same with ab").
+        "ab -w posix-mq --cpus 0 --pairs 2 --max-seconds 30 --precision 1 --window 0.2 --settle 0",
+    ],
+    ids=["run", "ab"],
+)
+def test_clean_removes_posix_queues_without_dev_mqueue_mounted(tmp_path: Path, command) -> None:
     mq = tmp_path / "mq"
     mq.mkdir()
     # The test's own view of the private namespace's queues, away from /dev/mqueue.
@@ -79,7 +88,7 @@ def test_clean_removes_posix_queues_without_dev_mqueue_mounted(tmp_path: Path) -
     r = sh(
         # Unmounted in the test's own mount namespace only, where the box mounts it.
         f"(! mountpoint -q /dev/mqueue || umount /dev/mqueue) && mount -t mqueue none {mq} && "
-        f"({PY} -m ipctop run -w posix-mq --cpus 0 --pairs 2 --seconds 20 >/dev/null 2>&1 & "
+        f"({PY} -m ipctop {command} >/dev/null 2>&1 & "
         f"E=$!; i=0; while [ {count} -lt 4 ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; "
         f"R=$(pgrep -P $E -f ipctop.engine.reaper); kill -KILL $E $R; wait $E; "
         f"echo before={count}; {PY} -m ipctop clean; echo after={count})",
