@@ -147,6 +147,27 @@ def test_an_untrusted_session_directory_is_refused(make: str, says: str, command
 
 
 @root
+def test_another_users_link_named_like_a_perf_folder_is_left_alone() -> None:
+    # Found by the issue 27 audit (finding 8's "every file ipctop trusts"): clean judged
+    # /tmp/ipctop-perf-PID-* by what a link points at, so uid 1's links to the user's
+    # own file and folder were "ours": a PermissionError traceback (sticky /tmp), and
+    # a folder "removed" that was not.
+    attacker = "setpriv --reuid=1 --regid=1 --clear-groups"
+    r = sh(
+        f"{tmpfs_over('/tmp', 'mode=1777')} && mkdir -m 0700 /tmp/v && echo keep > /tmp/v/f "
+        f"&& chown -R {USER}:{USER} /tmp/v && {attacker} ln -s /tmp/v/f /tmp/ipctop-perf-99999-x "
+        f"&& {attacker} ln -s /tmp/v /tmp/ipctop-perf-99998-y && "
+        f"{AS_USER} {PY} -m ipctop clean; echo exit=$?; ls /tmp; cat /tmp/v/f",
+        ns=("-i", *PRIVATE_TMP),
+    )
+    assert "Traceback" not in r.stderr, r.stderr
+    assert "exit=0" in r.stdout, (r.stdout, r.stderr)
+    assert "removed /tmp/ipctop-perf" not in r.stdout, r.stdout
+    assert "ipctop-perf-99999-x" in r.stdout and "ipctop-perf-99998-y" in r.stdout, r.stdout
+    assert r.stdout.strip().splitlines()[-1] == "keep", r.stdout
+
+
+@root
 def test_a_fresh_session_directory_is_made_private() -> None:
     r = sh(
         f"{tmpfs_over('/tmp')} && {AS_USER} {PY} -m ipctop clean && "
