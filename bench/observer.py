@@ -87,7 +87,7 @@ def headless_phase(engine: Engine, seconds: float) -> dict:
         time.sleep(WARMUP)
         return measure(engine, seconds, lambda: len(taken))
     finally:
-        sampler.stop()
+        sampler.close()
         priority.restore(pair_tids(engine))
 
 

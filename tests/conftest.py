@@ -216,8 +216,8 @@ class FilledDisk:
 
 
 @pytest.fixture
-def filling_disk(tmp_path: Path) -> Iterator[Callable[[str], FilledDisk]]:
-    """run(ARGS): `ipctop ARGS --json DISK/r.json`, DISK a 256 KiB tmpfs of its own
+def filling_disk(tmp_path: Path) -> Iterator[Callable[..., FilledDisk]]:
+    """run(ARGS[, OPTION]): `ipctop ARGS --json DISK/r.json` (OPTION for --json), DISK a 256 KiB tmpfs of its own
     mount namespace that is filled 1 s in, once ipctop has passed its start-up check
     of the path (the check's probe file is gone by then). Each kept record is
     removed afterwards. Needs root and unshare, and skips without them."""
@@ -227,12 +227,12 @@ def filling_disk(tmp_path: Path) -> Iterator[Callable[[str], FilledDisk]]:
         pytest.skip("unshare is not installed")
     kept: list[Path] = []
 
-    def run(args: str) -> FilledDisk:
+    def run(args: str, option: str = "--json") -> FilledDisk:
         disk = tmp_path / f"disk{len(kept)}"
         disk.mkdir()
         script = (
             f"{tmpfs_over(disk, 'size=256k', source='ipctop-test')} && "
-            f"({sys.executable} -m ipctop {args} --json {disk}/r.json & "
+            f"({sys.executable} -m ipctop {args} {option} {disk}/r.json & "
             f"sleep 1; {fill(disk / 'fill')}; wait $!)"
         )
         r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script],

@@ -11,6 +11,7 @@ import argparse
 import os
 import re
 import shutil
+import stat
 import tempfile
 import time
 from pathlib import Path
@@ -93,9 +94,12 @@ def orphan_perf_dirs(uid: int | None = None) -> list[Path]:
     for path, pattern in found:
         m = pattern.fullmatch(path.name)
         try:
-            mine = path.stat().st_uid == uid
+            st = path.lstat()
         except FileNotFoundError:
             continue
+        # The entry itself, never what a link points at: another user's symlink in
+        # /tmp to a file of ours made clean unlink what it may not (a traceback).
+        mine = st.st_uid == uid and not stat.S_ISLNK(st.st_mode)
         if m is not None and mine and not _alive(int(m.group(1))):
             out.append(path)
     return sorted(out)

@@ -30,6 +30,8 @@ def note(path: Path, name: str) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
         os.write(fd, f"{name}\n".encode())
+    except OSError as exc:  # os.write names no file: a full directory must be named
+        raise OSError(exc.errno, exc.strerror, str(path)) from exc
     finally:
         os.close(fd)
 

@@ -63,8 +63,12 @@ def claim_tag(pid: int, line: str | None = None) -> int:
         try:
             with os.fdopen(fd, "w") as f:
                 f.write(line or f"{pid}\n")
-        except BaseException:
+        except BaseException as exc:
             path.unlink(missing_ok=True)  # a full disk must not leave an empty claim
+            if isinstance(exc, OSError) and exc.filename is None:
+                # The buffered write's error names no file, and the user must learn
+                # which directory is full (it read "cannot write the output").
+                raise OSError(exc.errno, exc.strerror, str(path)) from exc
             raise
         return tag
     raise OSError("no free ipctop session tag (256 tries)")

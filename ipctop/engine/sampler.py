@@ -81,6 +81,10 @@ class Sampler:
         self._latency = Tracker(engine.counters.latency) if engine.timing else None
         self._stalls = StallWatch(interval)
         self._task_files = TaskFiles(proc)  # each thread's /proc files, open across ticks
+        # Held for a whole reading: close() takes it before closing the files, so a
+        # tick still reading (stop()'s join gave up on it) is waited out, never cut.
+        self._tick = threading.Lock()
+        self._closed = False
 
     @property
     def detail(self) -> bool:
@@ -99,6 +103,12 @@ class Sampler:
     # -- one reading ----------------------------------------------------------
     def sample(self) -> Sample:
         """Take one reading now, relative to the previous one."""
+        with self._tick:
+            if self._closed:
+                raise RuntimeError("the sampler is closed")
+            return self._reading()
+
+    def _reading(self) -> Sample:
         events = self.engine.poll()
         now = time.monotonic()
         dt = max(now - self._last_t, 1e-9)
@@ -366,39 +376,60 @@ class Sampler:
         )
 
     # -- the clock ------------------------------------------------------------
-    def sample_at(self, due: float) -> Sample | None:
+    def sample_at(self, due: float, halt: threading.Event | None = None) -> Sample | None:
         """Sleep until `due` (monotonic) and take a reading; None if stopped meanwhile.
 
         The ends are asked shortly before: the CPUs are free for them to answer
         while this thread sleeps, and each answer carries its own time.
         """
+        halt = self._halt if halt is None else halt
         lead = min(ASK_LEAD, self.interval / 4)
-        if self._halt.wait(max(0.0, due - lead - time.monotonic())):
+        if halt.wait(max(0.0, due - lead - time.monotonic())):
             return None
         self.ask()
-        if self._halt.wait(max(0.0, due - time.monotonic())):
+        if halt.wait(max(0.0, due - time.monotonic())):
             return None
-        return self.sample()
+        with self._tick:
+            # Looked at again under the lock: a close() that came during the wait wins.
+            if self._closed or halt.is_set():
+                return None
+            return self._reading()
 
     def start(self, callback: Callable[[Sample], None] | None = None) -> None:
         """Sample every interval on a thread of its own until stop()."""
-        self._halt.clear()
+        if self._closed:
+            raise RuntimeError("the sampler is closed")
+        # An event per thread: a thread stop() gave up joining keeps its own (set)
+        # one, so a start() after it cannot wake it again beside the new one.
+        self._halt = threading.Event()
         self._thread = threading.Thread(
-            target=self._loop, args=(callback,), name="ipctop-sampler", daemon=True
+            target=self._loop, args=(callback, self._halt), name="ipctop-sampler", daemon=True
         )
         self._thread.start()
 
     def stop(self) -> None:
+        """Stop the ticks and join the thread (for 2 s: a callback may wait on the
+        caller's own thread). The files stay open for a start() again."""
         self._halt.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(2.0)
         self._thread = None
 
-    def _loop(self, callback: Callable[[Sample], None] | None) -> None:
+    def close(self) -> None:
+        """stop(), wait out a reading still in progress, then close the /proc files.
+
+        In that order on every path: closed under a tick, the files made the
+        sampler thread die of "ValueError: TaskFiles is closed"."""
+        self.stop()
+        with self._tick:
+            self._closed = True
+            self._task_files.close()
+
+    def _loop(self, callback: Callable[[Sample], None] | None, halt: threading.Event) -> None:
         if self.monitor_cpu is not None:
             os.sched_setaffinity(0, {self.monitor_cpu})
         due = time.monotonic() + self.interval
-        while (sample := self.sample_at(due)) is not None:
+        while (sample := self.sample_at(due, halt)) is not None:
             if callback is not None:
                 callback(sample)
             # Re-arm from the schedule, but never queue up missed ticks.

@@ -53,9 +53,9 @@ class TaskFiles:
         # close (and let the kernel reuse) an fd the pass is reading.
         self._lock = threading.Lock()
         self._closer = weakref.finalize(self, _close_all, self._fds)
-        # Not at exit: a daemon sampler still mid-tick would find its files closed
-        # under it (ValueError tracebacks after the interpreter's last line); the
-        # kernel closes them with the process anyway.
+        # Closing is Sampler.close()'s, once its ticks have stopped. Not at exit: a
+        # daemon reader nobody closed may still be mid-tick there (ValueError
+        # tracebacks after the interpreter's last line); the kernel closes them.
         self._closer.atexit = False
 
     def read(self, ids: list[tuple[int, int]], detail: bool = False) -> list[TaskStat | None]:

@@ -80,17 +80,20 @@ def measure_engine(
     """
     sampler = Sampler(engine, interval=min(interval, max(seconds, 0.05)))
     sampler.detail = detail
-    _tick(sampler, warmup, None)
-    prime = sampler.sample()  # primes every per-interval difference at the window's start
-    tracker = Tracker(engine.counters.latency) if engine.timing else None
-    if tracker is not None:
-        tracker.read(engine.pairs)
-    ends = engine.ends()
-    t0 = time.monotonic()
-    r0 = [engine.counters.rounds(e.slot) for e in ends]
-    o0 = [engine.counters.read(e.slot).ops for e in ends]
-    mark = engine.workload.phase_mark(engine.pairs)
-    timeline = _tick(sampler, seconds, on_sample)
+    try:
+        _tick(sampler, warmup, None)
+        prime = sampler.sample()  # primes every per-interval difference at the window's start
+        tracker = Tracker(engine.counters.latency) if engine.timing else None
+        if tracker is not None:
+            tracker.read(engine.pairs)
+        ends = engine.ends()
+        t0 = time.monotonic()
+        r0 = [engine.counters.rounds(e.slot) for e in ends]
+        o0 = [engine.counters.read(e.slot).ops for e in ends]
+        mark = engine.workload.phase_mark(engine.pairs)
+        timeline = _tick(sampler, seconds, on_sample)
+    finally:
+        sampler.close()  # its /proc files now, not at a later collection
     lat = tuple(tracker.read(engine.pairs)) if tracker is not None else ()
     r1 = [engine.counters.rounds(e.slot) for e in ends]
     o1 = [engine.counters.read(e.slot).ops for e in ends]

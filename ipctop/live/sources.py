@@ -137,7 +137,7 @@ class LiveSource(SampleSource):
         with self._lock:
             self._on_sample = None
             if self._sampler is not None:
-                self._sampler.stop()
+                self._sampler.close()
                 self._sampler = None
 
     def stop(self) -> None:
@@ -185,7 +185,7 @@ class LiveSource(SampleSource):
             new = Engine(new_config)  # raises UsageError before the old run is touched
             had_sampler = self._sampler is not None
             if self._sampler is not None:
-                self._sampler.stop()
+                self._sampler.close()
                 self._sampler = None
             old.stop()
             with self._warn_lock:

@@ -38,9 +38,15 @@ from xterm_cells import (
     stable_cells,
 )
 
+from ipctop.engine.reaper import session_owner, tag_of
 from ipctop.live.live_lock import LOCK_ENV
 
 TIMEOUT = 30.0
+# Load-sensitive waits (issue 27: the readability test failed once beside `stress-ng
+# --cpu 2`): the served monitor's first screen, and a view held still and painted, can
+# take longer than TIMEOUT on a loaded box.
+START_TIMEOUT = 120.0
+SETTLE_TIMEOUT = 60.0
 ANSI = re.compile(
     r"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[()=>][0-9A-Za-z]?"
 )
@@ -121,6 +127,17 @@ def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Served]:
         assert not alive, f"served monitors outlived the server: {alive}"
 
 
+def served_objects(served: Served) -> set[tuple[str, str, str]]:
+    """The SysV objects of the served monitors' sessions: the box is shared, and another
+    run's queue coming or going between two reads of the whole box failed this test."""
+    pids = {p.pid for p in served.monitors()}
+    return {
+        o
+        for o in sysv_objects()
+        if (tag := tag_of(int(o[1]))) is not None and session_owner(tag) in pids
+    }
+
+
 async def read_screen(ws: aiohttp.ClientWebSocketResponse, want: str) -> str:
     """Terminal output as text, until `want` shows (or the time is up)."""
     got = ""
@@ -162,13 +179,14 @@ def test_second_browser_is_told_and_starts_no_second_benchmark(served: Served) -
                 holder = int(served.lock.read_text())
                 (monitor,) = served.monitors()
                 assert holder == monitor.pid
-                objects = sysv_objects()
+                objects = served_objects(served)
                 assert objects, "the first browser's pair made no SysV object?"
                 async with http.ws_connect(f"{served.url}/ws?width=120&height=40") as second:
                     screen = await read_screen(second, "this view is read-only")
                     assert f"a live session is already running (pid {holder})" in screen
                     assert len(served.monitors()) == 2
-                    assert sysv_objects() == objects, "the second browser made IPC objects"
+                    made = served_objects(served)
+                    assert made == objects, f"the second browser made IPC objects: {made}"
                     second_pid = next(p.pid for p in served.monitors() if p.pid != holder)
                     assert psutil.Process(second_pid).children() == []
                 await read_screen(first, "ops/s")  # the first one still runs
@@ -242,7 +260,9 @@ async def _check_page(debugger_url: str, url: str, out: Path) -> None:
         async with http.ws_connect(debugger_url, max_msg_size=0) as ws:
             cdp = DevTools(ws)
             await open_terminal(cdp, url)
-            await _shown(cdp, "pairs 1/")
+            # The served monitor is a fresh interpreter importing Textual: on a loaded box
+            # its first screen can take longer than the 30 s any later change is given.
+            await _shown(cdp, "pairs 1/", START_TIMEOUT)
             await asyncio.sleep(1.5)  # a few samples: sparklines, the chart
             # Paused, the panels hold still for the screenshot (the header still ticks).
             await cdp.evaluate("window.__ipctopTerm.input(' ')")
@@ -252,20 +272,45 @@ async def _check_page(debugger_url: str, url: str, out: Path) -> None:
                                      ("?", "add a pair on the next CPU", "help")):  # fmt: skip
                 await cdp.evaluate(f"window.__ipctopTerm.input({key!r})")
                 await _shown(cdp, shows)
-                await asyncio.sleep(0.5)
                 await _readable(cdp, what, out / f"{what}.png")
 
 
-async def _shown(cdp: DevTools, text: str) -> None:
-    deadline = time.monotonic() + TIMEOUT
+async def _shown(cdp: DevTools, text: str, timeout: float = TIMEOUT) -> None:
+    t0 = time.monotonic()
     while text not in (screen := await cdp.evaluate(TEXT_JS)):
-        assert time.monotonic() < deadline, f"{text!r} never showed:\n{screen}"
+        waited = time.monotonic() - t0
+        assert waited < timeout, f"{text!r} never showed in {waited:.1f} s:\n{screen}"
         await asyncio.sleep(0.2)
 
 
 async def _readable(cdp: DevTools, what: str, png_path: Path) -> None:
-    # xterm.js paints a change on a later animation frame, later still on a loaded box:
-    # only cells that held still for a second either side of the screenshot are surely
+    """Every cell of the screen at AA, in xterm.js's buffer and in the screenshot's pixels.
+
+    The buffer's colours are judged in every dump taken. The pixels can only be
+    judged once the screen holds still and xterm.js has painted it: a view just
+    opened may still be arriving, and xterm.js paints a change on a later
+    animation frame (seconds later on a loaded box). So dumps and a screenshot
+    are taken again until the screen held still and the picture agrees with the
+    buffer, for at most SETTLE_TIMEOUT; the last reason is then the failure.
+    """
+    t0 = time.monotonic()
+    tries = 0
+    while True:
+        tries += 1
+        why = await _screenshot_faults(cdp, what, png_path)
+        if why is None:
+            return
+        waited = time.monotonic() - t0
+        assert waited < SETTLE_TIMEOUT, (
+            f"{what}: {why}\n(the same after {tries} screenshot(s) over {waited:.1f} s)"
+        )
+        await asyncio.sleep(0.5)
+
+
+async def _screenshot_faults(cdp: DevTools, what: str, png_path: Path) -> str | None:
+    """One screenshot with dumps either side; what keeps the pixels from being judged,
+    or their faults (None: judged, and right). A buffer colour below AA fails at once."""
+    # Only cells that held still for a second either side of the screenshot are surely
     # the ones in the picture (the header's figures tick even while paused, toasts come).
     dumps = []
     for _ in range(4):
@@ -280,12 +325,14 @@ async def _readable(cdp: DevTools, what: str, png_path: Path) -> None:
     screen = await cdp.evaluate(TEXT_JS)
     shown = [(c, 0.0) for d in dumps for c, _ in cells(d) if not blank(c.char)]
     bad = [(c, cell_contrast(c)) for c, _ in shown if cell_contrast(c) < AA]
-    assert len(shown) > 8 * 500, f"{what}: only {len(shown) // 8} characters on the page?\n{screen}"
     assert not bad, f"{what}, xterm.js's cells: " + describe(bad, screen)
+    if len(shown) <= 8 * 500:
+        return f"only {len(shown) // 8} characters on the page?\n{screen}"
     still = stable_cells(dumps)
     total = sum(len(r) for r in before["rows"])
-    assert len(still) >= total / 2, f"{what}: {total - len(still)} of {total} cells kept changing"
+    if len(still) < total / 2:
+        return f"{total - len(still)} of {total} cells kept changing\n{screen}"
     faults = pixel_faults(before, png, still)
-    assert not faults, f"{what}, the screenshot ({png_path}): {len(faults)} cells\n" + "\n".join(
-        faults[:12]
-    )
+    if faults:
+        return f"the screenshot ({png_path}): {len(faults)} cells\n" + "\n".join(faults[:12])
+    return None

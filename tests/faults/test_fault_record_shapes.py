@@ -130,6 +130,26 @@ def test_replay_refuses_a_record_of_1e308_windows_before_the_screen(made, tmp_pa
     assert "not a measurement" in line
 
 
+@pytest.mark.parametrize(
+    "pairs, words",
+    [(1e30, "pairs should be an integer"), (10**30, "beyond any figure ipctop writes")],
+    ids=["float", "int"],
+)
+def test_replay_refuses_a_record_of_1e30_pairs_before_the_screen(
+    made, tmp_path, pairs: float, words: str
+) -> None:
+    # Issue 27 #17: the monitor died in 8 s (ZeroDivisionError in plotext) on a blank
+    # screen, exit 0; such a record is now refused as it is read.
+    d = copy.deepcopy(made["sweep"])
+    for part in ("steps", "points"):
+        for s in d[part]:
+            s["pairs"] = pairs
+    bad = tmp_path / "pairs.json"
+    bad.write_text(json.dumps(d))
+    line = one_line(run_cli("replay", str(bad), timeout=60))
+    assert "pairs.json" in line and words in line, line
+
+
 def _side(d: dict, key: str, value: Any) -> None:
     d["ab"]["sides"]["A"][key] = value
 

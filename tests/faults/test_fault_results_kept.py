@@ -61,10 +61,16 @@ def test_unwritable_output_is_refused_before_the_first_pair(
 # --- 2: a disk that fills while measuring keeps the record --------------------------
 
 
-# Each measures for about 2 s, so the disk is full before the record is written.
-@pytest.mark.parametrize("command", [AB, (*MATRIX, "--seconds", "2")], ids=["ab", "matrix"])
-def test_full_disk_keeps_the_record_in_the_temp_dir(filling_disk, command: tuple[str, ...]) -> None:
-    full = filling_disk(" ".join(command))
+# Each measures for 2 s or more, so the disk is full before the record is written.
+@pytest.mark.parametrize(
+    "command, option",
+    [(AB, "--json"), ((*MATRIX, "--seconds", "2"), "--json"), (CHECK, "--record")],
+    ids=["ab", "matrix", "check"],
+)  # fmt: skip
+def test_full_disk_keeps_the_record_in_the_temp_dir(
+    filling_disk, command: tuple[str, ...], option: str
+) -> None:
+    full = filling_disk(" ".join(command), option)
     assert full.run.returncode == 1, full.run.stderr
     assert "Traceback" not in full.run.stderr, full.run.stderr
     assert "No space left on device" in full.line, full.line

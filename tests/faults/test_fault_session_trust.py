@@ -10,6 +10,7 @@ is the point; the autouse fixture checks that nothing leaked.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -70,7 +71,16 @@ def test_clean_keeps_a_live_run_whose_reaper_could_not_start(tmp_path: Path) -> 
 
 
 @root
-def test_clean_removes_posix_queues_without_dev_mqueue_mounted(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "command",
+    [
+        "run -w posix-mq --cpus 0 --pairs 2 --seconds 20",
+        # ab's slots make and remove their queues as run does (the issue: "same with ab").
+        "ab -w posix-mq --cpus 0 --pairs 2 --max-seconds 30 --precision 1 --window 0.2 --settle 0",
+    ],
+    ids=["run", "ab"],
+)
+def test_clean_removes_posix_queues_without_dev_mqueue_mounted(tmp_path: Path, command) -> None:
     mq = tmp_path / "mq"
     mq.mkdir()
     # The test's own view of the private namespace's queues, away from /dev/mqueue.
@@ -78,7 +88,7 @@ def test_clean_removes_posix_queues_without_dev_mqueue_mounted(tmp_path: Path) -
     r = sh(
         # Unmounted in the test's own mount namespace only, where the box mounts it.
         f"(! mountpoint -q /dev/mqueue || umount /dev/mqueue) && mount -t mqueue none {mq} && "
-        f"({PY} -m ipctop run -w posix-mq --cpus 0 --pairs 2 --seconds 20 >/dev/null 2>&1 & "
+        f"({PY} -m ipctop {command} >/dev/null 2>&1 & "
         f"E=$!; i=0; while [ {count} -lt 4 ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; "
         f"R=$(pgrep -P $E -f ipctop.engine.reaper); kill -KILL $E $R; wait $E; "
         f"echo before={count}; {PY} -m ipctop clean; echo after={count})",
@@ -137,6 +147,27 @@ def test_an_untrusted_session_directory_is_refused(make: str, says: str, command
 
 
 @root
+def test_another_users_link_named_like_a_perf_folder_is_left_alone() -> None:
+    # Found by the issue 27 audit (finding 8's "every file ipctop trusts"): clean judged
+    # /tmp/ipctop-perf-PID-* by what a link points at, so uid 1's links to the user's
+    # own file and folder were "ours": a PermissionError traceback (sticky /tmp), and
+    # a folder "removed" that was not.
+    attacker = "setpriv --reuid=1 --regid=1 --clear-groups"
+    r = sh(
+        f"{tmpfs_over('/tmp', 'mode=1777')} && mkdir -m 0700 /tmp/v && echo keep > /tmp/v/f "
+        f"&& chown -R {USER}:{USER} /tmp/v && {attacker} ln -s /tmp/v/f /tmp/ipctop-perf-99999-x "
+        f"&& {attacker} ln -s /tmp/v /tmp/ipctop-perf-99998-y && "
+        f"{AS_USER} {PY} -m ipctop clean; echo exit=$?; ls /tmp; cat /tmp/v/f",
+        ns=("-i", *PRIVATE_TMP),
+    )
+    assert "Traceback" not in r.stderr, r.stderr
+    assert "exit=0" in r.stdout, (r.stdout, r.stderr)
+    assert "removed /tmp/ipctop-perf" not in r.stdout, r.stdout
+    assert "ipctop-perf-99999-x" in r.stdout and "ipctop-perf-99998-y" in r.stdout, r.stdout
+    assert r.stdout.strip().splitlines()[-1] == "keep", r.stdout
+
+
+@root
 def test_a_fresh_session_directory_is_made_private() -> None:
     r = sh(
         f"{tmpfs_over('/tmp')} && {AS_USER} {PY} -m ipctop clean && "
@@ -184,19 +215,51 @@ def test_a_fifo_or_folder_named_like_a_tag_is_passed_over(make: str, command: st
 # --- 6: a full /run/ipctop, and a monitor SIGKILLed while it holds the live lock -----
 
 
+# tmpfs gives a file its inode but not its first block: the O_EXCL create of the claim
+# succeeds and the write of its pid fails, as on a full disk. With no inode left the
+# create itself fails (an inode-exhausted disk).
+FULL = {
+    "full": f"{tmpfs_over('/run', 'size=64k')} && mkdir -m 0700 /run/ipctop && {fill('/run/fill')}",
+    "no-inodes": f"{tmpfs_over('/run', 'nr_inodes=64')} && mkdir -m 0700 /run/ipctop && "
+    "i=0; while touch /run/f$i 2>/dev/null; do i=$((i+1)); done",
+}
+
+
 @root
-def test_a_full_session_directory_leaves_no_empty_claim() -> None:
-    # tmpfs gives the file its inode but not its first block: the O_EXCL create of the
-    # claim succeeds and the write of its pid fails, as on a full disk.
+@pytest.mark.parametrize("disk", list(FULL))
+def test_a_full_session_directory_is_named_and_leaves_no_empty_claim(disk: str) -> None:
     r = sh(
-        f"{tmpfs_over('/run', 'size=64k')} && mkdir -m 0700 /run/ipctop && {fill('/run/fill')}; "
+        f"{FULL[disk]}; "
         f"env -u XDG_RUNTIME_DIR {PY} -m ipctop run --cpus 0 --seconds 0.3; echo exit=$?; "
         "echo files: $(ls /run/ipctop)",
         ns=("-i", *PRIVATE_TMP),
     )
     assert "exit=1" in r.stdout, (r.stdout, r.stderr)
-    assert "No space left on device" in one_line_of(r.stderr), r.stderr
+    line = one_line_of(r.stderr)
+    # Issue 27 #21: a full one read "cannot write the output: No space left on device".
+    assert line.startswith("ipctop: cannot write /run/ipctop/"), line
+    assert line.endswith(": No space left on device"), line
     assert r.stdout.strip().splitlines()[-1] == "files:", r.stdout
+
+
+@root
+def test_a_sweep_on_a_full_session_directory_names_it_and_keeps_an_interrupted_record(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "sweep.json"
+    r = sh(
+        f"{FULL['full']}; env -u XDG_RUNTIME_DIR {PY} -m ipctop sweep -w sysv-sem "
+        "--max-pairs 1 --cpus 0 --seconds 0.3 --warmup 0 --repeat 1 -q "
+        f"--json {out}; echo exit=$?",
+        ns=("-i", *PRIVATE_TMP),
+    )
+    assert "exit=1" in r.stdout, (r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr, r.stderr
+    said = r.stderr.strip().splitlines()
+    assert any(ln.startswith("ipctop: cannot write /run/ipctop/") for ln in said), said
+    assert f"record written to {out} (interrupted after 0 step(s))" in said, said
+    rec = json.loads(out.read_text())
+    assert rec["interrupted"] is True and rec["steps"] == []
 
 
 @root

@@ -89,13 +89,21 @@ class DevTools:
         n = self._next
         await self.ws.send_json({"id": n, "method": method, "params": params})
         while n not in self._answers:
-            await self.pump()
+            await self.pump(f"the answer to {method}")
         answer = self._answers.pop(n)
         assert "error" not in answer, f"{method}: {answer['error']}"
         return answer["result"]
 
-    async def pump(self) -> None:
-        data = json.loads((await self.ws.receive(timeout=TIMEOUT)).data)
+    async def pump(self, waiting_for: str = "a message") -> None:
+        t0 = time.monotonic()
+        try:
+            message = await self.ws.receive(timeout=TIMEOUT)
+        except TimeoutError:  # aiohttp's (asyncio's) says nothing of what was awaited
+            raise AssertionError(
+                f"Chromium sent nothing in {time.monotonic() - t0:.1f} s "
+                f"(waiting for {waiting_for})"
+            ) from None
+        data = json.loads(message.data)
         if "id" in data:
             self._answers[data["id"]] = data
         else:
@@ -109,7 +117,7 @@ class DevTools:
                 if e.get("method") == method:
                     return self.events.pop(i)["params"]
             assert time.monotonic() < deadline, f"no {method} within {TIMEOUT} s"
-            await self.pump()
+            await self.pump(f"the event {method}")
 
     async def evaluate(self, expression: str) -> Any:
         r = await self.call("Runtime.evaluate", expression=expression, returnByValue=True)

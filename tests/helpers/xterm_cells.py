@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import io
 import re
+import time
 import urllib.parse
 import urllib.request
 
 from ansi_contrast import AA, RGB, Cell, ratio
 from chromium import DevTools
 from PIL import Image
+
+FETCH_TIMEOUT = 30.0
 
 #: the statement in textual.js right after the Terminal is made; paused there, `this.terminal` is it
 AFTER_NEW_TERMINAL = "this.terminal.loadAddon(this.fitAddon)"
@@ -57,11 +60,10 @@ Dump = dict
 
 async def open_terminal(cdp: DevTools, url: str) -> None:
     """Navigate to the served page and keep its xterm.js Terminal as window.__ipctopTerm."""
-    html = urllib.request.urlopen(url, timeout=5).read().decode()
+    html = _fetch(url)
     src = re.search(r'src="([^"]*textual\.js)"', html)
     assert src, "the served page loads no textual.js"
-    script = urllib.request.urlopen(urllib.parse.urljoin(url, src.group(1)), timeout=5)
-    js = script.read().decode()
+    js = _fetch(urllib.parse.urljoin(url, src.group(1)))
     at = js.find(AFTER_NEW_TERMINAL)
     assert at >= 0, f"textual-serve's textual.js changed: no {AFTER_NEW_TERMINAL!r} to stop at"
     line = js.count("\n", 0, at)
@@ -82,6 +84,15 @@ async def open_terminal(cdp: DevTools, url: str) -> None:
         expression="window.__ipctopTerm = this.terminal",
     )
     await cdp.call("Debugger.disable")  # resumes, and no further pause
+
+
+def _fetch(url: str) -> str:
+    """The server is a Python process on a box that may be loaded: 5 s was not enough."""
+    t0 = time.monotonic()
+    try:
+        return urllib.request.urlopen(url, timeout=FETCH_TIMEOUT).read().decode()
+    except OSError as e:
+        raise AssertionError(f"GET {url}: {e} after {time.monotonic() - t0:.1f} s") from None
 
 
 def _hex(css: str) -> RGB:
