@@ -16,6 +16,7 @@ import random
 import sys
 import threading
 from dataclasses import dataclass
+from typing import TextIO
 
 import psutil
 
@@ -66,7 +67,7 @@ def runnable(mode: str) -> list[str]:
     return out
 
 
-def soak(cycles: int, cpus: list[int], seed: int = 1, out=sys.stdout) -> list[str]:
+def soak(cycles: int, cpus: list[int], seed: int = 1, out: TextIO = sys.stdout) -> list[str]:
     rng = random.Random(seed)
     before = census()
     modes = ("threads", "processes")

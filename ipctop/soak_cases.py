@@ -171,7 +171,7 @@ def _one_serve_kill() -> list[str]:
                 proc.stderr.close()
 
 
-async def _browse_then_kill(proc: subprocess.Popen, url: str) -> list[str]:
+async def _browse_then_kill(proc: subprocess.Popen[bytes], url: str) -> list[str]:
     import aiohttp
 
     deadline = time.monotonic() + PATIENCE
@@ -210,7 +210,7 @@ async def _browse_then_kill(proc: subprocess.Popen, url: str) -> list[str]:
     return []
 
 
-def _served_monitors(proc: subprocess.Popen) -> list[psutil.Process]:
+def _served_monitors(proc: subprocess.Popen[bytes]) -> list[psutil.Process]:
     out = []
     for kid in psutil.Process(proc.pid).children(recursive=True):
         try:

@@ -140,7 +140,7 @@ def group_runs(runs: Iterable[BoxRun]) -> list[Group]:
     return [_group(model, kernel, rs) for (model, kernel), rs in sorted(by.items())]
 
 
-def _order(key: str) -> tuple:
+def _order(key: str) -> tuple[str, bool, bool, str]:
     # by mechanism; 1 pair before all CPUs, same-core before cross-core, as `check` prints them
     return (key.split()[0], " cross" in key, key.endswith("CPUs"), key)
 

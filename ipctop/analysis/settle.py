@@ -84,7 +84,7 @@ class Settler:
         self._window: deque[tuple[float | None, float, float]] = deque()  # (start, end, total)
         self._first: tuple[float | None, float] | None = None  # first counted (start, end)
         self._to_skip = skip
-        self._summary_key: tuple | None = None
+        self._summary_key: tuple[int, tuple[float | None, float, float] | None, float] | None = None
         self._summary: Summary | None = None
 
     def reset(self, pairs: int | None = None) -> None:

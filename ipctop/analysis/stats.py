@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ipctop.analysis.autocorr import R_PRIOR, estimate_r, mean_se
@@ -421,7 +421,7 @@ def noise_floor(a: Sequence[float], b: Sequence[float], unit: str = WINDOWS) -> 
     return difference(a, b, unit=unit).half_width_pct
 
 
-def fmt_interval(s: Summary, fmt) -> str:
+def fmt_interval(s: Summary, fmt: Callable[[float], str]) -> str:
     """'1.23M [1.20M, 1.26M] n=10 windows' with fmt formatting each rate."""
     if s.low is None or s.high is None:
         return f"{fmt(s.figure)} (n={s.n}, no interval)"

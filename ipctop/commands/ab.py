@@ -27,6 +27,7 @@ import time
 from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from ..analysis import ab_latency
 from ..analysis.stats import (
@@ -39,8 +40,9 @@ from ..analysis.stats import (
 )
 from ..analysis.stopping import SteinStop
 from ..box import read_box
+from ..engine.config import EngineConfig
 from ..engine.costs import merge
-from ..engine.engine import Engine, EngineConfig, resolve_engine
+from ..engine.engine import Engine, resolve_engine
 from ..engine.profile.span import SpanProfiler
 from ..errors import IpctopError, UsageError
 from ..live.ab_live import ORDER  # the TUI's A/B (key a) shares it
@@ -141,6 +143,12 @@ def option_set(args: argparse.Namespace, flag: str, text: str) -> tuple[EngineCo
     return config, ns.pairs
 
 
+# One ABBA block: A's windows and B's.
+Blocks = tuple[list[float], list[float]]
+# analysis.ab_latency.Block: each slot's percentiles, by side then figure.
+LatBlock = dict[str, dict[str, list[float]]]
+
+
 @dataclass
 class Side:
     name: str  # "A" or "B"
@@ -227,15 +235,15 @@ def _interleave(
     said: EngineWarnings,
     stop: SteinStop,
     profiler: SpanProfiler | None = None,
-) -> tuple[list, list[dict], list[tuple[str, RunResult]], float]:
+) -> tuple[list[Blocks], list[LatBlock], list[tuple[str, RunResult]], float]:
     """Slots in ABBA order until the stop rule's block count or time is up.
 
     Each side's engine is opened once (objects, reaper); a slot adds its pairs,
     measures and removes them, which takes milliseconds where stopping an
     engine takes up to a second. With hooks and one setting, one engine runs
     throughout and the hooks flip the knob between slots."""
-    blocks: list[tuple[list[float], list[float]]] = []
-    lat_blocks: list[dict] = []  # analysis.ab_latency.Block: each slot's percentiles
+    blocks: list[Blocks] = []
+    lat_blocks: list[LatBlock] = []
     results: list[tuple[str, RunResult]] = []
     t0 = time.monotonic()
     # The plan is the time allowed; a run that reaches its precision ends early.
@@ -323,7 +331,7 @@ def cpu_windows(r: RunResult) -> tuple[float, ...]:
     return tuple(out)
 
 
-def _side_costs(results: list[tuple[str, RunResult]], name: str) -> dict | None:
+def _side_costs(results: list[tuple[str, RunResult]], name: str) -> dict[str, Any] | None:
     """One side's per-round counters over all its slots (the delta's counter table)."""
     c = merge([r.costs for side, r in results if side == name and r.costs is not None])
     return c.to_dict() if c is not None else None
@@ -389,7 +397,7 @@ def _result_line(
     return line
 
 
-def _latency_text(lat_blocks: list[dict], sides: dict[str, Side]) -> str:
+def _latency_text(lat_blocks: list[LatBlock], sides: dict[str, Side]) -> str:
     table = format_ab_latency(lat_blocks)
     a, b = sides["A"].latency_note, sides["B"].latency_note
     notes = a if a == b else f"A: {a} · B: {b}"
@@ -399,7 +407,7 @@ def _latency_text(lat_blocks: list[dict], sides: dict[str, Side]) -> str:
     return f"{table}\n  {notes}"
 
 
-def _latency_record(lat_blocks: list[dict], sides: dict[str, Side]) -> dict:
+def _latency_record(lat_blocks: list[LatBlock], sides: dict[str, Side]) -> dict[str, Any]:
     diffs = ab_latency.differences(lat_blocks)
     return {
         "notes": {s.name: s.latency_note for s in sides.values()},

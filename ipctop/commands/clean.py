@@ -24,12 +24,11 @@ from ..engine.reaper import (
     live_objects,
     release_tag,
     remove_checked,
-    session_dir,
     session_owner,
     tag_of,
     unlink_mq,
 )
-from ..engine.session_dir import is_regular
+from ..engine.session_dir import is_regular, session_dir
 from ..engine.workloads.msgbench import AREA_PREFIX
 from ..live.live_lock import LOCK_NAME, remove_if_stale
 
@@ -109,10 +108,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dry-run", "-n", action="store_true", help="only list what would go")
 
 
-def leftovers(uid: int | None = None) -> tuple[list[tuple], list[tuple]]:
+# (kind, id, key, pid of the session that made it, if it names one)
+Leftover = tuple[str, int, int, int | None]
+
+
+def leftovers(uid: int | None = None) -> tuple[list[Leftover], list[Leftover]]:
     """(orphans, in use): our ipctop-keyed objects whose session is dead or alive."""
     uid = os.getuid() if uid is None else uid
-    orphans, in_use = [], []
+    orphans: list[Leftover] = []
+    in_use: list[Leftover] = []
     for kind, ident, key, owner in live_objects():
         tag = tag_of(key)
         if tag is None or owner != uid:

@@ -6,8 +6,8 @@ import argparse
 import contextlib
 import math
 import sys
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from ..cpus import choose_cpus, format_cpu_list, read_topology
 from ..engine.config import LATENCY_EVERY, EngineConfig
@@ -15,6 +15,9 @@ from ..engine.engine import ENGINES
 from ..engine.placement import MODES, PLACEMENTS
 from ..engine.profile.span import SpanProfiler
 from ..engine.workloads import OPTIONS, WORKLOADS, takers
+
+if TYPE_CHECKING:
+    from ..output.metrics import MetricsAddress
 
 # The most pairs a command accepts: what bench/bulk_start.py starts within its
 # target (BENCHMARKS.md, "Bulk start"); the counter block holds 4,096 ends.
@@ -40,7 +43,7 @@ def non_negative_float(text: str) -> float:
     return _seconds(text, allow_zero=True)
 
 
-def count(low: int, high: int):
+def count(low: int, high: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -103,7 +106,11 @@ def add_latency_options(p: argparse.ArgumentParser) -> None:
     _add_counts(p, _LATENCY_COUNTS)
 
 
-def _run_counts() -> tuple:
+# A whole-number option: (flag, lowest, highest, default, metavar, help).
+_Count = tuple[str, int, int, int | None, str, str]
+
+
+def _run_counts() -> tuple[_Count, ...]:
     """Whole-number options of every run: (flag, lowest, highest, default, metavar, help)."""
     sizes = ", ".join(f"{n} {c.default_size}" for n, c in WORKLOADS.items() if c.default_size)
     return (
@@ -124,7 +131,7 @@ _LATENCY_COUNTS = (
 )  # fmt: skip
 
 
-def _add_counts(p: argparse.ArgumentParser, options: tuple) -> None:
+def _add_counts(p: argparse.ArgumentParser, options: tuple[_Count, ...]) -> None:
     for flag, low, high, default, metavar, text in options:
         p.add_argument(flag, type=count(low, high), default=default, metavar=metavar, help=text)
 
@@ -215,7 +222,7 @@ def add_profile_option(p: argparse.ArgumentParser) -> None:
     )
 
 
-def metrics_address(text: str):
+def metrics_address(text: str) -> MetricsAddress:
     """argparse type for --metrics [HOST:]PORT."""
     from ..output.metrics import parse_metrics_address
 

@@ -11,6 +11,7 @@ import json
 import math
 import shutil
 import sys
+from collections.abc import Sequence
 from contextlib import nullcontext, redirect_stdout
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from ..output import matrix_text
 from ..output.ab_record import ab_blocks
 from ..output.compare import (
     Comparison,
+    Side,
     compare,
     comparison_to_dict,
     format_comparison,
@@ -102,9 +104,9 @@ def run(args: argparse.Namespace) -> int:
         print("One-way latency by topology class (median over each class's cells)")
         print(matrix_text.compare_table(matrices, labels))
         return EXIT_OK
-    records = loaded
+    records = [r for r in loaded if isinstance(r, Record)]  # all of them: no matrix
     if args.vs is not None:
-        sides: list = [records[: len(args.records)], records[len(args.records) :]]
+        sides: Sequence[Side] = [records[: len(args.records)], records[len(args.records) :]]
     else:
         sides = records
     json_path = getattr(args, "json", None)
@@ -124,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _session_sd(args: argparse.Namespace, records: list[Record]) -> float | None:
     """--session-sd, else the widest session spread a record's check measured."""
-    given = getattr(args, "session_sd", None)
+    given: float | None = getattr(args, "session_sd", None)
     if given is not None:
         return given
     known = [r.sessions.session_sd_pct for r in records if r.sessions is not None]
@@ -174,7 +176,7 @@ def profile_deltas(labels: list[str], records: list[Record]) -> list[str]:
     return out
 
 
-def _load(path: str):
+def _load(path: str) -> Record | MatrixRecord:
     """A matrix record, or a sweep/session record (whose reader names any problem)."""
     from ..errors import RecordError
     from ..output.bounded_read import read_bounded_text
@@ -361,4 +363,5 @@ def plot_text(cmp: Comparison, records: list[Record]) -> str:
     plt.xlabel("pairs")
     plt.xticks(sorted({r.pairs for r in cmp.rows}))
     text = plt.build()
-    return text if colour else plt.uncolorize(text)
+    plain: str = plt.uncolorize(text)  # plotext is untyped
+    return text if colour else plain

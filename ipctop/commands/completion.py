@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
+from typing import Any
 
 from ..engine.workloads import WORKLOADS
 
@@ -56,7 +58,8 @@ def script(parser: argparse.ArgumentParser, shell: str) -> str:
     return shtab.complete(parser, shell=shell, preamble=preamble)  # type: ignore[arg-type]
 
 
-def _actions(parser: argparse.ArgumentParser):
+def _actions(parser: argparse.ArgumentParser) -> Iterator[Any]:
+    # Any: shtab completes through a `complete` attribute argparse's Action does not declare.
     for action in parser._actions:
         yield action
         if isinstance(action, argparse._SubParsersAction):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..analysis.fleet import group_runs, outliers
+from ..analysis.fleet import Group, group_runs, outliers
 from ..errors import UsageError
 
 FORMATS = ("text", "markdown", "html")
@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     return 1 if args.fail_on_outlier and outliers(groups) else 0
 
 
-def _render(fmt: str, groups: list, skipped: list[str]) -> str:
+def _render(fmt: str, groups: list[Group], skipped: list[str]) -> str:
     if fmt == "html":
         from ..output.report_html import render_html
 

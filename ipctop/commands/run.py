@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from contextlib import nullcontext
+from typing import TYPE_CHECKING
 
 from ..analysis.noise import noise_words, pair_cpus, window_noise
 from ..analysis.noise import summary_line as noise_summary
@@ -32,6 +33,10 @@ from .common import (
 )
 from .progress import start_pairs
 
+if TYPE_CHECKING:
+    from ..engine.config import EngineConfig
+    from ..output.metrics import MetricsEndpoint
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_measuring_options(p)
@@ -56,7 +61,12 @@ def run(args: argparse.Namespace) -> int:
         return _run(args, config, list(config.cpus), metrics)
 
 
-def _run(args: argparse.Namespace, config, cpus: list[int], metrics) -> int:
+def _run(
+    args: argparse.Namespace,
+    config: EngineConfig,
+    cpus: list[int],
+    metrics: MetricsEndpoint | None,
+) -> int:
     # Raised before any thread exists, so the sampler inherits it and prints
     # on time when the pairs oversubscribe the CPUs; the ends drop back to 0.
     priority = raise_monitor()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import nullcontext
 from pathlib import Path
 
@@ -14,10 +14,12 @@ from ..analysis.scaling import ScalingPoint, scalability_pct
 from ..analysis.sessions import SessionSpread
 from ..analysis.stats import WINDOW_S
 from ..box import BoxFacts, read_box
+from ..engine.config import EngineConfig
 from ..engine.contention import CONTENTION
 from ..engine.engine import Engine, resolve_engine
 from ..engine.opstats import format_op_stats
 from ..engine.profile.span import SpanProfiler
+from ..engine.sample import Sample
 from ..engine.stalls import STALL, StallSummary
 from ..engine.workloads import configured
 from ..engine.workloads.msgbench import phase_table
@@ -179,12 +181,16 @@ def _sessions(args: argparse.Namespace, name: str, cpus: list[int], kind: str) -
     return measure_sessions(args.sessions, cpus, kind, seconds, warmup, say, setting)
 
 
-def _warned(said: EngineWarnings, rec: Record, lines) -> None:
+OnSample = Callable[[Sample], None]
+Warned = Callable[[Iterable[str]], None]  # a run's warnings: said once, kept in its record
+
+
+def _warned(said: EngineWarnings, rec: Record, lines: Iterable[str]) -> None:
     """Say a run's warnings once per sweep; keep them, once each, in its record."""
     rec.warnings = list(dict.fromkeys([*(rec.warnings or []), *said.take(lines)])) or None
 
 
-def _new_record(box: BoxFacts, config, kind: str, args: argparse.Namespace) -> Record:
+def _new_record(box: BoxFacts, config: EngineConfig, kind: str, args: argparse.Namespace) -> Record:
     return Record(
         kind="sweep",
         box=Box.of(box),
@@ -200,7 +206,12 @@ def _new_record(box: BoxFacts, config, kind: str, args: argparse.Namespace) -> R
 
 
 def _measure(
-    config, n: int, args: argparse.Namespace, on_sample, profiler: SpanProfiler | None, warned
+    config: EngineConfig,
+    n: int,
+    args: argparse.Namespace,
+    on_sample: OnSample | None,
+    profiler: SpanProfiler | None,
+    warned: Warned,
 ) -> RunResult:
     with Engine(config) as engine:
         engine.start(n)
@@ -216,13 +227,13 @@ def _measure(
 
 
 def _step(
-    config,
+    config: EngineConfig,
     n: int,
     args: argparse.Namespace,
     bar: PlannedProgress,
-    feed=None,
+    feed: OnSample | None = None,
     profiler: SpanProfiler | None = None,
-    warned=lambda lines: None,
+    warned: Warned = lambda lines: None,
 ) -> Step:
     """One pair count, measured --repeat times; warned(lines) gets each run's warnings."""
     runs: list[RunResult] = []
@@ -300,7 +311,9 @@ def _print_step(name: str, step: Step, ncpus: int) -> None:
         print(noise)
 
 
-def _finish(records: dict[str, Record], names: list[str], args, status: int) -> bool:
+def _finish(
+    records: dict[str, Record], names: list[str], args: argparse.Namespace, status: int
+) -> bool:
     """Print the summaries and write the files; False when a file went elsewhere."""
     for name in names:
         rec = records[name]

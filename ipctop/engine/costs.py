@@ -8,10 +8,17 @@ why, so a consumer prints "n/a (why)" and never a zero that looks real.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import procfs
+
+if TYPE_CHECKING:  # sample.py holds Costs: these are for the annotations only
+    from .launch import End
+    from .sample import IpiSample, ThreadSample
+
+_EndKey = tuple[int, str, int]  # (pair, role, tid)
 
 TICK_US = 1e6 / os.sysconf("SC_CLK_TCK")
 
@@ -95,7 +102,7 @@ class CostTracker:
         # A load workload's ends do not all count rounds (hackbench's senders
         # count none): each end's costs are then per message of its unit.
         self.per_unit = per_unit
-        self._prev: dict[tuple, _Prev] = {}
+        self._prev: dict[_EndKey, _Prev] = {}
         self._sched_prev = procfs.read_schedstat_cpus(proc)
         self.missing: dict[str, str] = {}
         for source, name in (
@@ -111,11 +118,19 @@ class CostTracker:
             self.missing["migrations"] += "; counted from CPU changes instead"
         self._governors = _governors()
 
-    def update(self, ends: list, threads: tuple, tasks: dict, ipis: tuple, dt: float,
-               oversubscribed: bool, topology_siblings: dict[int, tuple[int, ...]]) -> Costs:  # fmt: skip
+    def update(
+        self,
+        ends: list[End],
+        threads: tuple[ThreadSample, ...],
+        tasks: dict[_EndKey, procfs.TaskStat | None],
+        ipis: tuple[IpiSample, ...],
+        dt: float,
+        oversubscribed: bool,
+        topology_siblings: dict[int, tuple[int, ...]],
+    ) -> Costs:
         by_key = {(t.pair, t.role, t.tid): t for t in threads}
         out_threads = []
-        cur: dict[tuple, _Prev] = {}
+        cur: dict[_EndKey, _Prev] = {}
         cpu_ns = user_t = sys_t = 0.0
         rounds_all = 0
         have_cpu_time = False
@@ -194,7 +209,7 @@ class CostTracker:
             missing=dict(self.missing),
         )
 
-    def _unit_rounds(self, ends: list, by_key: dict) -> dict[int, int]:
+    def _unit_rounds(self, ends: list[End], by_key: dict[_EndKey, ThreadSample]) -> dict[int, int]:
         """Rounds each unit's ends counted since the previous reading, by unit."""
         out: dict[int, int] = {}
         for end in ends:
@@ -204,7 +219,9 @@ class CostTracker:
                 out[end.pair] = out.get(end.pair, 0) + t.rounds - prev.rounds
         return out
 
-    def _cpu_costs(self, ipis: tuple, total_rate: float, dt: float) -> tuple[CpuCost, ...]:
+    def _cpu_costs(
+        self, ipis: tuple[IpiSample, ...], total_rate: float, dt: float
+    ) -> tuple[CpuCost, ...]:
         sched = procfs.read_schedstat_cpus(self.proc)
         prev, self._sched_prev = self._sched_prev, sched
         out = []
@@ -241,7 +258,7 @@ class CostTracker:
         return tuple(out)
 
 
-def _placement_flags(ends: list, siblings: dict[int, tuple[int, ...]], oversubscribed: bool,
+def _placement_flags(ends: list[End], siblings: dict[int, tuple[int, ...]], oversubscribed: bool,
                      governors: dict[int, str]) -> list[str]:  # fmt: skip
     flags = []
     cpu_pairs: dict[int, set[int]] = {}
@@ -285,25 +302,28 @@ def _governors() -> dict[int, str]:
     return out
 
 
-def merge(readings: list[Costs]) -> Costs | None:
+_Row = TypeVar("_Row", "ThreadCost", "CpuCost")
+
+
+def merge(intervals: Sequence[Costs | None]) -> Costs | None:
     """One Costs for a whole measurement window: the mean of its intervals.
 
     A figure stays None only if no interval had it, so a missing source still
     reads "n/a" and a real zero stays a zero.
     """
-    readings = [c for c in readings if c is not None]
+    readings = [c for c in intervals if c is not None]
     if not readings:
         return None
 
-    def mean(values) -> float | None:
+    def mean(values: Iterable[float | None]) -> float | None:
         vals = [v for v in values if v is not None]
         return sum(vals) / len(vals) if vals else None
 
-    def total(values) -> int | None:
+    def total(values: Iterable[int | None]) -> int | None:
         vals = [v for v in values if v is not None]
         return sum(vals) if vals else None
 
-    def merged(rows: list, keys: int, summed: tuple[str, ...] = ()) -> Any:
+    def merged(rows: list[_Row], keys: int, summed: tuple[str, ...] = ()) -> _Row:
         """The rows of one thread (or CPU) as one: its key fields kept, each
         count summed over the intervals, every other figure their mean."""
         names = [f.name for f in fields(rows[0])]

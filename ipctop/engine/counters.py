@@ -96,16 +96,19 @@ class CounterBlock:
 
     def state_code(self, slot: int) -> int:
         """The end's state as its number (see STATES): one small read, for polling."""
-        return _STATE_CODE.unpack_from(self.buf, slot * SLOT_SIZE + _STATE_OFFSET)[0]
+        code: int = _STATE_CODE.unpack_from(self.buf, slot * SLOT_SIZE + _STATE_OFFSET)[0]
+        return code
 
     def rounds(self, slot: int) -> int:
-        return _ROUNDS.unpack_from(self.buf, slot * SLOT_SIZE)[0]
+        rounds: int = _ROUNDS.unpack_from(self.buf, slot * SLOT_SIZE)[0]
+        return rounds
 
     def request_stop(self, slot: int) -> None:
         _STOP.pack_into(self.buf, slot * SLOT_SIZE + _STOP_OFFSET, 1)
 
     def stop_requested(self, slot: int) -> bool:
-        return _STOP.unpack_from(self.buf, slot * SLOT_SIZE + _STOP_OFFSET)[0] != 0
+        flag: int = _STOP.unpack_from(self.buf, slot * SLOT_SIZE + _STOP_OFFSET)[0]
+        return flag != 0
 
     def request_stats(self, slot: int, seq: int) -> None:
         """Ask the end to publish its CPU and switch counts at its next round."""

@@ -12,17 +12,20 @@ import queue
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
-from typing import Any
+from typing import Any, TypeVar
+
+_T = TypeVar("_T")
+_Job = tuple[Callable[..., Any], tuple[Any, ...], "Future[Any]"]
 
 
 class Forker:
     def __init__(self) -> None:
-        self._jobs: queue.Queue = queue.Queue()
+        self._jobs: queue.Queue[_Job | None] = queue.Queue()
         self._thread = threading.Thread(target=self._serve, name="ipctop-forker", daemon=True)
         self._thread.start()
 
-    def call(self, fn: Callable[..., Any], *args: Any) -> Any:
-        fut: Future = Future()
+    def call(self, fn: Callable[..., _T], *args: Any) -> _T:
+        fut: Future[_T] = Future()
         self._jobs.put((fn, args, fut))
         return fut.result()
 

@@ -13,7 +13,10 @@ from __future__ import annotations
 import mmap
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the engine's pairs, for the annotations only
+    from .launch import Pair
 
 # The layout of native.h; the module checks its constants against these.
 AREA = 32768
@@ -86,7 +89,7 @@ class LatencySummary:
     p999: float | None
     max: float | None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         # Three significant digits: the buckets resolve 0.8 %, not more.
         return {
             "n": self.n,
@@ -98,7 +101,7 @@ class LatencySummary:
         return LatencySummary.from_dict(self.to_dict())
 
     @classmethod
-    def from_dict(cls, d: dict) -> LatencySummary:
+    def from_dict(cls, d: dict[str, Any]) -> LatencySummary:
         def get(k: str) -> float | None:
             v = d.get(k)
             return None if v is None else float(v)
@@ -125,7 +128,9 @@ def summarize(acc: bytes | bytearray) -> LatencySummary:
     return LatencySummary(n, mean, p50, p99, p999, mx)
 
 
-def _summary_py(acc: bytes | bytearray, qs: tuple[float, ...]):
+def _summary_py(
+    acc: bytes | bytearray, qs: tuple[float, ...]
+) -> tuple[int, int, tuple[float | None, ...], float | None]:
     """The same walk as lat_summary in latency.c, for a box without the extension."""
     words = memoryview(acc).cast("Q")
     counts = words[1 : 1 + BUCKETS]
@@ -185,14 +190,14 @@ class PairLatency:
     rtt: LatencySummary
     oneway: LatencySummary
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"pair": self.pair, "rtt": self.rtt.to_dict(), "oneway": self.oneway.to_dict()}
 
     def rounded(self) -> PairLatency:
         return PairLatency(self.pair, self.rtt.rounded(), self.oneway.rounded())
 
     @classmethod
-    def from_dict(cls, d: dict) -> PairLatency:
+    def from_dict(cls, d: dict[str, Any]) -> PairLatency:
         return cls(
             int(d["pair"]),
             LatencySummary.from_dict(d.get("rtt", {})),
@@ -212,7 +217,9 @@ class Tracker:
         self._prev: dict[tuple[int, int, int], bytearray] = {}
         self.last: dict[int, tuple[bytearray, bytearray, bytearray]] = {}
 
-    def delta(self, slot: int, tid: int, offset: int, seen: dict) -> bytearray:
+    def delta(
+        self, slot: int, tid: int, offset: int, seen: dict[tuple[int, int, int], bytearray]
+    ) -> bytearray:
         key = (slot, tid, offset)
         prev = self._prev.get(key)
         if prev is None:
@@ -222,10 +229,10 @@ class Tracker:
         take(self.block.buf, slot * AREA + offset, prev, acc)
         return acc
 
-    def read(self, pairs: list) -> list[PairLatency]:
+    def read(self, pairs: list[Pair]) -> list[PairLatency]:
         """One PairLatency per two-end pair; also keeps the raw histograms in
         `last` (pair -> rtt of A, one-way A to B, one-way B to A)."""
-        seen: dict = {}
+        seen: dict[tuple[int, int, int], bytearray] = {}
         out = []
         last = {}
         for pair in pairs:
@@ -249,7 +256,7 @@ class Tracker:
         oneway = merged(*(h for trio in hists for h in trio[1:]))
         return PairLatency(-1, summarize(rtt), summarize(oneway))
 
-    def readings(self, pairs: list) -> tuple[PairLatency, ...]:
+    def readings(self, pairs: list[Pair]) -> tuple[PairLatency, ...]:
         """What a sample carries: one per pair, and all pairs (-1) when several."""
         got = self.read(pairs)
         if len(got) > 1:
@@ -257,7 +264,7 @@ class Tracker:
         return tuple(got)
 
 
-def overall(entries: list[dict]) -> dict | None:
+def overall(entries: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The all-pairs entry of a sample's list: -1, or the only pair."""
     for d in entries:
         if d.get("pair") == -1:

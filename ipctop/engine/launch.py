@@ -97,7 +97,7 @@ class Launcher:
         )
         end.thread.start()
 
-    def timed_args(self, pair: Pair, role: int) -> tuple:
+    def timed_args(self, pair: Pair, role: int) -> tuple[object, ...]:
         """The latency block, the peer's slot, 1-in-K, the SCHED_FIFO priority and
         the think time (trailing defaults left out)."""
         rt = self.config.rt or 0

@@ -13,6 +13,7 @@ import statistics
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from ..cpuclass import CLASSES, SAME_CPU, CpuClasses
 from ..errors import UsageError
@@ -38,7 +39,7 @@ class Cell:
     rtt: LatencySummary
     ops_per_s: float
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "workload": self.workload,
             "from": self.src,
@@ -51,7 +52,7 @@ class Cell:
         }
 
     @classmethod
-    def from_dict(cls, d: dict) -> Cell:
+    def from_dict(cls, d: dict[str, Any]) -> Cell:
         return cls(
             str(d["workload"]),
             int(d["from"]),
@@ -161,7 +162,7 @@ class ClassRow:
             return None
         return self.p99 - self.base_p99
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "workload": self.workload,
             "class": self.cls,

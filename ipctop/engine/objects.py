@@ -99,7 +99,8 @@ class SysvObject:
                 return False
             return True
         if _native is not None:
-            return _native.rmid(self.kind, ident)
+            removed: bool = _native.rmid(self.kind, ident)
+            return removed
         raise RuntimeError("no way to remove an object without sysv_ipc or the native module")
 
 
@@ -122,7 +123,7 @@ def keys_snapshot() -> Iterator[None]:
 
 
 def _current_key(kind: str, ident: int) -> int | None:
-    keys = getattr(_snapshot, "keys", None)
+    keys: dict[tuple[str, int], int] | None = getattr(_snapshot, "keys", None)
     if keys is None:
         return key_of(kind, ident)
     return keys.get((kind, ident))

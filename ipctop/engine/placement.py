@@ -15,7 +15,9 @@ def check_placement(placement: str, cpus: list[int]) -> None:
         raise UsageError("cross placement needs at least 2 CPUs; this run has only 1")
 
 
-def place(placement: str, cpus: list[int], index: int, cpu: int | None = None) -> tuple:
+def place(
+    placement: str, cpus: list[int], index: int, cpu: int | None = None
+) -> tuple[int | None, int | None]:
     """CPUs of ends A and B of pair `index` (None = unpinned).
 
     same: both on one CPU (as the seeds); cross: A on one CPU, B on the next;

@@ -163,7 +163,8 @@ def unlink_mq(name: str) -> bool:
     import ctypes.util
 
     lib = ctypes.CDLL(ctypes.util.find_library("rt") or None, use_errno=True)
-    return lib.mq_unlink(name.encode()) == 0
+    rc: int = lib.mq_unlink(name.encode())
+    return rc == 0
 
 
 class ReaperClient:
@@ -175,7 +176,7 @@ class ReaperClient:
         self.mq_journal = mq_journal.journal_path(session_dir(), os.getpid(), self.tag)
         self.warnings: list[str] = []
         try:
-            self.proc: subprocess.Popen | None = subprocess.Popen(
+            self.proc: subprocess.Popen[str] | None = subprocess.Popen(
                 [sys.executable, "-m", "ipctop.engine.reaper", str(os.getpid()), str(self.tag)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,

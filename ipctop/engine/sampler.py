@@ -20,12 +20,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..cpus import read_topology
-from ..engine.opstats import op_stats
+from ..engine.opstats import OpStats, op_stats
 from . import procfs
 from .costs import CostTracker
 from .counters import EndStats, SlotReading
 from .engine import Engine
 from .latency import Tracker
+from .launch import End
 from .sample import CpuSample, IpiSample, Sample, ThreadSample
 from .stalls import StallWatch
 from .task_reads import TaskFiles
@@ -182,12 +183,12 @@ class Sampler:
         stalled, said = self._stalls.update(now, progress)
         events.extend(said)
         costs = None
-        ops = None
+        per_op: OpStats | None = None
         if names and self.engine.workload.phase_mark(self.engine.pairs):
             # msgbench: each phase's own rate over the last repeats, not a blend of five
-            ops = self.engine.workload.phase_stats(self.engine.pairs)
+            per_op = self.engine.workload.phase_stats(self.engine.pairs)
         elif names:
-            ops = op_stats(names, op_rates)
+            per_op = op_stats(names, op_rates)
         if self._costs is not None:
             costs = self._costs.update(
                 ends, tuple(threads), tasks, ipis, dt,
@@ -204,7 +205,7 @@ class Sampler:
             ipis=ipis,
             events=tuple(events),
             oversubscribed=self.engine.oversubscribed,
-            ops=ops,
+            ops=per_op,
             latency=self._latency.readings(self.engine.pairs) if self._latency else (),
             costs=costs,
             stalled=stalled,
@@ -216,17 +217,19 @@ class Sampler:
         self.ask(ends)
         return sample
 
-    def latency_last(self) -> dict:
+    def latency_last(self) -> dict[int, tuple[bytearray, bytearray, bytearray]]:
         """pair -> (rtt of A, one-way A to B, B to A) raw histograms of the last interval."""
         return dict(self._latency.last) if self._latency is not None else {}
 
-    def ask(self, ends: list | None = None) -> None:
+    def ask(self, ends: list[End] | None = None) -> None:
         """Ask every native end to publish its CPU and switch counts in its slot."""
         self._ask += 1
         for end in self.engine.ends() if ends is None else ends:
             self.engine.counters.request_stats(end.slot, self._ask)
 
-    def _answers(self, ends: list, readings: list[SlotReading]) -> tuple[list, list[bool]]:
+    def _answers(
+        self, ends: list[End], readings: list[SlotReading]
+    ) -> tuple[list[EndStats | None], list[bool]]:
         """Each end's own answer, and whether /proc must be read for it instead.
 
         A native end answers in its counter slot (no file opened); an end that
@@ -299,7 +302,7 @@ class Sampler:
             vrate = ivrate = None
         return _Seen(r.rounds, r.errors, vcsw, ivcsw, r.ops, at, ack, cpu, vrate, ivrate)
 
-    def _moved(self, end, seen: _Seen, key: tuple[int, str, int]) -> tuple[_Seen, str | None]:
+    def _moved(self, end: End, seen: _Seen, key: tuple[int, str, int]) -> tuple[_Seen, str | None]:
         """Say once per thread that it left its CPU, in the sample after it did.
 
         The end's own answer can be an interval old (it answers at its next
@@ -335,15 +338,21 @@ class Sampler:
         steal = procfs.steal_percent(self._cpu_prev, cur)
         mhz = procfs.read_cpu_mhz(self._freq_cpus, self.sysfs) if self._freq_cpus else {}
         self._cpu_prev = cur
-        return tuple(
-            CpuSample(
-                cpu,
-                *(round(v, 1) for v in split[cpu]),
-                steal=round(steal[cpu], 1) if cpu in steal else None,
-                mhz=mhz.get(cpu),
+        out = []
+        for cpu in sorted(split):
+            user, system, softirq, idle = (round(v, 1) for v in split[cpu])
+            out.append(
+                CpuSample(
+                    cpu,
+                    user,
+                    system,
+                    softirq,
+                    idle,
+                    steal=round(steal[cpu], 1) if cpu in steal else None,
+                    mhz=mhz.get(cpu),
+                )
             )
-            for cpu in sorted(split)
-        )
+        return tuple(out)
 
     def _pressure(self, now: float) -> float | None:
         """Percent of the interval some task waited for a CPU (PSI), or None."""

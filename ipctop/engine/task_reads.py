@@ -102,10 +102,18 @@ def _close_all(fds: dict[tuple[int, int], list[int]]) -> None:
     fds.clear()
 
 
-def _task_of(row: tuple) -> TaskStat:
+_NativeRow = tuple[int, int, int, int, int, int | None, int | None, int | None, int | None]
+
+
+def _task_of(row: _NativeRow) -> TaskStat:
     """A TaskStat from the native pass's nine numbers (schedstat's three are all or none)."""
-    sched = None if row[5] is None else TaskSchedStat(row[5], row[6], row[7])
-    return TaskStat(row[0], row[1], row[2], row[3], row[4], sched, row[8])
+    voluntary, involuntary, last_cpu, utime, stime, run_ns, wait_ns, slices, migrations = row
+    sched = (
+        None
+        if run_ns is None or wait_ns is None or slices is None
+        else TaskSchedStat(run_ns, wait_ns, slices)
+    )
+    return TaskStat(voluntary, involuntary, last_cpu, utime, stime, sched, migrations)
 
 
 def python_read_tasks(

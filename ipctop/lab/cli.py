@@ -24,7 +24,7 @@ from ..signals import Interrupted, interruptible
 from . import accel as accel_mod
 from . import guest
 from .needs import find_kernels, missing, missing_line
-from .topology import PRESETS
+from .topology import PRESETS, LabTopology
 
 # QEMU warns once per CPUID bit TCG cannot emulate; the log keeps them, the screen does not.
 NOISE = "TCG doesn't support requested feature"
@@ -113,7 +113,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILED
 
 
-def _boot(args: argparse.Namespace, kernel: str, out: str, topo, command: list[str]) -> int:
+def _boot(
+    args: argparse.Namespace, kernel: str, out: str, topo: LabTopology, command: list[str]
+) -> int:
     print(f"lab: {topo.describe()}, kernel {kernel}", file=sys.stderr)
     acc = accel_mod.choose(kernel, args.accel)
     for why in acc.tried:

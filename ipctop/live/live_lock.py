@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..engine.reaper import session_dir
+from ..engine.session_dir import session_dir
 
 LOCK_NAME = "live-session.lock"
 # A lock file of its own for a test or a CI job, so that a live session elsewhere

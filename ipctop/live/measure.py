@@ -8,7 +8,7 @@ each thread ran.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,7 +46,7 @@ class RunResult:
     events: tuple[str, ...]
     timeline: tuple[Sample, ...]
     costs: Costs | None = None  # where the time went over the window
-    ops: dict | None = None  # per-operation rates (life-cycle workloads)
+    ops: OpStats | None = None  # per-operation rates (life-cycle workloads)
     latency: tuple[PairLatency, ...] = ()  # per pair over the window, when timed
     latency_all: PairLatency | None = None  # every pair's rounds as one (pair -1)
     latency_note: str = ""  # how rounds were timed, or why not (Engine.latency_note)
@@ -172,6 +172,9 @@ def kept(
     return [s for s, gone in zip(timeline, out) if s.dt >= interval / 2 and not gone]
 
 
+_EndKey = tuple[int, str, int]  # (pair, role, tid)
+
+
 def _rounds_by_pair(s: Sample) -> dict[int, int]:
     out: dict[int, int] = {}
     for t in s.threads:
@@ -179,7 +182,7 @@ def _rounds_by_pair(s: Sample) -> dict[int, int]:
     return out
 
 
-def _deltas(timeline: list[Sample], prime: Sample) -> list[dict[tuple, int]]:
+def _deltas(timeline: list[Sample], prime: Sample) -> list[dict[_EndKey, int]]:
     """Per sample: each end's rounds in that interval."""
     last = {(t.pair, t.role, t.tid): t.rounds for t in prime.threads}
     out = []
@@ -190,9 +193,11 @@ def _deltas(timeline: list[Sample], prime: Sample) -> list[dict[tuple, int]]:
     return out
 
 
-def _left_out(timeline: list[Sample], stalls: StallReport, prime: Sample) -> dict:
+def _left_out(
+    timeline: list[Sample], stalls: StallReport, prime: Sample
+) -> dict[_EndKey, tuple[int, float]]:
     """end -> (rounds, seconds) of the windows its own pair stalled in, or a gap."""
-    out: dict[tuple, tuple[int, float]] = {}
+    out: dict[_EndKey, tuple[int, float]] = {}
     for i, (s, deltas) in enumerate(zip(timeline, _deltas(timeline, prime))):
         for key, d in deltas.items():
             mine = stalls.pair_windows.get(key[0], ())
@@ -227,7 +232,9 @@ def _stall_note(stalls: StallReport, elapsed: float) -> str:
     )
 
 
-def _ops(engine: Engine, mark: dict, names, op_rates) -> OpStats | None:
+def _ops(
+    engine: Engine, mark: dict[int, int], names: Sequence[str], op_rates: list[list[float]]
+) -> OpStats | None:
     """Per-operation rates; for msgbench, each phase over the repeats the window
     finished (None when it finished none)."""
     if not names:
@@ -237,7 +244,9 @@ def _ops(engine: Engine, mark: dict, names, op_rates) -> OpStats | None:
     return engine.workload.phase_stats(engine.pairs, since=mark)
 
 
-def _tick(sampler: Sampler, seconds: float, on_sample: Callable[[Sample], None] | None) -> list:
+def _tick(
+    sampler: Sampler, seconds: float, on_sample: Callable[[Sample], None] | None
+) -> list[Sample]:
     """Sample on the caller's thread, on a fixed schedule, until `seconds` have passed."""
     out = []
     due = time.monotonic()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import statistics
 from collections import deque
+from collections.abc import Iterable
 from itertools import islice
 from typing import NamedTuple
 
@@ -260,7 +261,7 @@ class Session:
         return out
 
 
-def _peaks_of(histories, history: int) -> deque[float]:
+def _peaks_of(histories: Iterable[deque[float]], history: int) -> deque[float]:
     """Per sample, the highest value of any history: the shared sparkline ceiling.
     Every history got the latest sample's value, so they all end at the same sample."""
     histories = list(histories)

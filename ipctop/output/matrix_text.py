@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..engine.latency import format_ns
 from ..engine.matrix import Cell, ClassRow
 from .tables import format_table
+
+if TYPE_CHECKING:
+    from .matrix_record import MatrixRecord
 
 RAMP = " .:-=+*#%@"  # from the fastest cell to the slowest, on a log scale
 # 256-colour backgrounds from green through yellow to red
@@ -80,7 +84,7 @@ def class_table(rows: Sequence[ClassRow]) -> str:
     return format_table(headers, body, "llrrrrrrr")
 
 
-def compare_table(records: Sequence, labels: Sequence[str]) -> str:
+def compare_table(records: Sequence[MatrixRecord], labels: Sequence[str]) -> str:
     """Per mechanism and class: each record's median one-way p50 and p99, and the
     change against the first (a single matrix has no interval: its cells are one
     run each, so only the change is shown, with the cell counts)."""

@@ -114,7 +114,9 @@ class MetricsBoard:
         with self._lock:
             self._points[labels] = tuple(points)
 
-    def snapshot(self) -> tuple[RunLabels | None, Sample | None, dict[RunLabels, tuple]]:
+    def snapshot(
+        self,
+    ) -> tuple[RunLabels | None, Sample | None, dict[RunLabels, tuple[ScalingPoint, ...]]]:
         with self._lock:
             return self._labels, self._sample, dict(self._points)
 
@@ -223,7 +225,9 @@ def _cpu_families(run: list[str], s: Sample) -> Iterable[Metric]:
     yield ipis
 
 
-def _scaling_families(host: str, points: dict[RunLabels, tuple]) -> Iterable[Metric]:
+def _scaling_families(
+    host: str, points: dict[RunLabels, tuple[ScalingPoint, ...]]
+) -> Iterable[Metric]:
     # The monitor's curve has provisional points until a reading settles; they
     # are shown (a noisy box may never settle) but say so in their label.
     total = _family(

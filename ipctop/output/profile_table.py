@@ -8,6 +8,7 @@ interval beside them says how far to trust it.
 from __future__ import annotations
 
 from statistics import mean
+from typing import Any
 
 from ..analysis.profile_delta import (
     counter_deltas,
@@ -72,8 +73,8 @@ def format_delta(
     labels: tuple[str, str],
     a: Profile,
     b: Profile,
-    costs_a: dict | None = None,
-    costs_b: dict | None = None,
+    costs_a: dict[str, Any] | None = None,
+    costs_b: dict[str, Any] | None = None,
     n: int = 6,
 ) -> str:
     """Symbols whose total share moved most (both ends), beside the counters that moved."""

@@ -131,7 +131,7 @@ def _noise_in_range(n: StepNoise | None) -> StepNoise | None:
     return n
 
 
-def _known(cls: type, d: dict[str, Any]) -> Any:
+def _known(cls: type[_Known], d: dict[str, Any]) -> _Known:
     # Unvalidated: keys this version does not know are dropped (Record.from_dict validates).
     names = {f.name for f in fields(cls)}
     return cls(**{k: v for k, v in d.items() if k in names})
@@ -291,6 +291,7 @@ class RunConfig(BaseModel):
 
 
 _Run = TypeVar("_Run", bound=RunConfig)  # RunConfig.of makes a subclass's (live.RunInfo)
+_Known = TypeVar("_Known", "StepThread", "StepUnit", "Step")  # what _known reads
 
 
 class Record(BaseModel):

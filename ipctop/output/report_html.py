@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..analysis.fleet import Group
 from ..analysis.verdicts import fmt_rate
@@ -122,7 +122,14 @@ def _chart(g: Group, curve: str) -> str:
     return f"<figure><figcaption>{_esc(curve)}: total ops/s</figcaption>{''.join(svg)}</figure>"
 
 
-def _polyline(pts, px, py, colour: str, width: int, title: str) -> str:
+def _polyline(
+    pts: Sequence[tuple[float, float]],
+    px: Callable[[float], float],
+    py: Callable[[float], float],
+    colour: str,
+    width: int,
+    title: str,
+) -> str:
     coords = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in pts)
     dots = "".join(
         f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="{width + 1}" fill="{colour}"/>'

@@ -11,6 +11,7 @@ import errno
 import os
 import signal
 import sys
+from typing import TextIO
 
 from ipctop.errors import EXIT_FAILED
 
@@ -18,7 +19,7 @@ from ipctop.errors import EXIT_FAILED
 WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS)
 
 
-def _silence(stream=None) -> None:
+def _silence(stream: TextIO | None = None) -> None:
     # Python flushes stdout and stderr at exit; that flush would fail again and print.
     stream = sys.stdout if stream is None else stream
     try:

@@ -10,13 +10,14 @@ change the pairs are refused (they would change A or B under it).
 from __future__ import annotations
 
 import threading
-from typing import Any
 
 from textual.message import Message
 
 from ..analysis.stats import REGRESSION, fmt_diff
 from ..errors import IpctopError
 from ..live.ab_live import AbProgress, LiveAB, describe, parse_change
+from ..live.sources import LiveSource
+from .host import AppHost
 from .screens.ab_input import AbInputScreen
 from .widgets.ab_panel import AbPanel
 
@@ -45,25 +46,32 @@ class AbActions:
     def ab_running(self) -> bool:
         return self._ab is not None
 
-    def action_ab(self: Any) -> None:
+    def action_ab(self: AppHost) -> None:
         if self._ab is not None:
             self._say("an A/B is running: escape stops it", "warning")
             return
-        if not self.source.controllable or not hasattr(self.source, "engine"):
+        if not self.source.controllable or not isinstance(self.source, LiveSource):
             self._say(f"{self.info.source} source: cannot run an A/B", "warning")
             return
         c = self.source.engine.config
         current = f"{c.workload}, {c.placement}, {c.mode}, {self.source.pair_count()} pair(s)"
         self.push_screen(AbInputScreen(current, self._ab_last_b), self._ab_start)
 
-    def _ab_start(self: Any, text: str | None) -> None:
+    def _ab_start(self: AppHost, text: str | None) -> None:
         if not text or self._ab is not None:
             return
         self._ab_last_b = text
+        source = self.source
+        if not isinstance(source, LiveSource):
+            return  # action_ab asked only of a live source
+
+        def progress(p: AbProgress) -> None:
+            self.post_message(AbProgressArrived(p))
+
         try:
-            change = parse_change(text, self.source.engine.config, self.source.allowed)
+            change = parse_change(text, source.engine.config, source.allowed)
             ab = LiveAB(
-                self.source, change, on_progress=lambda p: self.post_message(AbProgressArrived(p)),
+                source, change, on_progress=progress,
                 **self.ab_timing,
             )  # fmt: skip
         except IpctopError as exc:
@@ -74,7 +82,7 @@ class AbActions:
         self._ab_show(None)
         self.run_worker(self._ab_run, thread=True, group="ab", name="A/B")
 
-    def _ab_run(self: Any) -> None:
+    def _ab_run(self: AppHost) -> None:
         ab, finished = self._ab, self._ab_finished
         try:
             if ab is not None:
@@ -83,7 +91,7 @@ class AbActions:
             if finished is not None:
                 finished.set()
 
-    def on_ab_progress_arrived(self: Any, msg: AbProgressArrived) -> None:
+    def on_ab_progress_arrived(self: AppHost, msg: AbProgressArrived) -> None:
         p = msg.progress
         self._ab_show(p)
         if not p.done:
@@ -99,7 +107,7 @@ class AbActions:
             severity = "warning"
         self._say(f"A/B {p.why}: B/A {fmt_diff(d)}, {d.verdict}", severity)
 
-    def action_stop_ab(self: Any) -> None:
+    def action_stop_ab(self: AppHost) -> None:
         if self._ab is not None:
             self._ab.cancel()
             self._say("stopping the A/B: A comes back")
@@ -107,18 +115,18 @@ class AbActions:
             self._ab_progress = None
             self._ab_panel().update_from("", "", None)
 
-    def _ab_show(self: Any, p: AbProgress | None) -> None:
+    def _ab_show(self: AppHost, p: AbProgress | None) -> None:
         if p is None:  # started: an empty first line until the first slot reports
             t = self.ab_timing["max_seconds"]
             p = AbProgress(0, "A", 0, 0.0, t, None, None, None)
         self._ab_progress = p
         self._ab_panel().update_from(*self._ab_sides, p)
 
-    def _ab_panel(self: Any) -> AbPanel:
+    def _ab_panel(self: AppHost) -> AbPanel:
         # The main screen's: a screen on top (help, a chooser) hides it from query_one.
         return self.screen_stack[0].query_one(AbPanel)
 
-    def _ab_unmount(self: Any, timeout: float = 30.0) -> None:
+    def _ab_unmount(self: AppHost, timeout: float = 30.0) -> None:
         """Before the source stops: end the A/B and wait until A is back."""
         ab, finished = self._ab, self._ab_finished
         if ab is None or finished is None:

@@ -12,7 +12,7 @@ import asyncio
 import gc
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal, Vertical
@@ -31,6 +31,7 @@ from .ab_actions import AbActions
 from .contrast_floor import ContrastFloor
 from .control_actions import ControlActions
 from .crash_report import CrashReport
+from .host import AppHost
 from .keys import MONITOR_KEYS, bindings, key_commands
 from .own_cpu import OwnCpu
 from .profile_actions import ProfileActions
@@ -338,7 +339,7 @@ class IpctopApp(
         self.exit(0)
 
     # -- command palette -------------------------------------------------------------
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield from key_commands(self)
 
@@ -351,3 +352,9 @@ def _shown(widget: Widget) -> bool:
             return False
         node = node.parent
     return True
+
+
+if TYPE_CHECKING:
+
+    def _host(app: IpctopApp) -> AppHost:
+        return app  # mypy: the app has everything its mixins use (tui/host.py)

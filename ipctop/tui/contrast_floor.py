@@ -96,9 +96,8 @@ class ContrastFloor(LineFilter):
         if style.reverse:
             fg, bg = bg, fg
         if style.dim:
-            fg = RichColor.from_triplet(
-                Color.from_rich_color(bg).blend(Color.from_rich_color(fg), 0.66).rich_color.triplet
-            )
+            blended = Color.from_rich_color(bg).blend(Color.from_rich_color(fg), 0.66)
+            fg = RichColor.from_rgb(*blended.rgb)  # the triplet blended.rich_color carries
         fg = self._readable(fg, bg)
         if contrast(self.shown(fg), self.shown(bg)) < self.minimum:
             # Not even black or white passes on this background (white on grey 59 is 6.4:1,

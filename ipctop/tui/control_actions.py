@@ -14,6 +14,7 @@ from ..engine.placement import MODES, PLACEMENTS
 from ..engine.workloads import WORKLOADS
 from ..errors import IpctopError
 from ..live.mechanisms import next_mechanism
+from .host import AppHost
 from .screens.choice import ChoiceScreen
 
 PLACEMENT_HELP = {
@@ -28,7 +29,9 @@ class ControlActions:
 
     _busy = 0  # control operations in flight
 
-    def _control(self: Any, what: str, fn: Callable[..., str], *args: Any, **kwargs: Any) -> None:
+    def _control(
+        self: AppHost, what: str, fn: Callable[..., str], *args: Any, **kwargs: Any
+    ) -> None:
         if not self.source.controllable:
             self._say(f"{self.info.source} source: cannot {what}", "warning")
             return
@@ -51,7 +54,7 @@ class ControlActions:
 
         self.run_worker(work, thread=True, group="control", name=what)
 
-    def _control_done(self: Any, result: str, error: str) -> None:
+    def _control_done(self: AppHost, result: str, error: str) -> None:
         self._busy -= 1
         self.info = self.source.info
         if error:
@@ -59,37 +62,37 @@ class ControlActions:
         elif result:
             self._say(result)
 
-    def action_add_pair(self: Any) -> None:
+    def action_add_pair(self: AppHost) -> None:
         self._control("add a pair", self.source.add_pair)
 
-    def action_remove_pair(self: Any) -> None:
+    def action_remove_pair(self: AppHost) -> None:
         self._control("remove a pair", self.source.remove_pair)
 
-    def action_choose_workload(self: Any) -> None:
+    def action_choose_workload(self: AppHost) -> None:
         choices = [(name, cls.summary or cls.original) for name, cls in WORKLOADS.items()]
         self.push_screen(
             ChoiceScreen("workload", choices, self.info.workload),
             lambda name: self._restart(workload=name),
         )
 
-    def action_choose_placement(self: Any) -> None:
+    def action_choose_placement(self: AppHost) -> None:
         choices = [(p, PLACEMENT_HELP.get(p, "")) for p in PLACEMENTS]
         self.push_screen(
             ChoiceScreen("placement", choices, self.info.placement),
             lambda name: self._restart(placement=name),
         )
 
-    def action_toggle_mode(self: Any) -> None:
+    def action_toggle_mode(self: AppHost) -> None:
         other = [m for m in MODES if m != self.info.mode][0]
         self._restart(mode=other)
 
-    def _restart(self: Any, **change: str | None) -> None:
+    def _restart(self: AppHost, **change: str | None) -> None:
         ((key, value),) = change.items()
         if value is None or value == getattr(self.info, key):
             return
         self._control(f"switch {key} to {value}", self.source.reconfigure, **{key: value})
 
-    def action_compare_next(self: Any) -> None:
+    def action_compare_next(self: AppHost) -> None:
         name, skipped = next_mechanism(self.info)
         if name is None:
             why = "; ".join(f"{n}: {w}" for n, w in skipped)

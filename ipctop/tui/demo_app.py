@@ -12,13 +12,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
 
 from ..analysis.settle import Settler
 from ..live.baseline import Baseline
-from ..output.record import Record
+from ..output.record import Record, RunConfig
+from ..output.record_box import Box
 from .app import IpctopApp
 from .keys import KeySpec, bindings
 from .widgets.narration_band import NarrationBand
@@ -83,7 +85,7 @@ class DemoApp(IpctopApp):
     )
     BINDINGS = bindings(KEYS)
 
-    def __init__(self, *args, pace: float = 8.0, **kwargs) -> None:
+    def __init__(self, *args: Any, pace: float = 8.0, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.pace = pace
         self.steps = story(len(self.info.cpus))
@@ -183,19 +185,21 @@ class DemoApp(IpctopApp):
         info = self.info
         record = Record(
             kind="sweep",
-            box={"kernel_release": info.kernel, "cpu_model": info.cpu_model},
-            config={
-                "workload": info.workload,
-                "placement": info.placement,
-                "mode": info.mode,
-                "engine": info.engine,
-                "cpus": list(info.cpus),
-                # A live curve has no fixed run length: each point is the settler's reading.
-                "seconds": self.pace,
-                "warmup": 0.0,
-                "repeat": 1,
-                "interval": info.interval,
-            },
+            box=Box.model_validate({"kernel_release": info.kernel, "cpu_model": info.cpu_model}),
+            config=RunConfig.model_validate(
+                {
+                    "workload": info.workload,
+                    "placement": info.placement,
+                    "mode": info.mode,
+                    "engine": info.engine,
+                    "cpus": list(info.cpus),
+                    # A live curve has no fixed run length: each point is the settler's reading.
+                    "seconds": self.pace,
+                    "warmup": 0.0,
+                    "repeat": 1,
+                    "interval": info.interval,
+                }
+            ),
             points=list(points),
             source=f"{info.placement}-core",  # its name on the baseline bar and the chart
         )

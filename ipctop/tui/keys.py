@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from textual.app import App, SystemCommand
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ class KeySpec:
         )
 
 
-def bindings(keys: tuple[KeySpec, ...]) -> list[Binding]:
+def bindings(keys: tuple[KeySpec, ...]) -> list[BindingType]:
     return [k.binding() for k in keys]
 
 
@@ -54,7 +55,7 @@ def keys_of(cls: type) -> list[KeySpec]:
     return list(seen.values())
 
 
-def key_commands(app: App) -> Iterator[SystemCommand]:
+def key_commands(app: App[Any]) -> Iterator[SystemCommand]:
     """The command palette's entry for each key: its line, and the key to learn."""
     for k in keys_of(type(app)):
         yield SystemCommand(

@@ -6,12 +6,11 @@ arrive on the recorder's thread and reach the UI as messages, like samples.
 
 from __future__ import annotations
 
-from typing import Any
-
 from textual.message import Message
 
 from ..engine.profile import ProfileWindow
 from ..live.profile_feed import ProfileFeed
+from .host import AppHost
 from .widgets.profile_panel import ProfilePanel
 
 
@@ -29,7 +28,7 @@ class ProfileActions:
     _profile_sel = 0
     _profile_callers = False
 
-    def action_toggle_profile(self: Any) -> None:
+    def action_toggle_profile(self: AppHost) -> None:
         panel = self.query_one(ProfilePanel)
         self._profile_on = not self._profile_on
         panel.display = self._profile_on
@@ -42,11 +41,15 @@ class ProfileActions:
         self.run_worker(self._profile_start, thread=True, group="profile")
         self._schedule_redraw()
 
-    def _profile_start(self: Any) -> None:
+    def _profile_start(self: AppHost) -> None:
         feed = self.profile_feed
         if feed is None:
             return
-        line = feed.start(lambda w: self.post_message(ProfileWindowArrived(w)))
+
+        def arrived(window: ProfileWindow) -> None:
+            self.post_message(ProfileWindowArrived(window))
+
+        line = feed.start(arrived)
         try:
             if line:
                 self.call_from_thread(self._say, line, "warning")
@@ -54,23 +57,23 @@ class ProfileActions:
         except RuntimeError:
             feed.stop()  # the app closed while perf started
 
-    def _profile_stop(self: Any) -> None:
+    def _profile_stop(self: AppHost) -> None:
         feed, self.profile_feed = self.profile_feed, None
         if feed is not None:
             feed.stop()
 
-    def on_profile_window_arrived(self: Any, msg: ProfileWindowArrived) -> None:
+    def on_profile_window_arrived(self: AppHost, msg: ProfileWindowArrived) -> None:
         self._schedule_redraw()
 
-    def action_next_symbol(self: Any) -> None:
+    def action_next_symbol(self: AppHost) -> None:
         self._profile_sel += 1
         self._schedule_redraw()
 
-    def action_callers(self: Any) -> None:
+    def action_callers(self: AppHost) -> None:
         self._profile_callers = not self._profile_callers
         self._schedule_redraw()
 
-    def _profile_redraw(self: Any) -> None:
+    def _profile_redraw(self: AppHost) -> None:
         if not self._profile_on or self.profile_feed is None:
             return
         latest = self.session.latest
@@ -81,7 +84,7 @@ class ProfileActions:
             self._profile_callers,
         )
 
-    def profile_note(self: Any) -> str:
+    def profile_note(self: AppHost) -> str:
         """For the status line: what the profile costs while it runs."""
         feed = self.profile_feed
         if not self._profile_on or feed is None or not feed.live:
@@ -89,5 +92,5 @@ class ProfileActions:
         cost = feed.cost_pct
         return "perf: measuring" if cost is None else f"perf: {cost:.1f} % CPU"
 
-    def _profile_unmount(self: Any) -> None:
+    def _profile_unmount(self: AppHost) -> None:
         self._profile_stop()

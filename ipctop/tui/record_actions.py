@@ -14,6 +14,7 @@ from ..engine.sample import Sample
 from ..errors import RecordError
 from ..live.baseline import Baseline, load_baseline, newest_record
 from ..live.recorder import RecordSwitch
+from .host import AppHost
 from .screens.path_input import PathInputScreen
 from .widgets.baseline_bar import BaselineBar
 
@@ -26,7 +27,9 @@ class RecordActions:
     #: the last word on the record, for run_app to print once the screen is gone
     record_message: str
 
-    def _records_init(self, record: str | None, baseline: Baseline | None, record_dir: str) -> None:
+    def _records_init(
+        self: AppHost, record: str | None, baseline: Baseline | None, record_dir: str
+    ) -> None:
         self.recording = RecordSwitch(record_dir)
         self._record_at_start = record
         self.baseline = baseline
@@ -35,13 +38,13 @@ class RecordActions:
         self._end_told = False
         self.record_message = ""
 
-    def _records_mounted(self) -> None:
+    def _records_mounted(self: AppHost) -> None:
         """Before the source starts: recording from the first sample on, the baseline drawn."""
         self._show_baseline(self.baseline)
         if self._record_at_start:
             self._start_recording(self._record_at_start)
 
-    def _records_feed(self, sample: Sample, generation: int) -> None:
+    def _records_feed(self: AppHost, sample: Sample, generation: int) -> None:
         """Every sample the session takes in, in the same order."""
         if self.recording.active:
             try:
@@ -55,7 +58,7 @@ class RecordActions:
             self._end_told = True
             self._say(ended)
 
-    def _records_notes(self) -> list[str]:
+    def _records_notes(self: AppHost) -> list[str]:
         """Header notes: the source's (REPLAY / replay finished), REC."""
         notes = [self.source.header_note()]
         rec = self.recording.note()
@@ -64,7 +67,7 @@ class RecordActions:
         self.query_one(BaselineBar).update_from(self.baseline, self.info)
         return [n for n in notes if n]
 
-    def _records_finish(self, interrupted: bool) -> None:
+    def _records_finish(self: AppHost, interrupted: bool) -> None:
         """Write the record if one is being made; never raises (this runs on the way out)."""
         if not self.recording.active:
             return
@@ -76,7 +79,7 @@ class RecordActions:
             self.record_message = f"could not save the record: {exc}"
 
     # -- keys ------------------------------------------------------------------------
-    def action_toggle_record(self) -> None:
+    def action_toggle_record(self: AppHost) -> None:
         if self.recording.active:
             try:
                 self._say(self.recording.stop(self.session.points()))
@@ -88,13 +91,13 @@ class RecordActions:
             return
         self._start_recording(None)
 
-    def _start_recording(self, path: str | None) -> None:
+    def _start_recording(self: AppHost, path: str | None) -> None:
         try:
             self._say(self.recording.start(self.info, self._generation, path))
         except (RecordError, OSError) as exc:
             self._say(f"could not record: {exc}", "error")
 
-    def action_baseline(self) -> None:
+    def action_baseline(self: AppHost) -> None:
         """b: hide the baseline, or ask which record to show (the last one offered)."""
         if self.baseline is not None:
             self._show_baseline(None)
@@ -110,7 +113,7 @@ class RecordActions:
             self._load_baseline,
         )
 
-    def _load_baseline(self, path: str | None) -> None:
+    def _load_baseline(self: AppHost, path: str | None) -> None:
         if not path:
             return
         try:
@@ -124,12 +127,12 @@ class RecordActions:
         warn = f" (differs: {', '.join(differs)})" if differs else ""
         self._say(f"baseline {baseline.name}: kernel {baseline.kernel}{warn}")
 
-    def _show_baseline(self, baseline: Baseline | None) -> None:
+    def _show_baseline(self: AppHost, baseline: Baseline | None) -> None:
         self.baseline = baseline
         self.scaling_panel.set_baseline(baseline)
         self._schedule_redraw()
 
-    async def action_interrupt(self) -> None:
+    async def action_interrupt(self: AppHost) -> None:
         """Ctrl-C: quit like q, but a record being made is marked interrupted."""
         self._interrupted = True
         self.exit(0)

@@ -33,6 +33,7 @@ from typing import Any
 
 from ..live.sources import SampleSource
 from ..signals import HANDLED
+from .host import AppHost
 
 EXIT_GRACE = 5.0  # seconds the UI gets to shut down after a signal
 LOOP_GRACE = 1.0  # seconds the loop gets to take a signal before the rescue does
@@ -47,7 +48,7 @@ class SignalExit:
     _old_signals: dict[int, Any] | None = None  # each caught signal's handler before
     _rescue: threading.Thread | None = None
 
-    def _catch_signals(self) -> None:
+    def _catch_signals(self: AppHost) -> None:
         self._old_signals = {}
         try:
             loop = asyncio.get_running_loop()
@@ -60,7 +61,7 @@ class SignalExit:
             # Not the main thread (an embedding test harness): the caller's handlers stay.
             self._old_signals.clear()
 
-    def _on_signal(self: Any, signum: int) -> None:
+    def _on_signal(self: AppHost, signum: int) -> None:
         if self.signalled is not None:
             return
         self.signalled = signum
@@ -70,7 +71,7 @@ class SignalExit:
         ).start()
         self.exit(128 + signum)
 
-    def _on_signal_anywhere(self: Any, signum: int, _frame: object) -> None:
+    def _on_signal_anywhere(self: AppHost, signum: int, _frame: object) -> None:
         if self._rescue is None:
             self._rescue = threading.Thread(
                 target=_rescue_if_stuck, args=(self, signum), name="ipctop-rescue", daemon=True
@@ -94,7 +95,7 @@ def _clean_then_leave(source: SampleSource, signum: int) -> None:
     os._exit(128 + signum)
 
 
-def _rescue_if_stuck(app: Any, signum: int) -> None:
+def _rescue_if_stuck(app: AppHost, signum: int) -> None:
     time.sleep(LOOP_GRACE)
     if app.signalled is not None:
         return  # the loop took it: the record is written and the exit is under way

@@ -8,9 +8,11 @@ Mixed into IpctopApp.
 from __future__ import annotations
 
 import time
-from typing import Any
+
+from textual.timer import Timer
 
 from ..live.sweep import AutoSweep
+from .host import AppHost
 
 TICK = 0.25  # seconds between looks at the sweep
 
@@ -19,7 +21,7 @@ class SweepActions:
     """Uses the app's source, info, session, sweep_step, _busy, _say and set_interval."""
 
     _sweep: AutoSweep | None = None
-    _sweep_timer: Any = None
+    _sweep_timer: Timer | None = None
 
     @property
     def sweeping(self) -> bool:
@@ -29,7 +31,7 @@ class SweepActions:
         """For the header: the sweep's progress, or ""."""
         return self._sweep.describe() if self._sweep is not None else ""
 
-    def action_sweep(self: Any) -> None:
+    def action_sweep(self: AppHost) -> None:
         if self._sweep is not None:
             self._end_sweep("sweep stopped")
             return
@@ -45,7 +47,7 @@ class SweepActions:
             target, pairs, f"sweep: one pair every {self.sweep_step:g} s up to {target}"
         )
 
-    def _start_sweep(self: Any, target: int, pairs: int, message: str) -> None:
+    def _start_sweep(self: AppHost, target: int, pairs: int, message: str) -> None:
         """Climb from `pairs` to `target`, a pair each settled step (keys s and W)."""
         if self._sweep is not None:
             self._end_sweep("sweep stopped")
@@ -54,7 +56,7 @@ class SweepActions:
         if message:
             self._say(message)
 
-    def _sweep_tick(self: Any) -> None:
+    def _sweep_tick(self: AppHost) -> None:
         sweep = self._sweep
         if sweep is None or self._busy:
             return
@@ -68,7 +70,7 @@ class SweepActions:
             self._end_sweep(f"sweep done: {pairs} pairs on {sweep.target} CPUs")
         self._schedule_redraw()
 
-    def _end_sweep(self: Any, message: str) -> None:
+    def _end_sweep(self: AppHost, message: str) -> None:
         if self._sweep_timer is not None:
             self._sweep_timer.stop()
         self._sweep = None

@@ -36,10 +36,14 @@ class Tally:
     t1: float | None = None
     cpu_samples: int = 0  # every sample on the profiled CPUs
     samples: int = 0  # those of the pairs' threads
-    owners: Counter = field(default_factory=Counter)  # pairs / ipctop / perf / idle / other
-    self_counts: Counter = field(default_factory=Counter)  # leaf (name, dso)
-    total_counts: Counter = field(default_factory=Counter)  # anywhere in the chain, once
-    chains: dict[tuple[str, str], Counter] = field(default_factory=dict)  # leaf -> callers
+    owners: Counter[str] = field(default_factory=Counter)  # pairs / ipctop / perf / idle / other
+    self_counts: Counter[tuple[str, str]] = field(default_factory=Counter)  # leaf (name, dso)
+    total_counts: Counter[tuple[str, str]] = field(
+        default_factory=Counter
+    )  # anywhere in the chain, once
+    chains: dict[tuple[str, str], Counter[tuple[str, ...]]] = field(
+        default_factory=dict
+    )  # leaf -> callers
 
 
 def _frame(text: str) -> tuple[str, str] | None:

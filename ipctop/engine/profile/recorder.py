@@ -56,7 +56,7 @@ def _raise(pid: int) -> None:
         pass  # no CAP_SYS_NICE: perf runs at our nice, and starts later under load
 
 
-def _reap(proc: subprocess.Popen, timeout: float) -> float | None:
+def _reap(proc: subprocess.Popen[bytes], timeout: float) -> float | None:
     """Wait for perf (killing it after `timeout`); its CPU seconds from wait4."""
     deadline = time.monotonic() + timeout
     while True:
@@ -104,7 +104,7 @@ class PerfRecorder:
         self.errors: list[str] = []
         self._seen_tids: set[int] = set()
         self._dir: str | None = None
-        self._proc: subprocess.Popen | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
         self._perf_pid = -1
         self._final_cpu: float | None = None
         self._until: float | None = None  # samples after stop() was called are not counted

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import functools
 import signal
 import subprocess
 import threading
+from typing import IO, Any
 
 from ..forker import Forker
 from ..parent_death import tied_to_me
@@ -14,7 +14,7 @@ _spawner: Forker | None = None
 _spawner_lock = threading.Lock()
 
 
-def spawn_tied(cmd: list[str], stderr: object) -> subprocess.Popen:
+def spawn_tied(cmd: list[str], stderr: IO[Any]) -> subprocess.Popen[bytes]:
     """perf, with a parent-death signal so a killed ipctop takes it along.
 
     PR_SET_PDEATHSIG fires when the forking *thread* exits, and the TUI starts
@@ -25,12 +25,14 @@ def spawn_tied(cmd: list[str], stderr: object) -> subprocess.Popen:
     with _spawner_lock:
         if _spawner is None:
             _spawner = Forker()
-    popen = functools.partial(
-        subprocess.Popen,
-        cmd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=stderr,
-        preexec_fn=tied_to_me(signal.SIGINT),  # SIGINT: perf closes its file
-    )
+
+    def popen() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            preexec_fn=tied_to_me(signal.SIGINT),  # SIGINT: perf closes its file
+        )
+
     return _spawner.call(popen)

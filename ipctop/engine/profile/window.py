@@ -103,7 +103,7 @@ class ProfileWindow:
 
     def callers(self, name: str) -> list[tuple[tuple[str, ...], int]]:
         """The call chains that ended in `name`, most frequent first."""
-        merged: Counter = Counter()
+        merged: Counter[tuple[str, ...]] = Counter()
         for (sym, _), chains in self.chains.items():
             if sym == name:
                 for chain, count in chains:
@@ -114,8 +114,8 @@ class ProfileWindow:
 def _top(
     windows: list[ProfileWindow], n: int, kernel: bool | None, by: str = "self"
 ) -> list[SymbolShare]:
-    selfs: Counter = Counter()
-    totals: Counter = Counter()
+    selfs: Counter[tuple[str, str]] = Counter()
+    totals: Counter[tuple[str, str]] = Counter()
     for w in windows:
         selfs.update(w.self_counts)
         totals.update(w.total_counts)
@@ -172,7 +172,7 @@ class Profile:
         return picked[:n]
 
     def callers(self, name: str) -> list[tuple[tuple[str, ...], int]]:
-        merged: Counter = Counter()
+        merged: Counter[tuple[str, ...]] = Counter()
         for w in self.windows:
             merged.update(dict(w.callers(name)))
         return merged.most_common(10)
@@ -208,7 +208,7 @@ class Profile:
         return sum(w.cpu_samples for w in self.windows)
 
     def _owners(self) -> dict[str, int]:
-        owners: Counter = Counter()
+        owners: Counter[str] = Counter()
         for w in self.windows:
             owners.update(w.owners)
         return dict(owners)

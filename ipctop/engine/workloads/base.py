@@ -14,6 +14,7 @@ from .option import Option
 
 if TYPE_CHECKING:  # config.py reads the workloads' options: no import at run time
     from ..config import EngineConfig
+    from ..launch import Pair
 
 
 @dataclass
@@ -128,11 +129,11 @@ class Workload:
     def check_size(self, size: int) -> None:
         """Refuse a payload the kernel's limits cannot carry; raise ResourceError."""
 
-    def phase_mark(self, pairs: list) -> dict[int, int]:
+    def phase_mark(self, pairs: list[Pair]) -> dict[int, int]:
         """Where each unit's timed phases stand (msgbench); see phase_stats."""
         return {}
 
-    def phase_stats(self, pairs: list, since: dict[int, int] | None = None) -> OpStats | None:
+    def phase_stats(self, pairs: list[Pair], since: dict[int, int] | None = None) -> OpStats | None:
         """Per-phase rates of a workload that times its phases itself, else None."""
         return None
 

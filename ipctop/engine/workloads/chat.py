@@ -12,12 +12,16 @@ from __future__ import annotations
 import contextlib
 import mmap
 import socket
+from typing import TYPE_CHECKING, Any
 
 from ...errors import UsageError
 from .base import PairResources, Workload
 from .limits import check_socket_size, fd_error
 from .load_limits import Load, check_load
 from .shared import close_area, native_hook
+
+if TYPE_CHECKING:
+    from ..config import EngineConfig
 
 USERS = 20  # one VolanoMark room
 DEFAULT_SIZE = 100
@@ -59,7 +63,7 @@ class Chat(Workload):
     def __init__(self) -> None:
         self.listener: socket.socket | None = None
 
-    def configure(self, config) -> None:
+    def configure(self, config: EngineConfig) -> None:
         self.transport = config.transport or "tcp"
         if self.transport not in TRANSPORTS:
             raise UsageError(
@@ -70,7 +74,7 @@ class Chat(Workload):
     def check_size(self, size: int) -> None:
         check_socket_size(size)
 
-    def record_payload(self) -> dict:
+    def record_payload(self) -> dict[str, Any]:
         return {**super().record_payload(), "transport": self.transport}
 
     def detail_text(self) -> str:

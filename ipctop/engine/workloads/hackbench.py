@@ -19,7 +19,7 @@ import socket
 import struct
 from collections.abc import Iterator
 from functools import partial
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ...errors import IpctopError, ResourceError, UsageError
 from .base import PairResources, Workload
@@ -28,6 +28,9 @@ from .limits import check_pipe_size, check_socket_size, fd_error
 from .load_limits import Load, check_load
 from .option import Option
 from .shared import close_area
+
+if TYPE_CHECKING:
+    from ..config import EngineConfig
 
 TRANSPORTS = ("socket", "pipe")
 DEFAULT_FDS = 20
@@ -189,9 +192,9 @@ class Hackbench(Workload):
     default_size = DEFAULT_SIZE
     unit = "group"
 
-    def configure(self, config) -> None:
+    def configure(self, config: EngineConfig) -> None:
         self.transport = check_transport(config.transport)
-        self.fds = config.fds
+        self.fds: int = config.fds
         if not 1 <= self.fds <= MAX_FDS:
             raise UsageError(f"--fds must be 1..{MAX_FDS}, not {self.fds}")
         super().configure(config)
@@ -203,7 +206,7 @@ class Hackbench(Workload):
     def check_size(self, size: int) -> None:
         check_message(self.transport, size)
 
-    def record_payload(self) -> dict:
+    def record_payload(self) -> dict[str, Any]:
         return {**super().record_payload(), "transport": self.transport}
 
     def detail_text(self) -> str:

@@ -25,7 +25,8 @@ import struct
 import tempfile
 from collections.abc import Mapping
 from contextlib import suppress
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ...errors import ResourceError, UsageError
 from ..opstats import OpRate, OpStats, spread
@@ -35,13 +36,17 @@ from ..reaper import (
     TAG_SHIFT,
     claim_tags,
     release_tags,
-    session_dir,
     sweep_tag,
 )
+from ..session_dir import session_dir
 from .base import PairResources, Workload
 from .limits import PROC, read_int, sysv_sets_in_use
 from .option import Option
 from .shared import tracker
+
+if TYPE_CHECKING:
+    from ..config import EngineConfig
+    from ..launch import Pair
 
 #: the phases, in the order of the native loop's ops[] counters and ring entries
 LIFECYCLE_OPS = ("msgget", "msgsnd", "IPC_STAT", "MSG_STAT", "IPC_RMID")
@@ -60,7 +65,7 @@ KEYS_PRIVATE, KEYS_TAGGED = "private", "tagged"
 _CAP_SYS_ADMIN = 21
 
 
-def expected_keys(proc=PROC) -> str:
+def expected_keys(proc: Path = PROC) -> str:
     """How the native loop will key its queues: unshare(CLONE_NEWIPC) needs CAP_SYS_ADMIN."""
     try:
         status = (proc / "self/status").read_text()
@@ -115,7 +120,8 @@ class _Area:
                          *(KEY_PREFIX | (t << TAG_SHIFT) for t in self.tags))  # fmt: skip
 
     def repeats(self) -> int:
-        return struct.unpack_from("<Q", self.map, 0)[0]
+        done: int = struct.unpack_from("<Q", self.map, 0)[0]
+        return done
 
     def keys(self) -> str | None:
         """How the loop keyed its queues, once it has started; None before."""
@@ -172,7 +178,7 @@ class SysvLifecycle(Workload):
     ends_per_unit = 1
     ops: tuple[str, ...] = LIFECYCLE_OPS
 
-    def configure(self, config: Any, proc=PROC) -> None:
+    def configure(self, config: EngineConfig, proc: Path = PROC) -> None:
         super().configure(config)
         self.prefill = config.prefill
         requested = config.queues
@@ -248,11 +254,11 @@ class SysvLifecycle(Workload):
     def wake(self, res: PairResources, index: int) -> None:
         """Nothing to do: the loop looks at its stop flag every 256 calls, then removes all."""
 
-    def phase_mark(self, pairs: list) -> dict[int, int]:
+    def phase_mark(self, pairs: list[Pair]) -> dict[int, int]:
         """Repeats each unit has finished so far; phase_stats(since=) counts the ones after."""
         return {p.index: p.res.py[0].repeats() for p in pairs if p.res.py[0] is not None}
 
-    def phase_stats(self, pairs: list, since: dict[int, int] | None = None) -> OpStats | None:
+    def phase_stats(self, pairs: list[Pair], since: dict[int, int] | None = None) -> OpStats | None:
         """{phase: OpRate} of per-repeat rates: per_s the sum over threads, n the repeats.
 
         A phase's rate in one repeat is M calls over that phase's time. With

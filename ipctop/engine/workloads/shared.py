@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import mmap
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import objects
 from ..objects import _native
+
+if TYPE_CHECKING:  # base.py imports this module
+    from .base import PairResources
 
 AREA_SIZE = mmap.PAGESIZE
 
@@ -37,7 +40,7 @@ def native_hook(workload: str, hook: str, role: int, args: tuple[int, ...], area
         raise OSError(err, f"{workload} {hook}: {os.strerror(err)}")
 
 
-def area_pair(workload: str, setup: bool = True) -> Any:
+def area_pair(workload: str, setup: bool = True) -> PairResources:
     """PairResources over a fresh area, set up by the workload's native hook."""
     from .base import PairResources
 

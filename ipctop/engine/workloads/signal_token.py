@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import mmap
 import os
 import signal
 import struct
 import threading
 import time
+from collections.abc import Callable
 
 from ..counters import SlotWriter
 from .base import PairResources, Workload
@@ -24,7 +26,7 @@ TOKEN = signal.SIGURG
 _AREA = struct.Struct("<iiii")  # tgid A, tgid B, tid A, tid B: the native layout
 
 
-def _tgkill_fn():
+def _tgkill_fn() -> Callable[[int, int, int], int] | None:
     libc = ctypes.CDLL(None, use_errno=True)
     return getattr(libc, "tgkill", None)  # glibc >= 2.30
 
@@ -78,24 +80,26 @@ def _native_ok() -> bool:
     return _native is not None
 
 
-def _publish(area, role: int, tgid: int, tid: int) -> None:
+def _publish(area: mmap.mmap, role: int, tgid: int, tid: int) -> None:
     # tid last: a peer that sees it also sees the tgid.
     struct.pack_into("<i", area, 4 * role, tgid)
     struct.pack_into("<i", area, 8 + 4 * role, tid)
 
 
-def _send(area, to: int) -> None:
+def _send(area: mmap.mmap, to: int) -> None:
     tgid = struct.unpack_from("<i", area, 4 * to)[0]
     tid = struct.unpack_from("<i", area, 8 + 4 * to)[0]
     if not tid:
         return
+    # Never None here: without tgkill the Python engine refuses the workload.
+    assert _tgkill is not None
     if _tgkill(tgid, tid, int(TOKEN)) < 0:
         err = ctypes.get_errno()
         if err != errno.ESRCH:
             raise OSError(err, os.strerror(err))
 
 
-def _signal_loop(area, role: int, writer: SlotWriter) -> int:
+def _signal_loop(area: mmap.mmap, role: int, writer: SlotWriter) -> int:
     peer = 1 - role
     while not struct.unpack_from("<i", area, 8 + 4 * peer)[0]:
         if writer.stopped():

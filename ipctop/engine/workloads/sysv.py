@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 from ..counters import SlotWriter
-from ..objects import _native, create_queue, create_sem_array, create_single_sem
+from ..objects import SysvObject, _native, create_queue, create_sem_array, create_single_sem
 from .base import PairResources, Workload, loop_errno, semaphore_loop
 from .limits import check_msg_queues, check_msg_size, check_msgmnb, check_sem_array
 
@@ -30,14 +31,21 @@ class SysvMsg(Workload):
     options = ()
     default_size = 8  # pmsg's DATASIZE
 
+    @property
+    def payload(self) -> int:
+        """The run's message size: configure() always sets one, as default_size is set."""
+        if self.size is None:
+            raise RuntimeError(f"{self.name}: the payload size is asked before configure()")
+        return self.size
+
     def check_size(self, size: int) -> None:
         check_msg_size(size, 1)  # one message in flight: the queue is removed to stop
 
     def create_pair(self, index: int, engine: str) -> PairResources:
         check_msg_queues(1)
-        check_msgmnb(self.size)
-        q = create_queue(python=engine == "python", max_size=self.size)
-        size = self.size
+        size = self.payload
+        check_msgmnb(size)
+        q = create_queue(python=engine == "python", max_size=size)
         return PairResources(
             args=((q.id, 1, 2, index, 0, size), (q.id, 2, 1, index, 0, size)),
             objects=[q],
@@ -46,7 +54,7 @@ class SysvMsg(Workload):
 
     def python_loop(self, res: PairResources, role: int, writer: SlotWriter) -> int:
         q, mine, peer, pair, check = res.py[role]
-        return _msg_loop(q.handle, mine, peer, pair, check, role, writer, self.size)
+        return _msg_loop(q.handle, mine, peer, pair, check, role, writer, self.payload)
 
 
 class SysvMsgShared(SysvMsg):
@@ -63,7 +71,7 @@ class SysvMsgShared(SysvMsg):
     min_size = 8  # the pair id
 
     def __init__(self) -> None:
-        self.queue = None
+        self.queue: SysvObject | None = None
 
     def check_size(self, size: int) -> None:
         check_msg_size(size, 3)  # pair 0's ping and, while it stops, its two markers
@@ -77,16 +85,22 @@ class SysvMsgShared(SysvMsg):
             self.queue.remove()
             self.queue = None
 
+    def _shared(self) -> SysvObject:
+        """The queue open() made: pairs are only made and sent to between open and close."""
+        if self.queue is None:
+            raise RuntimeError(f"{self.name}: the shared queue is not open")
+        return self.queue
+
     @staticmethod
     def types(index: int) -> tuple[int, int]:
         return 3 * index + 6, 3 * index + 7
 
     def create_pair(self, index: int, engine: str) -> PairResources:
         # One ping per pair in flight, plus the two stop markers of a pair being removed.
-        check_msgmnb(self.size * (index + 1 + 2))
-        q = self.queue
+        size = self.payload
+        check_msgmnb(size * (index + 1 + 2))
+        q = self._shared()
         a, b = self.types(index)
-        size = self.size
         return PairResources(
             args=((q.id, a, b, index, 1, size), (q.id, b, a, index, 1, size)),
             py=((q, a, b, index, True), (q, b, a, index, True)),
@@ -94,11 +108,11 @@ class SysvMsgShared(SysvMsg):
 
     def send(self, mtype: int, pair: int) -> None:
         """Put one ping on the shared queue without blocking (markers, test plants)."""
-        q = self.queue
+        q = self._shared()
         if q.handle is not None:
-            q.handle.send(ping(pair, self.size), block=False, type=mtype)
+            q.handle.send(ping(pair, self.payload), block=False, type=mtype)
         else:
-            _native.msg_send(q.id, mtype, pair, self.size)
+            _native.msg_send(q.id, mtype, pair, self.payload)
 
     def wake(self, res: PairResources, index: int) -> None:
         # The queue is shared, so no IPC_RMID: a stop marker wakes each end.
@@ -115,7 +129,7 @@ class SysvMsgShared(SysvMsg):
             _drain(q, mtype)
 
 
-def _drain(q, mtype: int) -> None:
+def _drain(q: SysvObject, mtype: int) -> None:
     if q.handle is None:
         _native.msg_drain(q.id, mtype)
         return
@@ -129,7 +143,7 @@ def _drain(q, mtype: int) -> None:
 
 
 def _msg_loop(
-    q, mine: int, peer: int, pair: int, check: bool, role: int, w: SlotWriter, size: int
+    q: Any, mine: int, peer: int, pair: int, check: bool, role: int, w: SlotWriter, size: int
 ) -> int:
     import sysv_ipc
 

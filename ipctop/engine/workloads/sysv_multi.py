@@ -8,12 +8,16 @@ alone ends them.
 from __future__ import annotations
 
 import secrets
+from typing import TYPE_CHECKING
 
 from ...errors import UsageError
 from ..objects import SysvObject, create_sem_array
 from .base import PairResources, Workload
 from .limits import check_sem_array
 from .option import Option
+
+if TYPE_CHECKING:
+    from ..config import EngineConfig
 
 THREADS_PER_CPU = 4
 DEFAULT_SEMS = 128
@@ -49,7 +53,7 @@ class SysvSemMulti(Workload):
         self.threads = 0
         self.sems = DEFAULT_SEMS
 
-    def configure(self, config) -> None:
+    def configure(self, config: EngineConfig) -> None:
         super().configure(config)
         n = len(self.cpus)
         self.threads = config.threads if config.threads is not None else THREADS_PER_CPU * n

@@ -22,7 +22,8 @@ class AnswerOnceScreen(ModalScreen[ResultT], Generic[ResultT]):
 
     def dismiss(self, result: ResultT | None = None) -> AwaitComplete:
         if self._answered:
-            return AwaitComplete.nothing()
+            done: AwaitComplete = AwaitComplete.nothing()  # Textual leaves it unannotated
+            return done
         self._answered = True
         return super().dismiss(result)
 

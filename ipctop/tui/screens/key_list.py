@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from textual.app import App
 from textual.binding import Binding, BindingsMap
@@ -39,7 +40,7 @@ class KeySection:
     rows: tuple[KeyRow, ...]
 
 
-def _rows(app: App, bindings: Iterable[Binding], texts: dict[str, str]) -> tuple[KeyRow, ...]:
+def _rows(app: App[Any], bindings: Iterable[Binding], texts: dict[str, str]) -> tuple[KeyRow, ...]:
     # One row per action: "escape,question_mark,q" arrives as three bindings.
     by_action: dict[str, list[Binding]] = {}
     for b in bindings:
@@ -56,7 +57,7 @@ def _rows(app: App, bindings: Iterable[Binding], texts: dict[str, str]) -> tuple
     return tuple(rows)
 
 
-def key_display(app: App, binding: Binding) -> str:
+def key_display(app: App[Any], binding: Binding) -> str:
     """The key as the footer would show it, but each key of "F,escape" as itself.
 
     A binding of several keys carries one key_display for all of them (F for escape too).
@@ -74,7 +75,7 @@ def own_bindings(kind: type) -> list[Binding]:
     return list(keys.values())
 
 
-def key_sections(app: App, texts: dict[str, str] | None = None) -> list[KeySection]:
+def key_sections(app: App[Any], texts: dict[str, str] | None = None) -> list[KeySection]:
     """The app's keys, then those of its own widgets on the current screen, then its screens'.
 
     texts: long descriptions by action (the app's KEYS), for bindings without a tooltip.

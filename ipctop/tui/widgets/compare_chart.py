@@ -7,6 +7,8 @@ workload name in the chart's legend.
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 
 from ...analysis.scaling import ScalingPoint, scalability_pct
@@ -17,7 +19,7 @@ from .spark import si
 COLORS = ("green+", "magenta+", "cyan+", "yellow", "red", "white")
 
 
-def draw_others(plt, compared: dict[str, list[ScalingPoint]]) -> None:
+def draw_others(plt: Any, compared: dict[str, list[ScalingPoint]]) -> None:
     """Plot each earlier mechanism's settled points as a line of its own."""
     for k, (name, points) in enumerate(compared.items()):
         line(

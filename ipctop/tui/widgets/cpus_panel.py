@@ -33,7 +33,7 @@ class CpusPanel(RowsView):
         s = session.latest
         hosts = session.pair_cpus()
         wanted = set(run_cpus)
-        rows = []
+        rows: list[tuple[CpuSample, Sequence[float], bool]] = []
         for c in s.cpus if s is not None else ():
             if self.show_all or c.cpu in wanted:
                 # The live history, not a copy: the sparkline reads only its tail.

@@ -68,7 +68,7 @@ class ScalingPanel(Vertical):
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
-        self._drawn: tuple | None = None
+        self._drawn: tuple[object, ...] | None = None  # what the chart shows: a key
         self._drawn_at = 0.0
         self.baseline: Baseline | None = None
         self.metric = "ops"  # or "p99": the round trip's p99 by pairs (key P)
