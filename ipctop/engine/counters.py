@@ -154,7 +154,8 @@ class CounterBlock:
 
     @property
     def gate_closed(self) -> bool:
-        return _GATE.unpack_from(self.buf, self.gate_offset)[0] != 0
+        word: int = _GATE.unpack_from(self.buf, self.gate_offset)[0]
+        return word != 0
 
     def close(self) -> None:
         self.buf.close()

@@ -107,7 +107,7 @@ class Launcher:
         peer = pair.ends[1 - role].slot
         return (self.counters.latency.buf, peer, self.config.latency_every, rt, *think)
 
-    def end_args(self, pair: Pair, role: int, gate: int) -> tuple:
+    def end_args(self, pair: Pair, role: int, gate: int) -> tuple[object, ...]:
         """timed_args, then the gate's offset and the batch's id when gated."""
         timed = self.timed_args(pair, role)
         if not gate:
