@@ -9,6 +9,7 @@ and methods one of them calls on another, and the few Textual calls they make
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
@@ -130,6 +131,7 @@ class AppHost(Protocol):
     signalled: int | None
     _old_signals: dict[int, Any] | None
     _rescue: threading.Thread | None
+    _signal_loop: asyncio.AbstractEventLoop | None
 
     def _on_signal(self, signum: int) -> None: ...
     def _on_signal_anywhere(self, signum: int, _frame: object) -> None: ...

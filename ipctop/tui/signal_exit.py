@@ -11,8 +11,10 @@ The loop sees a signal only when it runs, and a terminal that stops reading
 blocks it: Textual's writer thread waits in write() (or died of EIO), its
 queue of 30 fills, and the loop waits in put() for good, deaf to SIGTERM. So
 each signal also has a Python-level handler, which runs in the main thread
-inside that wait; if the loop has not taken the signal within LOOP_GRACE, a
-thread writes the record, stops the pairs and leaves.
+inside that wait; if the loop has not taken the signal within LOOP_GRACE and
+has run nothing at all for STUCK_AFTER (a loaded box only makes it slow: it
+still runs, and takes the signal when it comes to it), a thread writes the
+record, stops the pairs and leaves.
 watch_terminal turns a terminal that went away (its master closed, which
 sends no SIGHUP to a process it is not the controlling terminal of) into a
 SIGHUP, so the same path ends that process too.
@@ -36,7 +38,8 @@ from ..signals import HANDLED
 from .host import AppHost
 
 EXIT_GRACE = 5.0  # seconds the UI gets to shut down after a signal
-LOOP_GRACE = 1.0  # seconds the loop gets to take a signal before the rescue does
+LOOP_GRACE = 1.0  # seconds the loop gets to take a signal before the rescue looks
+STUCK_AFTER = 3.0  # seconds in which a loop that runs nothing is taken as blocked
 WATCH_TICK = 2.0  # seconds between checks that the terminal is still one
 
 
@@ -47,11 +50,13 @@ class SignalExit:
     signalled: int | None = None
     _old_signals: dict[int, Any] | None = None  # each caught signal's handler before
     _rescue: threading.Thread | None = None
+    _signal_loop: asyncio.AbstractEventLoop | None = None
 
     def _catch_signals(self: AppHost) -> None:
         self._old_signals = {}
         try:
             loop = asyncio.get_running_loop()
+            self._signal_loop = loop
             for sig in HANDLED:
                 self._old_signals[sig] = signal.getsignal(sig)
                 loop.add_signal_handler(sig, self._on_signal, sig)
@@ -97,6 +102,8 @@ def _clean_then_leave(source: SampleSource, signum: int) -> None:
 
 def _rescue_if_stuck(app: AppHost, signum: int) -> None:
     time.sleep(LOOP_GRACE)
+    while app.signalled is None and _loop_runs(app._signal_loop):
+        time.sleep(0.1)  # slow, not blocked: it takes the signal when it comes to it
     if app.signalled is not None:
         return  # the loop took it: the record is written and the exit is under way
     # The loop is blocked, so nothing adds to the record now: it can be written here.
@@ -106,6 +113,18 @@ def _rescue_if_stuck(app: AppHost, signum: int) -> None:
     finally:
         app.source.stop()
         os._exit(128 + signum)
+
+
+def _loop_runs(loop: asyncio.AbstractEventLoop | None) -> bool:
+    """Whether the loop runs a callback within STUCK_AFTER (False: blocked or gone)."""
+    if loop is None or loop.is_closed():
+        return False
+    ran = threading.Event()
+    try:
+        loop.call_soon_threadsafe(ran.set)
+    except RuntimeError:  # closed between the two questions: nothing will take the signal
+        return False
+    return ran.wait(STUCK_AFTER)
 
 
 def watch_terminal(fds: tuple[int, ...] | None = None) -> None:

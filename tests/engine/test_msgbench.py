@@ -104,10 +104,10 @@ def test_each_phase_has_its_own_rate_over_repeats(mode: str) -> None:
         r = e.counters.read(slot)
     assert stats is not None and list(stats) == list(LIFECYCLE_OPS)
     for name, s in stats.items():
-        assert s["n"] >= 4, (name, s)
-        assert s["min"] <= s["avg"] <= s["max"] and s["stddev"] >= 0
+        assert s.n is not None and s.n >= 4, (name, s)
+        assert s.min <= s.avg <= s.max and s.stddev >= 0
     # Five phases timed apart: five rates, not one number copied five times.
-    assert len({round(s["avg"]) for s in stats.values()}) > 1, stats
+    assert len({round(s.avg) for s in stats.values()}) > 1, stats
     ops = dict(zip(LIFECYCLE_OPS, r.ops))
     assert r.state == "done"
     # Phases run in order over all M queues; a stop ends a repeat mid-phase.
