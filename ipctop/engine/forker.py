@@ -19,9 +19,9 @@ _Job = tuple[Callable[..., Any], tuple[Any, ...], "Future[Any]"]
 
 
 class Forker:
-    def __init__(self) -> None:
+    def __init__(self, name: str = "ipctop-forker") -> None:
         self._jobs: queue.Queue[_Job | None] = queue.Queue()
-        self._thread = threading.Thread(target=self._serve, name="ipctop-forker", daemon=True)
+        self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
         self._thread.start()
 
     def call(self, fn: Callable[..., _T], *args: Any) -> _T:

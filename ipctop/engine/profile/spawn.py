@@ -10,6 +10,8 @@ from typing import IO, Any
 from ..forker import Forker
 from ..parent_death import tied_to_me
 
+# Lives as long as the process, by design (not an engine's; tests/conftest.py knows it).
+SPAWNER = "ipctop-perf-spawner"
 _spawner: Forker | None = None
 _spawner_lock = threading.Lock()
 
@@ -24,7 +26,7 @@ def spawn_tied(cmd: list[str], stderr: IO[Any]) -> subprocess.Popen[bytes]:
     global _spawner
     with _spawner_lock:
         if _spawner is None:
-            _spawner = Forker()
+            _spawner = Forker(name=SPAWNER)
 
     def popen() -> subprocess.Popen[bytes]:
         return subprocess.Popen(
