@@ -17,7 +17,7 @@ from ..engine.stalls import STALL_S
 from ..live.engine_warnings import EngineWarnings
 from ..live.measure import measure_engine
 from ..live.priority import raise_monitor
-from ..output import latency_text
+from ..output.text import latency_text
 from .common import (
     MAX_PAIRS,
     add_measuring_options,
@@ -122,7 +122,7 @@ def _run(args: argparse.Namespace, config, cpus: list[int], metrics) -> int:
 
 
 def _print_profile(profile: Profile, jsonl: bool) -> None:
-    from ..output.profile_table import format_profile
+    from ..output.text.profile_table import format_profile
 
     if jsonl:
         print(json.dumps({"profile": profile.to_dict()}), flush=True)

@@ -48,8 +48,8 @@ def run(args: argparse.Namespace) -> int:
     """Check every option before any pair starts (a bad one is one line and exit 2)."""
     from ..live.metrics_feed import MetricsFeed
     from ..live.sources import LiveSource
-    from ..output.output_paths import check_output_file
-    from ..tui.launch import run_app
+    from ..output.records.output_paths import check_output_file
+    from ..tui.run_app import run_app
 
     theme, baseline = screen_settings(args)
     record = getattr(args, "record", None)

@@ -14,9 +14,9 @@ from . import objects
 from .config import EngineConfig
 from .contention import ContentionWatch, session_line
 from .counters import ENDED, CounterBlock
+from .end_launch import End, Launcher, Pair, await_start
 from .event_log import EventLog
 from .forker import Forker
-from .launch import End, Launcher, Pair, await_start
 from .objects import _native
 from .placement import MODES, check_placement, oversubscribed
 from .realtime import check_rt

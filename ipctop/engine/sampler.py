@@ -20,12 +20,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..cpus import read_topology
-from ..engine.opstats import op_stats
 from . import procfs
 from .costs import CostTracker
 from .counters import EndStats, SlotReading
 from .engine import Engine
 from .latency import Tracker
+from .opstats import op_stats
 from .sample import CpuSample, IpiSample, Sample, ThreadSample
 from .stalls import StallWatch
 from .task_reads import TaskFiles

@@ -18,7 +18,7 @@ from textual.app import ComposeResult
 
 from ..analysis.settle import Settler
 from ..live.baseline import Baseline
-from ..output.record import Record
+from ..output.records.record import Record
 from .app import IpctopApp
 from .keys import KeySpec, bindings
 from .widgets.narration_band import NarrationBand

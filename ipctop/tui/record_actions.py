@@ -13,7 +13,7 @@ import os
 from ..engine.sample import Sample
 from ..errors import RecordError
 from ..live.baseline import Baseline, load_baseline, newest_record
-from ..live.recorder import RecordSwitch
+from ..live.record_switch import RecordSwitch
 from .screens.path_input import PathInputScreen
 from .widgets.baseline_bar import BaselineBar
 

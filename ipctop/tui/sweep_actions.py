@@ -1,6 +1,6 @@
 """Key s: the auto-sweep adds a pair every K seconds, each once the last settled.
 
-The decisions are live/sweep.py's (AutoSweep, no Textual); this drives it
+The decisions are live/auto_sweep.py's (AutoSweep, no Textual); this drives it
 from a 4 Hz timer and stops it on s again or when every CPU has a pair.
 Mixed into IpctopApp.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..live.sweep import AutoSweep
+from ..live.auto_sweep import AutoSweep
 
 TICK = 0.25  # seconds between looks at the sweep
 

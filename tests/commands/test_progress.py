@@ -11,7 +11,7 @@ import threading
 from conftest import ROOT, run_cli, two_cpus
 
 from ipctop.commands.progress import BULK_PAIRS, PlannedProgress
-from ipctop.live.sweep import AutoSweep
+from ipctop.live.auto_sweep import AutoSweep
 
 SWEEP = ("sweep", "--max-pairs", "2", "--seconds", "0.4", "--warmup", "0.1", "--repeat", "1")
 
