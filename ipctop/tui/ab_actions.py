@@ -17,7 +17,7 @@ from textual.message import Message
 from ..analysis.stats import REGRESSION, fmt_diff
 from ..errors import IpctopError
 from ..live.ab_live import AbProgress, LiveAB, describe, parse_change
-from .screens.ab_input import AbInputScreen
+from .screens.prompts import AbInputScreen
 from .widgets.ab_panel import AbPanel
 
 # What a slot measures and when the A/B stops; `ipctop ab` has the same rule

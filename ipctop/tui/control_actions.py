@@ -14,7 +14,7 @@ from ..engine.placement import MODES, PLACEMENTS
 from ..engine.workloads import WORKLOADS
 from ..errors import IpctopError
 from ..live.mechanisms import next_mechanism
-from .screens.choice import ChoiceScreen
+from .screens.prompts import ChoiceScreen
 
 PLACEMENT_HELP = {
     "same": "both ends on one CPU (the seeds' layout)",

@@ -21,7 +21,7 @@ from ..live.baseline import Baseline
 from ..output.records.record import Record
 from .app import IpctopApp
 from .keys import KeySpec, bindings
-from .widgets.narration_band import NarrationBand
+from .widgets.bands import NarrationBand
 from .widgets.run_header import RunHeader
 
 TICK = 0.25  # seconds between looks at the story

@@ -14,8 +14,8 @@ from ..engine.sample import Sample
 from ..errors import RecordError
 from ..live.baseline import Baseline, load_baseline, newest_record
 from ..live.record_switch import RecordSwitch
-from .screens.path_input import PathInputScreen
-from .widgets.baseline_bar import BaselineBar
+from .screens.prompts import PathInputScreen
+from .widgets.bands import BaselineBar
 
 
 class RecordActions:

@@ -53,7 +53,7 @@ class ViewActions:
         self._say(f"scaling curve: {what}")
 
     def action_show_matrix(self: Any) -> None:
-        from .screens.path_input import PathInputScreen
+        from .screens.prompts import PathInputScreen
 
         self.push_screen(PathInputScreen("matrix record (ipctop matrix --json)"), self._open_matrix)
 

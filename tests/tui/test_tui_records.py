@@ -25,8 +25,8 @@ from ipctop.live.sources import FixedSource, LiveSource
 from ipctop.output.records.record import Record, Step, StepThread
 from ipctop.output.records.record_io import read_record, write_record
 from ipctop.tui.app import IpctopApp
-from ipctop.tui.screens.path_input import PathInputScreen
-from ipctop.tui.widgets.baseline_bar import BaselineBar
+from ipctop.tui.screens.prompts import PathInputScreen
+from ipctop.tui.widgets.bands import BaselineBar
 from ipctop.tui.widgets.scaling_panel import ScalingPlot
 from ipctop.tui.widgets.spark import si
 from ipctop.tui.widgets.threads_panel import ThreadsPanel
