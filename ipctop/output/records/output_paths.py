@@ -1,7 +1,7 @@
 """Output files are checked before the first pair starts, and a failed write keeps the data.
 
-`sweep --json /proc/x.json` once ran the whole sweep and then lost it to a
-traceback. check_output_file() tries the real thing (a temporary file in the
+A sweep must not run for minutes and then fail to save (`sweep --json
+/proc/x.json`). check_output_file() tries the real thing (a temporary file in the
 target's folder), so /proc, a read-only mount or a missing folder is a usage
 error at once; if the write still fails at the end (a full disk), write_or_keep()
 puts the data in the temporary directory and says where.

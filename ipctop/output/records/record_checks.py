@@ -35,8 +35,8 @@ FIGURE_KEYS = frozenset(
 NOT_FIGURES = frozenset({"t0", "t1", "samples", "cpu_samples", "cost_pct", "owners"})
 MAX_PROBLEMS = 20
 # Characters in any string a record holds. Every string ipctop writes (a CPU model, a
-# kernel version, an option, a warning) is far shorter; a 10 MB one became a 20 MB
-# stderr line in compare and a monitor that took 8 s to quit. A profile's symbols
+# kernel version, an option, a warning) is far shorter; a longer one is a hand-made
+# record's, and printed whole it would flood compare and slow the monitor. A profile's symbols
 # (C++ names demangled by perf) may be longer, to their own bound.
 STRING_MAX = 4096
 SYMBOL_MAX = 65536
