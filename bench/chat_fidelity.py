@@ -56,7 +56,7 @@ def reference_slot(cmd: list[str]) -> float:
 def ipctop_slot(args: argparse.Namespace, cpus: list[int]) -> float:
     from ipctop.engine.config import EngineConfig
     from ipctop.engine.engine import Engine
-    from ipctop.engine.workloads.hackbench import on_cpus
+    from ipctop.engine.workloads.hackbench_groups import on_cpus
     from ipctop.live.measure import measure_engine
 
     config = EngineConfig(

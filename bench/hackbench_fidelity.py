@@ -33,7 +33,7 @@ from abba import print_verdict, run_blocks  # noqa: E402
 
 from ipctop.box import read_box  # noqa: E402
 from ipctop.cpus import format_cpu_list  # noqa: E402
-from ipctop.engine.workloads.hackbench import run_fixed  # noqa: E402
+from ipctop.engine.workloads.hackbench_groups import run_fixed  # noqa: E402
 
 TIME = re.compile(r"^Time: ([0-9.]+)$", re.M)
 

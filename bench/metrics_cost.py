@@ -29,7 +29,7 @@ from ipctop.cpus import choose_cpus, read_topology  # noqa: E402
 from ipctop.engine.config import EngineConfig  # noqa: E402
 from ipctop.engine.engine import Engine, resolve_engine  # noqa: E402
 from ipctop.live.measure import measure_engine  # noqa: E402
-from ipctop.output.metrics import MetricsAddress, MetricsEndpoint, RunLabels  # noqa: E402
+from ipctop.output.exports.metrics import MetricsAddress, MetricsEndpoint, RunLabels  # noqa: E402
 
 
 class Scraper(threading.Thread):

@@ -31,7 +31,9 @@ from ipctop.engine.engine import Engine  # noqa: E402
 from ipctop.engine.profile import (  # noqa: E402
     PerfRecorder,
     perf_status,
-    recorder,  # noqa: E402
+)
+from ipctop.engine.profile import (
+    perf_record as recorder,  # noqa: E402
 )
 from ipctop.engine.profile.span import pair_tids  # noqa: E402
 from ipctop.live.priority import raise_monitor  # noqa: E402

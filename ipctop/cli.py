@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 from . import __version__
 from .errors import EXIT_USAGE, IpctopError
-from .output.ascii_fallback import use_ascii_fallback
-from .output.stdout_errors import output_failed, say
+from .output.text.ascii_fallback import use_ascii_fallback
+from .output.text.stdout_errors import output_failed, say
 from .signals import Interrupted, interruptible
 
 # name -> module under ipctop.commands; each has add_arguments(parser) and run(args) -> int

@@ -81,11 +81,6 @@ def summary_line(timeline: Iterable[Sample]) -> str | None:
     return " · ".join(parts)
 
 
-def steal_series(timeline: Iterable[Sample], cpus: Collection[int] = ()) -> list[float | None]:
-    """Each window's worst steal over `cpus`, in order (a record's per-window figure)."""
-    return [window_noise(s, cpus).steal_pct for s in timeline]
-
-
 def noise_words(n: WindowNoise) -> list[str]:
     """key=value words for a one-line window (run's lines): steal always where
     known, PSI where the kernel has it, the clock where cpufreq has one, and

@@ -39,9 +39,9 @@ from dataclasses import dataclass, field
 from ipctop.analysis.autocorr import R_PRIOR, estimate_r, mean_se
 
 CONFIDENCE = 0.95
-# The sampler's interval doubles as the window. No length up to 2 s made the
-# windows independent on the shared box (the load drifts), so length buys
-# nothing past the sampler's 0.5 s; the autocorrelation is corrected for instead.
+# The sampler's interval doubles as the window. A longer window does not make
+# neighbouring windows independent on a shared box (the load drifts: BENCHMARKS.md,
+# "How long a window is"), so the autocorrelation is corrected for instead.
 WINDOW_S = 0.5
 
 REGRESSION = "regression"

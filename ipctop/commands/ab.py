@@ -48,12 +48,12 @@ from ..errors import IpctopError, UsageError
 from ..live.ab_live import ORDER  # the TUI's A/B (key a) shares it
 from ..live.engine_warnings import EngineWarnings
 from ..live.measure import RunResult, measure_engine
-from ..output.ab_latency_text import format_ab_latency
-from ..output.ab_record import ab_record
-from ..output.output_paths import check_output_file, write_or_keep
-from ..output.profile_table import format_delta
-from ..output.record_box import Box
-from ..output.record_io import write_record
+from ..output.records.ab_record import ab_record
+from ..output.records.output_paths import check_output_file, write_or_keep
+from ..output.records.record_box import Box
+from ..output.records.record_io import write_record
+from ..output.text.ab_latency_text import format_ab_latency
+from ..output.text.profile_table import format_delta
 from ..signals import deferred
 from .common import (
     MAX_PAIRS,

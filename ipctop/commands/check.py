@@ -28,11 +28,11 @@ from ..analysis.verdicts import FAIL, Verdict, exit_code, judge_check, overall
 from ..box import describe, read_box
 from ..engine.engine import ENGINES, resolve_engine
 from ..errors import UsageError
-from ..output.output_paths import check_output_file, write_or_keep
-from ..output.record import NoiseFloor as RecordedFloor
-from ..output.record import Record, RunConfig, Sessions, Step
-from ..output.record_box import Box
-from ..output.record_io import read_record, write_record
+from ..output.records.output_paths import check_output_file, write_or_keep
+from ..output.records.record import NoiseFloor as RecordedFloor
+from ..output.records.record import Record, RunConfig, Sessions, Step
+from ..output.records.record_box import Box
+from ..output.records.record_io import read_record, write_record
 from .check_load import add_load_option, load_step
 from .check_runs import TIMING, CheckRunner, Printer, measure_all, planned_runs
 from .check_sessions import measure_sessions

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from ..analysis.load_scaling import LoadPoint, find_knee
 from ..analysis.verdicts import OK, WARN, Verdict
-from ..engine.workloads.hackbench import run_fixed
+from ..engine.workloads.hackbench_groups import run_fixed
 from ..errors import ResourceError
 
 FDS, LOOPS = 20, 50

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from ..engine import mq_journal
-from ..engine.profile.recorder import PERF_DIR_PREFIX
+from ..engine.profile.perf_record import PERF_DIR_PREFIX
 from ..engine.reaper import (
     _alive,
     current_keys,

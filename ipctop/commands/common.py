@@ -17,7 +17,7 @@ from ..engine.profile.span import SpanProfiler
 from ..engine.workloads import OPTIONS, WORKLOADS, takers
 
 if TYPE_CHECKING:
-    from ..output.metrics import MetricsAddress
+    from ..output.exports.metrics import MetricsAddress
 
 # The most pairs a command accepts: what bench/bulk_start.py starts within its
 # target (BENCHMARKS.md, "Bulk start"); the counter block holds 4,096 ends.
@@ -224,7 +224,7 @@ def add_profile_option(p: argparse.ArgumentParser) -> None:
 
 def metrics_address(text: str) -> MetricsAddress:
     """argparse type for --metrics [HOST:]PORT."""
-    from ..output.metrics import parse_metrics_address
+    from ..output.exports.metrics import parse_metrics_address
 
     try:
         return parse_metrics_address(text)
@@ -253,7 +253,7 @@ def metrics_endpoint(args: argparse.Namespace) -> Iterator[Any]:
     if address is None:
         yield None
         return
-    from ..output.metrics import MetricsEndpoint
+    from ..output.exports.metrics import MetricsEndpoint
 
     if not address.loopback:
         print(
@@ -271,7 +271,7 @@ def publisher(endpoint: Any, config: EngineConfig, kind: str, engine: Any = None
     histograms it exports) that feeds --metrics; None without it."""
     if endpoint is None:
         return None
-    from ..output.metrics import RunLabels
+    from ..output.exports.metrics import RunLabels
 
     labels = RunLabels(config.workload, config.placement, config.mode, kind)
     return endpoint.publisher(labels, engine)

@@ -18,9 +18,14 @@ from pathlib import Path
 from ..analysis.stats import TooFewWindows, fmt_diff, paired_difference
 from ..analysis.verdicts import fmt_rate
 from ..errors import EXIT_FAILED, EXIT_OK, UsageError
-from ..output import matrix_text
-from ..output.ab_record import ab_blocks
-from ..output.compare import (
+from ..output.exports.gnuplot import write_gnuplot
+from ..output.records.ab_record import ab_blocks
+from ..output.records.matrix_record import MatrixRecord, is_matrix, matrix_from_dict
+from ..output.records.output_paths import check_output_file
+from ..output.records.record import Record, record_points
+from ..output.records.record_io import atomic_write_text, read_record
+from ..output.text import matrix_text
+from ..output.text.compare_records import (
     Comparison,
     Side,
     compare,
@@ -28,12 +33,7 @@ from ..output.compare import (
     format_comparison,
     record_label,
 )
-from ..output.gnuplot import write_gnuplot
-from ..output.latency_compare import format_latency_comparison, has_latency
-from ..output.matrix_record import MatrixRecord, is_matrix, matrix_from_dict
-from ..output.output_paths import check_output_file
-from ..output.record import Record, record_points
-from ..output.record_io import atomic_write_text, read_record
+from ..output.text.latency_compare import format_latency_comparison, has_latency
 
 PLAIN_MARKERS = ("*", "o", "x", "+", "#", "@")
 
@@ -156,7 +156,7 @@ def _print_all(args: argparse.Namespace, cmp: Comparison, records: list[Record])
 
 def profile_deltas(labels: list[str], records: list[Record]) -> list[str]:
     """The delta explained, against the first record, at every pair count both profiled."""
-    from ..output.profile_table import format_delta
+    from ..output.text.profile_table import format_delta
 
     out = []
     base = {s.pairs: s for s in records[0].steps if s.profile}
@@ -179,8 +179,8 @@ def profile_deltas(labels: list[str], records: list[Record]) -> list[str]:
 def _load(path: str) -> Record | MatrixRecord:
     """A matrix record, or a sweep/session record (whose reader names any problem)."""
     from ..errors import RecordError
-    from ..output.bounded_read import read_bounded_text
-    from ..output.record_text import escape_controls
+    from ..output.records.bounded_read import read_bounded_text
+    from ..output.records.record_text import escape_controls
 
     try:
         # Bounded, and never blocking on a FIFO: `compare a.json /dev/zero` must not
@@ -280,7 +280,7 @@ def _ab(record: Record, args: argparse.Namespace) -> int:
 
 def ab_latency_table(record: Record) -> str | None:
     """The latency table of an ab record (None for one made before ab timed rounds)."""
-    from ..output.ab_latency_text import format_ab_latency
+    from ..output.text.ab_latency_text import format_ab_latency
 
     latency = record.ab.latency if record.ab is not None else None
     if latency is None:
@@ -292,7 +292,7 @@ def ab_latency_table(record: Record) -> str | None:
 
 def ab_profile_delta(record: Record) -> str | None:
     """The delta explained of an `ab --profile` record: B's slots against A's."""
-    from ..output.profile_table import format_delta
+    from ..output.text.profile_table import format_delta
 
     if record.ab is None or record.ab.profile is None:
         return None

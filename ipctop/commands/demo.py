@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     from ..errors import UsageError
     from ..live.sources import LiveSource
     from ..tui.demo_app import DemoApp
-    from ..tui.launch import run_app
+    from ..tui.run_app import run_app
 
     theme, baseline = screen_settings(args)
     if args.placement != "same":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..engine.workloads.hackbench import (
+from ..engine.workloads.hackbench_groups import (
     DEFAULT_FDS,
     DEFAULT_LOOPS,
     DEFAULT_SIZE,

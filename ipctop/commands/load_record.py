@@ -18,10 +18,10 @@ from contextlib import contextmanager
 
 from ..analysis.scaling import ScalingPoint
 from ..box import read_box
-from ..output.output_paths import check_output_file, write_or_keep
-from ..output.record import Record, RunConfig, Step, StepUnit
-from ..output.record_box import Box
-from ..output.record_io import write_record
+from ..output.records.output_paths import check_output_file, write_or_keep
+from ..output.records.record import Record, RunConfig, Step, StepUnit
+from ..output.records.record_box import Box
+from ..output.records.record_io import write_record
 from ..signals import Interrupted
 
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..analysis.load_scaling import PROJECT_TO, LoadPoint, RatePoint, find_collapse, find_knee
-from ..engine.workloads.hackbench import (
+from ..engine.workloads.hackbench_groups import (
     FixedRun,
     check_message,
     check_transport,
@@ -25,7 +25,7 @@ from ..engine.workloads.hackbench import (
 )
 from ..engine.workloads.load_limits import check_load
 from ..errors import UsageError
-from ..output.record import StepUnit
+from ..output.records.record import StepUnit
 from .common import cpu_text, engine_config, resolve_cpus
 from .load_record import add_load, check_record_path, median_run, new_record, recording
 
@@ -149,7 +149,7 @@ def run_rooms(args: argparse.Namespace) -> int:
     """chat by rooms: each repeat a fresh engine, its rate over --seconds after --warmup."""
     from ..engine.engine import Engine
     from ..engine.workloads.chat import USERS, room_load
-    from ..engine.workloads.hackbench import on_cpus
+    from ..engine.workloads.hackbench_groups import on_cpus
     from ..live.measure import measure_engine
 
     if args.workload != "chat":

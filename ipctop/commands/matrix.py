@@ -10,13 +10,13 @@ from ..box import read_box
 from ..cpuclass import CLASSES, ordered_pairs, read_classes
 from ..engine.engine import ENGINES, resolve_engine
 from ..engine.latency import format_ns
-from ..engine.matrix import BASELINE, Cell, check_workload, class_rows, run_matrix
+from ..engine.matrix_runs import BASELINE, Cell, check_workload, class_rows, run_matrix
 from ..engine.placement import MODES
 from ..errors import UsageError
 from ..live.priority import raise_monitor
-from ..output import matrix_text
-from ..output.matrix_record import MatrixRecord, write_matrix
-from ..output.output_paths import check_output_file, write_or_keep
+from ..output.records.matrix_record import MatrixRecord, write_matrix
+from ..output.records.output_paths import check_output_file, write_or_keep
+from ..output.text import matrix_text
 from .common import count, cpu_text, non_negative_float, positive_float, resolve_cpus
 
 # Every ordered pair up to this many CPUs (64 cells); a sample per class above it.

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
@@ -128,6 +129,17 @@ class PlannedProgress:
             self.shown = False
 
 
+def _counting(bar: PlannedProgress) -> Callable[[int, int, int], None]:
+    """Engine.add_pairs's progress(launched, running, total) moving `bar` by the pairs running."""
+    shown = [0]
+
+    def advance(launched: int, running: int, total: int) -> None:
+        bar.advance(running - shown[0], f"{launched}/{total} launched, {running} running")
+        shown[0] = running
+
+    return advance
+
+
 def start_pairs(engine: Any, pairs: int) -> None:
     """engine.start(pairs), with a bar when many pairs are started on a terminal.
 
@@ -139,10 +151,21 @@ def start_pairs(engine: Any, pairs: int) -> None:
         return
     engine.start()
     with PlannedProgress(f"starting {pairs} pairs", pairs, unit="pairs") as bar:
-        shown = [0]
+        engine.add_pairs(pairs, _counting(bar))
 
-        def advance(launched: int, running: int, total: int) -> None:
-            bar.advance(running - shown[0], f"{launched}/{total} launched, {running} running")
-            shown[0] = running
 
-        engine.add_pairs(pairs, advance)
+def start_bar(pairs: int) -> Callable[[int, int, int], None] | None:
+    """The same bar for a start the command does not make itself (the monitor's first
+    pairs, started by its source): a callback for Engine.start_progress that wipes the
+    bar once every pair runs; None for a few pairs or without a terminal."""
+    if pairs < BULK_PAIRS or not wanted():
+        return None
+    bar = PlannedProgress(f"starting {pairs} pairs", pairs, unit="pairs").__enter__()
+    advance = _counting(bar)
+
+    def shown(launched: int, running: int, total: int) -> None:
+        advance(launched, running, total)
+        if running >= total:
+            bar.__exit__(None, None, None)
+
+    return shown

@@ -27,7 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..errors import IpctopError
     from ..live.replay_source import ReplaySource
-    from ..output.record_io import read_record
+    from ..output.records.record_io import read_record
     from ..signals import Interrupted
     from ..tui.app import IpctopApp
 

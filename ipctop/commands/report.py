@@ -27,8 +27,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..output.record_io import atomic_write_text
-    from ..output.report_input import load
+    from ..output.records.record_io import atomic_write_text
+    from ..output.report.report_input import load
 
     loaded = load(args.paths)
     if args.output:  # on stdout the report itself names them
@@ -53,9 +53,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _render(fmt: str, groups: list[Group], skipped: list[str]) -> str:
     if fmt == "html":
-        from ..output.report_html import render_html
+        from ..output.report.report_html import render_html
 
         return render_html(groups, skipped)
-    from ..output.report_tables import render_markdown, render_text
+    from ..output.report.report_tables import render_markdown, render_text
 
     return (render_markdown if fmt == "markdown" else render_text)(groups, skipped)

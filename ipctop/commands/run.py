@@ -18,7 +18,7 @@ from ..engine.stalls import STALL_S
 from ..live.engine_warnings import EngineWarnings
 from ..live.measure import measure_engine
 from ..live.priority import raise_monitor
-from ..output import latency_text
+from ..output.text import latency_text
 from .common import (
     MAX_PAIRS,
     add_measuring_options,
@@ -35,7 +35,7 @@ from .progress import start_pairs
 
 if TYPE_CHECKING:
     from ..engine.config import EngineConfig
-    from ..output.metrics import MetricsEndpoint
+    from ..output.exports.metrics import MetricsEndpoint
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -132,7 +132,7 @@ def _run(
 
 
 def _print_profile(profile: Profile, jsonl: bool) -> None:
-    from ..output.profile_table import format_profile
+    from ..output.text.profile_table import format_profile
 
     if jsonl:
         print(json.dumps({"profile": profile.to_dict()}), flush=True)

@@ -46,7 +46,7 @@ def screen_settings(args: argparse.Namespace) -> tuple[str | None, Any]:
 
     from ..errors import UsageError
     from ..live.baseline import load_baseline
-    from ..output.output_paths import check_output_dir
+    from ..output.records.output_paths import check_output_dir
 
     theme = getattr(args, "theme", None)
     if theme is not None and theme not in BUILTIN_THEMES:

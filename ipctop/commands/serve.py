@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     from textual_serve.server import Server
 
     from ..live.baseline import load_baseline
-    from ..output.record_io import read_record
+    from ..output.records.record_io import read_record
 
     # A bad file fails here, in one line, not in every browser.
     if args.replay:

@@ -26,15 +26,15 @@ from ..engine.workloads.msgbench import phase_table
 from ..live.engine_warnings import EngineWarnings
 from ..live.measure import RunResult, measure_engine
 from ..live.priority import raise_monitor
-from ..output import latency_text, tables
-from ..output.costs_table import format_costs
-from ..output.csvout import write_csv
-from ..output.latency_record import step_latency
-from ..output.output_paths import check_output_file, write_or_keep
-from ..output.profile_table import format_profile
-from ..output.record import Record, RunConfig, Sessions, Step, StepThread
-from ..output.record_box import Box
-from ..output.record_io import write_record
+from ..output.exports.csvout import write_csv
+from ..output.records.latency_record import step_latency
+from ..output.records.output_paths import check_output_file, write_or_keep
+from ..output.records.record import Record, RunConfig, Sessions, Step, StepThread
+from ..output.records.record_box import Box
+from ..output.records.record_io import write_record
+from ..output.text import latency_text, tables
+from ..output.text.costs_table import format_costs
+from ..output.text.profile_table import format_profile
 from ..signals import Interrupted
 from .check_sessions import measure_sessions
 from .common import (

@@ -48,8 +48,9 @@ def run(args: argparse.Namespace) -> int:
     """Check every option before any pair starts (a bad one is one line and exit 2)."""
     from ..live.metrics_feed import MetricsFeed
     from ..live.sources import LiveSource
-    from ..output.output_paths import check_output_file
-    from ..tui.launch import run_app
+    from ..output.records.output_paths import check_output_file
+    from ..tui.run_app import run_app
+    from .progress import start_bar
 
     theme, baseline = screen_settings(args)
     record = getattr(args, "record", None)
@@ -58,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
     config = run_config(args)
     with metrics_endpoint(args) as metrics:  # before any pair: a port in use starts nothing
         source = LiveSource(config, args.interval)
-        source.engine.show_progress = True  # printed before the screen takes the terminal
+        # drawn before the screen takes the terminal
+        source.engine.start_progress = start_bar(args.pairs)
         return run_app(
             source,
             args.pairs,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from . import procfs
 
 if TYPE_CHECKING:  # sample.py holds Costs: these are for the annotations only
-    from .launch import End
+    from .end_launch import End
     from .sample import IpiSample, ThreadSample
 
 _EndKey = tuple[int, str, int]  # (pair, role, tid)

@@ -14,14 +14,13 @@ from . import objects
 from .config import EngineConfig
 from .contention import ContentionWatch, session_line
 from .counters import ENDED, CounterBlock
+from .end_launch import End, Launcher, Pair, await_start
 from .event_log import EventLog
 from .forker import Forker
-from .launch import End, Launcher, Pair, await_start
 from .objects import _native
 from .placement import MODES, check_placement, oversubscribed
 from .realtime import check_rt
 from .reaper import ReaperClient
-from .start_progress import stderr_progress
 from .workloads import WORKLOADS, Workload, make_workload
 from .workloads.limits import check_tasks, task_error
 
@@ -80,8 +79,9 @@ class Engine:
         self._opened = False
         self._closed = False
         self.contention = ContentionWatch(self.cpus)
-        #: a command line sets it: start(n) then shows progress on stderr for large n
-        self.show_progress = False
+        #: start(n)'s progress(launched, running, n), as add_pairs takes it: a command
+        #: sets it to draw a bulk start; the engine itself never writes to the terminal
+        self.start_progress: Callable[[int, int, int], None] | None = None
 
     # -- lifecycle -------------------------------------------------------------
     def start(self, pairs: int = 0) -> None:
@@ -98,7 +98,7 @@ class Engine:
                     with objects.tracking(self.reaper):
                         self.workload.open(self.kind)
             if pairs:
-                self.add_pairs(pairs, stderr_progress(pairs) if self.show_progress else None)
+                self.add_pairs(pairs, self.start_progress)
 
     def stop(self) -> None:
         """Stop every pair, remove every object; safe to call twice."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the engine's pairs, for the annotations only
-    from .launch import Pair
+    from .end_launch import Pair
 
 # The layout of native.h; the module checks its constants against these.
 AREA = 32768

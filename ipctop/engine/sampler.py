@@ -20,13 +20,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..cpus import read_topology
-from ..engine.opstats import OpStats, op_stats
 from . import procfs
 from .costs import CostTracker
 from .counters import EndStats, SlotReading
+from .end_launch import End
 from .engine import Engine
 from .latency import Tracker
-from .launch import End
+from .opstats import OpStats, op_stats
 from .sample import CpuSample, IpiSample, Sample, ThreadSample
 from .stalls import StallWatch
 from .task_reads import TaskFiles

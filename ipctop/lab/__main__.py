@@ -1,7 +1,7 @@
-"""`python -m ipctop.lab` (see ipctop/lab/cli.py)."""
+"""`python -m ipctop.lab` (see ipctop/lab/lab_cli.py)."""
 
 import sys
 
-from .cli import main
+from .lab_cli import main
 
 sys.exit(main())

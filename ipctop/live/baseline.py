@@ -16,9 +16,9 @@ from ..analysis.point_diff import point_difference
 from ..analysis.scaling import ScalingPoint, diff_pct
 from ..analysis.stats import Difference
 from ..errors import RecordError
-from ..output.compare import SAME_KEYS
-from ..output.record import Record, record_points
-from ..output.record_io import read_record
+from ..output.records.record import Record, record_points
+from ..output.records.record_io import read_record
+from ..output.text.compare_records import SAME_KEYS
 from .sources import RunInfo
 
 

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..engine.sample import Sample
-from ..output.metrics import MetricsBoard, RunLabels
-from ..output.metrics_histograms import LatencyAccumulator
+from ..output.exports.metrics import MetricsBoard, RunLabels
+from ..output.exports.metrics_histograms import LatencyAccumulator
 from .session import Session
 
 

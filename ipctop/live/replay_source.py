@@ -21,7 +21,7 @@ import threading
 from ..analysis.settle import Settler
 from ..engine.sample import Sample, ThreadSample
 from ..errors import RecordError, UnsupportedError
-from ..output.record import Record, Step
+from ..output.records.record import Record, Step
 from .source_protocol import RunInfo, SampleCallback, SampleSource
 
 #: a longer pause in a timeline (the recording was paused?) is cut to this, in seconds

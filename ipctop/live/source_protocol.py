@@ -13,10 +13,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..engine.sample import Sample
-from ..output.record import RunConfig
+from ..output.records.record import RunConfig
 
 if TYPE_CHECKING:
-    from ..output.record import Record
+    from ..output.records.record import Record
 
 #: on_sample(sample, generation): generation changes when the run is restarted
 SampleCallback = Callable[[Sample, int], None]

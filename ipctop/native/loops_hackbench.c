@@ -11,7 +11,7 @@
  * sender keeps the messages it wrote in ops[0], so the ends' rounds sum to
  * messages, not to twice them.
  *
- * The group's area (Python writes it, engine/workloads/hackbench.py):
+ * The group's area (Python writes it, engine/workloads/hackbench_groups.py):
  * int32 F, int32 D, then the F descriptors the senders write to.
  * arg: sender (F, D); receiver (descriptor it reads, D).
  *

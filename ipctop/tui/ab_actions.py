@@ -18,7 +18,7 @@ from ..errors import IpctopError
 from ..live.ab_live import AbProgress, LiveAB, describe, parse_change
 from ..live.sources import LiveSource
 from .host import AppHost
-from .screens.ab_input import AbInputScreen
+from .screens.prompts import AbInputScreen
 from .widgets.ab_panel import AbPanel
 
 # What a slot measures and when the A/B stops; `ipctop ab` has the same rule

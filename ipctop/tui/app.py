@@ -42,7 +42,7 @@ from .signal_exit import SignalExit
 from .sweep_actions import SweepActions
 from .view_actions import ViewActions
 from .widgets.ab_panel import AbPanel
-from .widgets.baseline_bar import BaselineBar
+from .widgets.bands import MIN_SIZE, BaselineBar, TooSmall
 from .widgets.cpus_panel import CpusPanel
 from .widgets.detail_panel import DetailPanel
 from .widgets.fitted_footer import FittedFooter
@@ -53,7 +53,6 @@ from .widgets.scaling_panel import ScalingPanel
 from .widgets.status_line import StatusLine
 from .widgets.switches_panel import SwitchesPanel
 from .widgets.threads_panel import ThreadsPanel
-from .widgets.too_small import MIN_SIZE, TooSmall
 
 REDRAW_HZ = 4
 
@@ -80,7 +79,7 @@ class IpctopApp(
 ):
     CSS_PATH = "app.tcss"
     TITLE = "ipctop"
-    # The first of each: below the smallest layout (widgets/too_small.py says so).
+    # The first of each: below the smallest layout (widgets/bands.py says so).
     HORIZONTAL_BREAKPOINTS = [
         (0, "-too-narrow"),
         (MIN_SIZE[0], "-tiny"),
@@ -248,7 +247,7 @@ class IpctopApp(
         # Under the dimmed modal every redraw re-composites the whole screen: CPU
         # taken from the pairs while a path or B's options are typed. The figures
         # underneath wait until it is answered.
-        from .screens.text_input import TextInputScreen
+        from .screens.prompts import TextInputScreen
 
         return isinstance(self.screen, TextInputScreen)
 

@@ -15,7 +15,7 @@ from ..engine.workloads import WORKLOADS
 from ..errors import IpctopError
 from ..live.mechanisms import next_mechanism
 from .host import AppHost
-from .screens.choice import ChoiceScreen
+from .screens.prompts import ChoiceScreen
 
 PLACEMENT_HELP = {
     "same": "both ends on one CPU (the seeds' layout)",

@@ -2,7 +2,7 @@
 
 Textual catches an exception raised in a widget, prints a screenful of
 traceback after the screen is restored, and lets `run()` return None, which
-used to become exit 0. Mixed into IpctopApp: the first exception is written
+would read as exit 0. Mixed into IpctopApp: the first exception is written
 to a file, and run_app prints crash_line() and exits 1 after the pairs are
 stopped.
 """

@@ -19,11 +19,11 @@ from textual.app import ComposeResult
 
 from ..analysis.settle import Settler
 from ..live.baseline import Baseline
-from ..output.record import Record, RunConfig
-from ..output.record_box import Box
+from ..output.records.record import Record, RunConfig
+from ..output.records.record_box import Box
 from .app import IpctopApp
 from .keys import KeySpec, bindings
-from .widgets.narration_band import NarrationBand
+from .widgets.bands import NarrationBand
 from .widgets.run_header import RunHeader
 
 TICK = 0.25  # seconds between looks at the story

@@ -22,12 +22,12 @@ if TYPE_CHECKING:
     from textual.widget import Widget
 
     from ..live.ab_live import AbProgress, LiveAB
+    from ..live.auto_sweep import AutoSweep
     from ..live.baseline import Baseline
     from ..live.profile_feed import ProfileFeed
-    from ..live.recorder import RecordSwitch
+    from ..live.record_switch import RecordSwitch
     from ..live.session import Session
     from ..live.source_protocol import RunInfo, SampleSource
-    from ..live.sweep import AutoSweep
     from .contrast_floor import ContrastFloor
     from .screens.present import PresentScreen
     from .widgets.ab_panel import AbPanel

@@ -13,10 +13,10 @@ import os
 from ..engine.sample import Sample
 from ..errors import RecordError
 from ..live.baseline import Baseline, load_baseline, newest_record
-from ..live.recorder import RecordSwitch
+from ..live.record_switch import RecordSwitch
 from .host import AppHost
-from .screens.path_input import PathInputScreen
-from .widgets.baseline_bar import BaselineBar
+from .screens.prompts import PathInputScreen
+from .widgets.bands import BaselineBar
 
 
 class RecordActions:

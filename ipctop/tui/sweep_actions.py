@@ -1,6 +1,6 @@
 """Key s: the auto-sweep adds a pair every K seconds, each once the last settled.
 
-The decisions are live/sweep.py's (AutoSweep, no Textual); this drives it
+The decisions are live/auto_sweep.py's (AutoSweep, no Textual); this drives it
 from a 4 Hz timer and stops it on s again or when every CPU has a pair.
 Mixed into IpctopApp.
 """
@@ -11,7 +11,7 @@ import time
 
 from textual.timer import Timer
 
-from ..live.sweep import AutoSweep
+from ..live.auto_sweep import AutoSweep
 from .host import AppHost
 
 TICK = 0.25  # seconds between looks at the sweep

@@ -53,15 +53,15 @@ class ViewActions:
         self._say(f"scaling curve: {what}")
 
     def action_show_matrix(self: AppHost) -> None:
-        from .screens.path_input import PathInputScreen
+        from .screens.prompts import PathInputScreen
 
         self.push_screen(PathInputScreen("matrix record (ipctop matrix --json)"), self._open_matrix)
 
     def _open_matrix(self: AppHost, path: str | None) -> None:
-        from ..output.bounded_read import read_bounded_text
-        from ..output.matrix_record import matrix_from_dict
-        from ..output.record_text import escape_controls
-        from .screens.matrix import MatrixScreen
+        from ..output.records.bounded_read import read_bounded_text
+        from ..output.records.matrix_record import matrix_from_dict
+        from ..output.records.record_text import escape_controls
+        from .screens.matrix_view import MatrixScreen
 
         if not path:
             return

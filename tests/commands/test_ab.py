@@ -13,7 +13,7 @@ import pytest
 from conftest import ROOT, run_cli
 
 from ipctop.live.replay_source import replay_samples
-from ipctop.output.record_io import read_record
+from ipctop.output.records.record_io import read_record
 
 needs_two = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 allowed CPUs")
 QUICK = ("--window", "0.2", "--settle", "0.05")

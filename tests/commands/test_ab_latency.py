@@ -12,7 +12,7 @@ from conftest import run_cli
 from ipctop.analysis import ab_latency
 from ipctop.engine.config import LATENCY_EVERY
 from ipctop.engine.objects import _native
-from ipctop.output.ab_latency_text import format_ab_latency
+from ipctop.output.text.ab_latency_text import format_ab_latency
 
 needs_two = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 allowed CPUs")
 native = pytest.mark.skipif(_native is None, reason="the native extension is not built")

@@ -8,7 +8,7 @@ import pytest
 from conftest import run_cli, two_cpus
 
 from ipctop.cli import COMMANDS
-from ipctop.output.record import validate_record_dict
+from ipctop.output.records.record import validate_record_dict
 
 QUICK = ("--seconds", "0.2", "--warmup", "0", "--repeat", "1")
 

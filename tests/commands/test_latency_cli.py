@@ -11,8 +11,8 @@ from conftest import run_cli
 from ipctop.engine.config import LATENCY_EVERY
 from ipctop.engine.latency import PairLatency
 from ipctop.engine.objects import _native
-from ipctop.output.latency_text import compact
-from ipctop.output.record_io import read_record
+from ipctop.output.records.record_io import read_record
+from ipctop.output.text.latency_text import compact
 
 native = pytest.mark.skipif(_native is None, reason="the native extension is not built")
 QUICK = ("--seconds", "0.6", "--warmup", "0", "--repeat", "2", "--cpus", "0")
@@ -56,8 +56,8 @@ def test_sweep_records_percentiles_per_step_and_pair_and_compare_shows_them(tmp_
 
 
 def _record(path, latency=None):
-    from ipctop.output.record import Record, Step
-    from ipctop.output.record_io import write_record
+    from ipctop.output.records.record import Record, Step
+    from ipctop.output.records.record_io import write_record
 
     config = {"workload": "sysv-msg", "placement": "same", "mode": "threads",
               "engine": "native", "cpus": [0], "seconds": 1, "warmup": 0,

@@ -10,7 +10,7 @@ from conftest import run_cli, two_cpus
 
 from ipctop.cpuclass import CLASSES, LLC, NODE, REMOTE, SAME_CPU, SMT, ordered_pairs, read_classes
 from ipctop.engine.latency import LatencySummary
-from ipctop.engine.matrix import Cell, class_rows
+from ipctop.engine.matrix_runs import Cell, class_rows
 from ipctop.engine.objects import _native
 
 native = pytest.mark.skipif(_native is None, reason="the native extension is not built")

@@ -20,7 +20,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from ipctop.engine.engine import EngineConfig
 from ipctop.engine.sample import Sample, ThreadSample
-from ipctop.output.metrics import (
+from ipctop.output.exports.metrics import (
     MetricsAddress,
     MetricsBoard,
     MetricsEndpoint,
@@ -264,7 +264,7 @@ def test_the_grafana_dashboard_asks_only_for_series_ipctop_serves() -> None:
     from ipctop.analysis.scaling import ScalingPoint
     from ipctop.engine.latency import HIST_BYTES, PairLatency, bucket_of
     from ipctop.engine.sample import CpuSample, IpiSample
-    from ipctop.output.metrics import SampleCollector
+    from ipctop.output.exports.metrics import SampleCollector
 
     dash = json.loads((ROOT / "dashboards" / "ipctop.json").read_text())
     exprs = [t["expr"] for p in dash["panels"] for t in p["targets"]]

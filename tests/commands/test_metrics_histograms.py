@@ -11,7 +11,7 @@ from test_metrics import TIMEOUT, native, scrape, start
 
 from ipctop.engine.latency import HIST_BYTES, bucket_of
 from ipctop.engine.objects import _native
-from ipctop.output.metrics_histograms import EDGES_NS, _buckets
+from ipctop.output.exports.metrics_histograms import EDGES_NS, _buckets
 
 RTT = "ipctop_round_trip_latency_seconds"
 WAKE = "ipctop_wakeup_latency_seconds"

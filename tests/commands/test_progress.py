@@ -10,8 +10,10 @@ import threading
 
 from conftest import ROOT, run_cli, two_cpus
 
-from ipctop.commands.progress import BULK_PAIRS, PlannedProgress
-from ipctop.live.sweep import AutoSweep
+from ipctop.commands.progress import BULK_PAIRS, PlannedProgress, start_bar
+from ipctop.engine.config import EngineConfig
+from ipctop.engine.engine import Engine
+from ipctop.live.auto_sweep import AutoSweep
 
 SWEEP = ("sweep", "--max-pairs", "2", "--seconds", "0.4", "--warmup", "0.1", "--repeat", "1")
 
@@ -73,6 +75,39 @@ def test_a_bulk_start_on_a_terminal_counts_the_pairs() -> None:
     assert code == 0, err
     assert f"starting {n} pairs" in err and f"{n}/{n}" in err
     assert f"{n} pair(s)" in out
+
+
+def test_the_engine_reports_a_bulk_start_and_draws_nothing(capfd) -> None:
+    # The engine only calls back; what is drawn, and where, is the command's.
+    calls: list[tuple[int, int, int]] = []
+    with Engine(EngineConfig("sysv-sem", "same", "threads", (0,))) as e:
+        e.start_progress = lambda *c: calls.append(c)
+        e.start(3)
+        assert len(e.pairs) == 3
+    assert calls == [(3, 3, 3)]  # the last pair running is always reported
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""
+
+
+def test_the_monitor_s_bulk_start_bar_is_only_for_a_terminal() -> None:
+    # pytest captures stderr (not a terminal), so no callback: nothing to draw
+    assert start_bar(BULK_PAIRS) is None
+    assert start_bar(1) is None
+
+
+def test_the_monitor_s_bulk_start_bar_draws_and_wipes_on_a_terminal(monkeypatch) -> None:
+    n = BULK_PAIRS
+    master, slave = pty.openpty()
+    with os.fdopen(slave, "w") as tty:
+        monkeypatch.setattr(sys, "stderr", tty)
+        show = start_bar(n)
+        assert show is not None
+        show(n, 0, n)  # every end launched, none running yet
+        show(n, n, n)
+    data = os.read(master, 65536).decode()
+    os.close(master)
+    assert f"starting {n} pairs" in data and f"{n}/{n} launched, {n} running" in data
+    assert data.endswith("\r\x1b[K")  # wiped: the screen starts on a clean line
 
 
 def test_planned_progress_without_a_terminal_only_counts() -> None:

@@ -29,7 +29,7 @@ import pytest
 from conftest import ROOT, two_cpus
 
 from ipctop.engine.objects import _native
-from ipctop.output.metrics_histograms import EDGES_NS
+from ipctop.output.exports.metrics_histograms import EDGES_NS
 
 PROMETHEUS = shutil.which("prometheus")
 pytestmark = [

@@ -19,7 +19,7 @@ from ipctop.analysis.load_scaling import LoadPoint, find_knee, projection
 from ipctop.engine.config import EngineConfig
 from ipctop.engine.engine import Engine
 from ipctop.engine.objects import _native
-from ipctop.engine.workloads.hackbench import run_fixed
+from ipctop.engine.workloads.hackbench_groups import run_fixed
 from ipctop.engine.workloads.hackbench_launch import LAUNCHER, launcher
 from ipctop.engine.workloads.load_limits import Load, check_load
 from ipctop.errors import ResourceError

@@ -37,7 +37,7 @@ from ipctop.engine.sample import CpuSample, Sample, ThreadSample
 from ipctop.engine.sampler import Sampler
 from ipctop.live.fixed_run import INFO, fixed_samples
 from ipctop.live.sources import FixedSource
-from ipctop.output.record import Record
+from ipctop.output.records.record import Record
 
 CPUS = tuple(sorted(os.sched_getaffinity(0)))
 
@@ -156,7 +156,7 @@ def test_samples_and_records_without_the_fields_still_read() -> None:
 
 
 def _config():
-    from ipctop.output.record import RunConfig
+    from ipctop.output.records.record import RunConfig
 
     return RunConfig.of(EngineConfig(cpus=(0, 1)), "native", interval=0.5)
 

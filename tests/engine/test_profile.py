@@ -19,8 +19,8 @@ from ipctop.engine.profile.parse import tally
 from ipctop.engine.profile.span import SpanProfiler
 from ipctop.engine.profile.window import SymbolShare, sides_to_dicts
 from ipctop.live.measure import measure_engine
-from ipctop.output.record import Record, Step
-from ipctop.output.record_io import read_record, write_record
+from ipctop.output.records.record import Record, Step
+from ipctop.output.records.record_io import read_record, write_record
 
 CPUS = sorted(os.sched_getaffinity(0))[:2]
 STATUS = perf_status(CPUS)

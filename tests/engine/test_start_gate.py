@@ -15,8 +15,8 @@ import pytest
 from conftest import ROOT, two_cpus, wait_for
 
 from ipctop.engine.config import EngineConfig
+from ipctop.engine.end_launch import Pair
 from ipctop.engine.engine import Engine
-from ipctop.engine.launch import Pair
 from ipctop.engine.objects import _native
 
 needs_native = pytest.mark.skipif(_native is None, reason="the native extension is not built")

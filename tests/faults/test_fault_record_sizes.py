@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from conftest import run_cli
 
-from ipctop.output.bounded_read import MAX_RECORD_DEPTH
-from ipctop.output.record_checks import STRING_MAX
+from ipctop.output.records.bounded_read import MAX_RECORD_DEPTH
+from ipctop.output.records.record_checks import STRING_MAX
 
 QUICK = ("--seconds", "0.5", "--warmup", "0", "--repeat", "1", "--cpus", "0")
 HUGE = "x" * 10_000_000

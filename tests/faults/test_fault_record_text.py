@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
-from ipctop.output.record_text import escape_controls, printable
+from ipctop.output.records.record_text import escape_controls, printable
 
 HOSTILE = "\x1b]0;pwned\x07\x1b[2J\x9b2J\rX"
 SHOWN = "\\x1b]0;pwned\\x07\\x1b[2J\\x9b2J\\x0dX"  # what the user sees instead

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
-from ipctop.output.bounded_read import MAX_RECORD_BYTES
-from ipctop.output.record import Record, Step
-from ipctop.output.record_io import write_record
+from ipctop.output.records.bounded_read import MAX_RECORD_BYTES
+from ipctop.output.records.record import Record, Step
+from ipctop.output.records.record_io import write_record
 
 NOISE = (-0.02, -0.01, 0.0, 0.01, 0.02)
 

@@ -21,7 +21,7 @@ from ipctop.engine.config import EngineConfig
 from ipctop.engine.engine import Engine, resolve_engine
 from ipctop.engine.sampler import Sampler
 from ipctop.engine.stalls import StallSummary
-from ipctop.output.record_io import read_record
+from ipctop.output.records.record_io import read_record
 
 ENGINES = [e for e in ("native", "python") if e == "python" or resolve_engine() == "native"]
 native = pytest.mark.skipif(resolve_engine() != "native", reason="needs the native engine")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from terminal import Terminal
 
-from ipctop.output.record_io import read_record
+from ipctop.output.records.record_io import read_record
 
 ARGS = ("--cpus", str(min(os.sched_getaffinity(0))), "--interval", "0.1")
 HEADER = "pairs 1/"

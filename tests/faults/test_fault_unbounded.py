@@ -80,7 +80,7 @@ def test_the_monitor_names_a_fifo_given_as_a_matrix_record(tmp_path: Path) -> No
     from textual.widgets import Input
 
     from ipctop.tui.app import IpctopApp
-    from ipctop.tui.screens.path_input import PathInputScreen
+    from ipctop.tui.screens.prompts import PathInputScreen
 
     fifo = tmp_path / "m.json"
     os.mkfifo(fifo)

@@ -178,7 +178,7 @@ def test_clean_removes_only_dead_sessions_objects() -> None:
 
 
 def test_soak_50_cycles_leaks_nothing() -> None:
-    from ipctop.soak import soak
+    from ipctop.soak.leak_soak import soak
 
     cpus = sorted(os.sched_getaffinity(0))[:2]
     assert soak(50, cpus) == []

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
-from ipctop.output.record import Record, Step
-from ipctop.output.record_io import write_record
+from ipctop.output.records.record import Record, Step
+from ipctop.output.records.record_io import write_record
 
 Q6600_2622 = [4.79e6, 9.40e6, 13.58e6, 18.10e6]
 Q6600_2624 = [4.01e6, 7.58e6, 8.04e6, 5.13e6]

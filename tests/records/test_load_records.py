@@ -9,7 +9,7 @@ import pytest
 from conftest import run_cli, two_cpus
 
 from ipctop.engine.objects import _native
-from ipctop.output.record_io import read_record
+from ipctop.output.records.record_io import read_record
 
 needs_native = pytest.mark.skipif(_native is None, reason="the native extension is not built")
 

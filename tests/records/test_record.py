@@ -13,9 +13,9 @@ import pytest
 from ipctop.analysis.scaling import ScalingPoint
 from ipctop.engine.sample import CpuSample, Sample, ThreadSample
 from ipctop.errors import EXIT_USAGE, RecordError
-from ipctop.output.csvout import COLUMNS, write_csv
-from ipctop.output.gnuplot import write_gnuplot
-from ipctop.output.record import (
+from ipctop.output.exports.csvout import COLUMNS, write_csv
+from ipctop.output.exports.gnuplot import write_gnuplot
+from ipctop.output.records.record import (
     SCHEMA,
     Record,
     Step,
@@ -23,8 +23,8 @@ from ipctop.output.record import (
     record_points,
     validate_record_dict,
 )
-from ipctop.output.record_io import read_record, write_record
-from ipctop.output.tables import format_matrix
+from ipctop.output.records.record_io import read_record, write_record
+from ipctop.output.text.tables import format_matrix
 
 CONFIG = {
     "workload": "psem",

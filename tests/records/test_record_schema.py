@@ -17,11 +17,11 @@ from ipctop.engine.config import EngineConfig
 from ipctop.engine.engine import Engine
 from ipctop.engine.opstats import OpRate
 from ipctop.engine.sampler import Sampler
-from ipctop.output.record import Record, RunConfig
-from ipctop.output.record_box import Box
-from ipctop.output.record_io import read_record
-from ipctop.output.record_schema import PUBLISHED, schema_text
-from ipctop.output.session_recorder import SessionRecorder
+from ipctop.output.records.record import Record, RunConfig
+from ipctop.output.records.record_box import Box
+from ipctop.output.records.record_io import read_record
+from ipctop.output.records.record_schema import PUBLISHED, schema_text
+from ipctop.output.records.session_recorder import SessionRecorder
 
 jsonschema = pytest.importorskip("jsonschema", reason="the test extra installs jsonschema")
 
@@ -35,7 +35,7 @@ def validator() -> jsonschema.protocols.Validator:
 
 def test_published_schema_is_the_one_the_models_generate() -> None:
     assert PUBLISHED.read_text() == schema_text(), (
-        "ipctop/schema/record.schema.json is stale: run python -m ipctop.output.record_schema"
+        "ipctop/schema/record.schema.json is stale: run python -m ipctop.output.records.record_schema"
     )
 
 

@@ -22,8 +22,8 @@ from conftest import ROOT
 
 from ipctop.engine.reaper import session_dir
 from ipctop.live.live_lock import LOCK_NAME
-from ipctop.output.record import Record
-from ipctop.output.record_io import read_record, write_record
+from ipctop.output.records.record import Record
+from ipctop.output.records.record_io import read_record, write_record
 
 TIMEOUT = 30.0
 

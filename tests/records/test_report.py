@@ -15,7 +15,7 @@ import pytest
 from conftest import ROOT, run_cli, two_cpus
 
 from ipctop.analysis.fleet import FAST, IMBALANCE, NOISE, SCALES, SLOW, group_runs
-from ipctop.output.report_input import from_check
+from ipctop.output.report.report_input import from_check
 
 
 @pytest.fixture(scope="module")

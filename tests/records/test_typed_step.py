@@ -11,12 +11,12 @@ from ipctop.engine.costs import Costs
 from ipctop.engine.opstats import OpRate
 from ipctop.engine.stalls import StallSummary
 from ipctop.live.source_protocol import RunInfo
-from ipctop.output.ab_record import run_config
-from ipctop.output.costs_table import format_costs
-from ipctop.output.record import Record, RunConfig, Step
-from ipctop.output.record_ab import AbRecord
-from ipctop.output.record_box import Box
-from ipctop.output.record_io import read_record
+from ipctop.output.records.ab_record import run_config
+from ipctop.output.records.record import Record, RunConfig, Step
+from ipctop.output.records.record_ab import AbRecord
+from ipctop.output.records.record_box import Box
+from ipctop.output.records.record_io import read_record
+from ipctop.output.text.costs_table import format_costs
 
 QUICK = ("--seconds", "0.5", "--warmup", "0", "--repeat", "1", "--cpus", "0")
 

@@ -20,8 +20,8 @@ from ipctop.analysis.check_curve import (
 from ipctop.analysis.stats import TooFewWindows
 from ipctop.analysis.verdicts import FAIL, OK, WARN, judge_check
 from ipctop.box import read_box
-from ipctop.output.record import Record, Step
-from ipctop.output.record_io import read_record, write_record
+from ipctop.output.records.record import Record, Step
+from ipctop.output.records.record_io import read_record, write_record
 
 E = (-0.02, -0.01, 0.0, 0.01, 0.02)
 T_975_DF4 = 2.776445

@@ -13,7 +13,7 @@ from ipctop.analysis.scaling import (
     scalability_pct,
     spread_pct,
 )
-from ipctop.output.tables import fmt_int, fmt_signed, format_summary, format_table
+from ipctop.output.text.tables import fmt_int, fmt_signed, format_summary, format_table
 
 # Q6600, psem totals for 1..4 cores.
 Q6600_2622 = [4.79e6, 9.40e6, 13.58e6, 18.10e6]

@@ -9,7 +9,7 @@ from test_tui_records import live, wait_for
 
 from ipctop.tui.demo_app import DemoApp, story
 from ipctop.tui.screens.present import PresentScreen
-from ipctop.tui.widgets.narration_band import NarrationBand
+from ipctop.tui.widgets.bands import NarrationBand
 
 
 def test_story_on_one_cpu_skips_adding_pairs() -> None:

@@ -83,10 +83,10 @@ def test_x_shows_a_planted_matrix_record_in_the_monitor(tmp_path) -> None:
     from textual.widgets import Input
 
     from ipctop.engine.latency import LatencySummary
-    from ipctop.engine.matrix import Cell
-    from ipctop.output.matrix_record import MatrixRecord, write_matrix
-    from ipctop.tui.screens.matrix import MatrixScreen
-    from ipctop.tui.screens.path_input import PathInputScreen
+    from ipctop.engine.matrix_runs import Cell
+    from ipctop.output.records.matrix_record import MatrixRecord, write_matrix
+    from ipctop.tui.screens.matrix_view import MatrixScreen
+    from ipctop.tui.screens.prompts import PathInputScreen
 
     s = LatencySummary(1000, 5000.0, 4000.0, 9000.0, 12000.0, 20000.0)
     cells = [Cell("sysv-sem", a, b, "same CPU" if a == b else "shared LLC", s, s, s, 1.0)

@@ -15,8 +15,8 @@ from test_tui_layout import screen_lines
 from test_tui_records import live, wait_for
 
 from ipctop.live.replay_source import ReplaySource
-from ipctop.output.record_io import read_record
-from ipctop.output.session_recorder import default_record_path
+from ipctop.output.records.record_io import read_record
+from ipctop.output.records.session_recorder import default_record_path
 from ipctop.tui.app import IpctopApp
 from ipctop.tui.demo_app import DemoApp
 from ipctop.tui.widgets.run_header import ORDER, WORDS, Piece, fit

@@ -17,8 +17,8 @@ from ipctop.analysis.scaling import ScalingPoint
 from ipctop.live.baseline import Baseline, load_baseline
 from ipctop.live.fixed_run import fixed_source as fixed_source_
 from ipctop.live.replay_source import ReplaySource
-from ipctop.output.record import Sessions
-from ipctop.output.record_io import read_record, write_record
+from ipctop.output.records.record import Sessions
+from ipctop.output.records.record_io import read_record, write_record
 from ipctop.tui.app import IpctopApp
 from ipctop.tui.contrast_floor import AA
 from ipctop.tui.screens.present import AAA, Figure, PresentScreen, baseline_verdict, split_si

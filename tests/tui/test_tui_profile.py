@@ -13,8 +13,8 @@ from ipctop.engine.config import EngineConfig
 from ipctop.engine.profile import perf_status
 from ipctop.live.replay_source import ReplaySource
 from ipctop.live.sources import LiveSource
-from ipctop.output.record import Record, Step
-from ipctop.output.record_io import read_record, write_record
+from ipctop.output.records.record import Record, Step
+from ipctop.output.records.record_io import read_record, write_record
 from ipctop.tui.app import IpctopApp
 from ipctop.tui.widgets.profile_panel import ProfilePanel
 

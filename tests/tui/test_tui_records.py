@@ -22,11 +22,11 @@ from ipctop.live.baseline import load_baseline
 from ipctop.live.fixed_run import INFO
 from ipctop.live.replay_source import ReplaySource
 from ipctop.live.sources import FixedSource, LiveSource
-from ipctop.output.record import Record, Step, StepThread
-from ipctop.output.record_io import read_record, write_record
+from ipctop.output.records.record import Record, Step, StepThread
+from ipctop.output.records.record_io import read_record, write_record
 from ipctop.tui.app import IpctopApp
-from ipctop.tui.screens.path_input import PathInputScreen
-from ipctop.tui.widgets.baseline_bar import BaselineBar
+from ipctop.tui.screens.prompts import PathInputScreen
+from ipctop.tui.widgets.bands import BaselineBar
 from ipctop.tui.widgets.scaling_panel import ScalingPlot
 from ipctop.tui.widgets.spark import si
 from ipctop.tui.widgets.threads_panel import ThreadsPanel

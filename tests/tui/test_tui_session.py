@@ -8,10 +8,10 @@ import time
 import pytest
 
 from ipctop.engine.sample import Sample, ThreadSample
+from ipctop.live.auto_sweep import AutoSweep
 from ipctop.live.fixed_run import fixed_samples
 from ipctop.live.monitor import MonitorCpuMeter, choose_monitor_cpu
 from ipctop.live.session import Session
-from ipctop.live.sweep import AutoSweep
 from ipctop.tui.widgets.spark import BARS, si, spark
 
 

@@ -21,7 +21,7 @@ from test_tui_snapshots import app, settle
 from ipctop.analysis.scaling import ScalingPoint
 from ipctop.live.baseline import load_baseline
 from ipctop.live.fixed_run import fixed_source
-from ipctop.output.record_io import write_record
+from ipctop.output.records.record_io import write_record
 from ipctop.tui.app import IpctopApp
 from ipctop.tui.svg_text import tidy_svg
 

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from .perf import PerfStatus, perf_status
-from .recorder import FREQUENCY, PerfRecorder, Span
+from .perf_record import FREQUENCY, PerfRecorder, Span
 from .window import Profile
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from .base import PairResources, Workload
 from .chat import Chat
-from .hackbench import Hackbench
+from .hackbench_groups import Hackbench
 from .msgbench import SysvLifecycle
 from .option import Option
 from .posix import PosixMq, PosixSem

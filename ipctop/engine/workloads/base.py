@@ -14,7 +14,7 @@ from .option import Option
 
 if TYPE_CHECKING:  # config.py reads the workloads' options: no import at run time
     from ..config import EngineConfig
-    from ..launch import Pair
+    from ..end_launch import Pair
 
 
 @dataclass

@@ -46,7 +46,7 @@ from .shared import tracker
 
 if TYPE_CHECKING:
     from ..config import EngineConfig
-    from ..launch import Pair
+    from ..end_launch import Pair
 
 #: the phases, in the order of the native loop's ops[] counters and ring entries
 LIFECYCLE_OPS = ("msgget", "msgsnd", "IPC_STAT", "MSG_STAT", "IPC_RMID")

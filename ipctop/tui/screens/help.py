@@ -8,8 +8,8 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from .answer_once import AnswerOnceScreen
 from .key_list import KeySection
+from .prompts import AnswerOnceScreen
 
 PANELS = [
     (

@@ -17,7 +17,7 @@ from textual.binding import Binding, BindingsMap
 from textual.dom import DOMNode
 
 from .histogram import HistogramScreen
-from .matrix import MatrixScreen
+from .matrix_view import MatrixScreen
 from .present import PresentScreen
 
 #: the screens a key opens, with the keys they answer; (heading, class)

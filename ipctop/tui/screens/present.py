@@ -20,8 +20,8 @@ from ...analysis.stats import TooFewWindows, fmt_diff, pct_digits
 from ...live.baseline import Baseline
 from ...live.session import Session
 from ...live.sources import RunInfo
+from ..widgets.bands import NarrationBand
 from ..widgets.block_digits import BlockDigits, digits_width
-from ..widgets.narration_band import NarrationBand
 from ..widgets.scaling_panel import ScalingPanel
 from ..widgets.spark import si
 

@@ -9,7 +9,7 @@ from rich.text import Text
 
 from ...analysis.stats import IMPROVEMENT, REGRESSION, fmt_diff
 from ...live.ab_live import ORDER, AbProgress
-from .header_band import HeaderBand
+from .bands import HeaderBand
 
 BAR = 12  # cells of the progress bar: line 1 fits 120 columns
 

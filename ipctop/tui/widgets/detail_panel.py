@@ -73,10 +73,6 @@ def thread_cells(t: ThreadCost, rtt: float | None) -> tuple[str, ...]:
     return tuple(cells)
 
 
-def thread_line(t: ThreadCost, rtt: float | None) -> str:
-    return " ".join(thread_cells(t, rtt))
-
-
 def cpu_cells(c: CpuCost) -> tuple[str, ...]:
     w = [width for _, width in CPU_COLS]
     return tuple(
@@ -90,10 +86,6 @@ def cpu_cells(c: CpuCost) -> tuple[str, ...]:
             _cell(c.remote_wakeups_per_s, w[5], "{:,.0f}"),
         ]
     )
-
-
-def cpu_line(c: CpuCost) -> str:
-    return " ".join(cpu_cells(c))
 
 
 def summary(costs: Costs, unit: str | None = None) -> str:

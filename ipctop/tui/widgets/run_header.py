@@ -14,7 +14,7 @@ from rich.text import Text
 from ...cpus import format_cpu_list
 from ...live.session import Session
 from ...live.sources import RunInfo
-from .header_band import HeaderBand
+from .bands import HeaderBand
 from .spark import si
 
 # Levels, in the order fit() applies them until a line fits: a piece of level L is

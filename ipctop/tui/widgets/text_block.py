@@ -1,7 +1,7 @@
 """A few lines of styled text that repaint without a layout pass.
 
-Static.update() asks for a new layout on every call; at two redraws a second
-that was most of the UI's CPU. This widget repaints only when the text really
+Static.update() asks for a new layout on every call, the dearest thing a
+redraw can do, twice a second. This widget repaints only when the text really
 changed, and changes its height (a layout) only when the line count does.
 """
 

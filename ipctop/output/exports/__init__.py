@@ -1,0 +1,1 @@
+"""Exports for other tools: CSV, gnuplot data files, the Prometheus endpoint."""

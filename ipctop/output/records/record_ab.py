@@ -1,0 +1,74 @@
+"""The "ab" object of an `ipctop ab` record, typed: both sides, the ABBA blocks, the result.
+
+output/records/ab_record.py writes it; compare (one ab record: B against A) and replay
+read it. Keys a newer ipctop adds are kept as they are.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from ipctop.output.records.profile_record import StepProfile
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="allow", allow_inf_nan=False)
+
+
+class AbSide(_Part):
+    options: str | None = None  # the side's own options, as typed
+    cmd: str | None = None  # the hook run before each of its slots
+    config: dict[str, Any] | None = None  # RunConfig.to_dict of the side
+    windows: tuple[float, ...] = ()  # every slot's window rates, in order
+
+
+class AbSides(_Part):
+    A: AbSide
+    B: AbSide
+
+
+class AbBlock(_Part):
+    """One ABBA block: each side's window rates in it."""
+
+    A: tuple[float, ...]
+    B: tuple[float, ...]
+
+
+class AbLatencyBlock(_Part):
+    A: dict[str, tuple[float, ...]]  # figure -> each slot's percentile, ns
+    B: dict[str, tuple[float, ...]]
+
+
+class AbLatency(_Part):
+    notes: dict[str, str | None] = {}  # side -> how its rounds were timed
+    blocks: tuple[AbLatencyBlock, ...] = ()
+    result: dict[str, Any] | None = None
+
+
+class AbProfiles(_Part):
+    A: StepProfile
+    B: StepProfile
+
+
+class AbCosts(_Part):
+    A: dict[str, Any] | None = None  # engine.costs.Costs.to_dict of the side's slots
+    B: dict[str, Any] | None = None
+
+
+class AbRecord(_Part):
+    """Both sides, the blocks and the result; latency, profile and costs when measured."""
+
+    order: str = "ABBA"
+    metric: str = "ops"  # ops: ops/s; cpu: rounds per CPU-second of the ends
+    sides: AbSides
+    blocks: tuple[AbBlock, ...]
+    result: dict[str, Any] | None = None  # analysis.stats.Difference.to_dict
+    restore_cmd: str | None = None
+    latency: AbLatency | None = None
+    profile: AbProfiles | None = None
+    costs: AbCosts | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_unset=True)
