@@ -390,17 +390,9 @@ def paired_difference(
     else:
         sd, df = statistics.stdev(ratios), float(n - 1)
     se = sd / math.sqrt(n)
-    if se == 0.0:
-        p = 1.0 if d == 0.0 else 0.0
-        e = math.exp(d)
-        return Difference(na, nb, e, e, e, p, TEST_PAIRED, BLOCKS, 0.0, df)
-    from scipy.stats import t
-
-    half = _t_quantile(df, confidence) * se
-    p = float(2.0 * t.sf(abs(d) / se, df))
-    return Difference(
-        na, nb, math.exp(d), math.exp(d - half), math.exp(d + half), p, TEST_PAIRED, BLOCKS, se, df
-    )
+    # log_difference caps the interval at e^_MAX_HALF: two blocks of a noisy p99 can
+    # reach e^38, more than a record may hold (`ab --json` would refuse to write it).
+    return log_difference(d, se, df, na, nb, test=TEST_PAIRED, unit=BLOCKS, confidence=confidence)
 
 
 def holm(p_values: Sequence[float]) -> list[float]:

@@ -47,6 +47,9 @@ def parse_loads(text: str, flag: str = "--groups") -> list[int]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.csv:
+        # csvout's columns are a pair sweep's (pairs, pair, role): a load's rows do not fit.
+        raise UsageError("--csv: a load sweep (--groups, --rooms) writes no CSV; --json does")
     if getattr(args, "rooms", None) is not None:
         return run_rooms(args)
     if args.workload != "hackbench":

@@ -21,6 +21,7 @@ from ipctop.analysis.stats import (
     require_interval,
     summarize,
 )
+from ipctop.output.record_checks import number_problems
 
 # Deviations with mean 0 and sample variance 0.00025 (sum of squares 0.001 over 4).
 E = (-0.02, -0.01, 0.0, 0.01, 0.02)
@@ -256,6 +257,16 @@ def test_paired_difference_of_abba_blocks_matches_the_closed_form() -> None:
     assert d.p_value == pytest.approx(ref.pvalue, rel=1e-9)
     with pytest.raises(TooFewWindows, match="2 blocks"):
         stats.paired_difference(blocks[:1])
+
+
+def test_paired_interval_of_two_wild_blocks_is_capped_so_a_record_holds_it() -> None:
+    # A p99 20x higher on B, then on A (`ipctop ab -w signal --json` on a loaded box):
+    # t with 1 df makes the half-width 12.7 x 3.0, e^38, which no record may hold.
+    d = stats.paired_difference([([10.0], [200.0]), ([200.0], [10.0])])
+    assert d.ratio == pytest.approx(1.0)
+    assert (d.low, d.high) == (pytest.approx(math.exp(-30.0)), pytest.approx(math.exp(30.0)))
+    assert d.verdict == NO_DIFFERENCE
+    assert number_problems(d.to_dict()) == []
 
 
 def test_a_drift_that_abba_cancels_is_not_a_difference() -> None:
