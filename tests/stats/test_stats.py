@@ -21,7 +21,7 @@ from ipctop.analysis.stats import (
     require_interval,
     summarize,
 )
-from ipctop.output.record_checks import number_problems
+from ipctop.output.records.record_checks import number_problems
 
 # Deviations with mean 0 and sample variance 0.00025 (sum of squares 0.001 over 4).
 E = (-0.02, -0.01, 0.0, 0.01, 0.02)
