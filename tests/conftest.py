@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -172,8 +173,16 @@ def _threads_still_running(before: set[threading.Thread]) -> list[str]:
     while True:
         left = _ipctop_threads() - before
         if not left or time.monotonic() > deadline:
-            return sorted(t.name for t in left)
+            return sorted(f"{t.name} at {_where(t)}" for t in left)
         time.sleep(0.05)
+
+
+def _where(t: threading.Thread) -> str:
+    """The innermost ipctop frame a thread is in, so a leak says what it waits for."""
+    frame = sys._current_frames().get(t.ident or 0)
+    stack = traceback.extract_stack(frame) if frame is not None else []
+    ours = [f for f in stack if "/ipctop/" in f.filename] or stack
+    return " < ".join(f"{Path(f.filename).name}:{f.lineno} {f.name}" for f in ours[-3:][::-1])
 
 
 @pytest.fixture(autouse=True)
