@@ -212,7 +212,14 @@ def _rate_row(p: RatePoint) -> None:
     s = p.rate
     span = f" [{s.low:,.0f}, {s.high:,.0f}]" if s.low is not None else ""
     interval = f"{s.median:,.0f}{span} n={s.n}"
-    cost = 1e6 / s.median if s.median > 0 else float("inf")
+    # No message delivered in the window: there is no cost per message to show.
+    cost = f"{1e6 / s.median:>10.3g}" if s.median > 0 else f"{'-':>10}"
     r = p.units
-    print(f"{r:>6} {4 * USERS * r:>7}  {interval:<36} {s.median / r:>10,.0f} {cost:>10.3g}",
+    print(f"{r:>6} {4 * USERS * r:>7}  {interval:<36} {s.median / r:>10,.0f} {cost}",
           flush=True)  # fmt: skip
+    if s.median <= 0:
+        print(
+            f"ipctop: note: {r} room(s) delivered no message in the window; give them longer "
+            "(--seconds, --warmup)",
+            file=sys.stderr,
+        )

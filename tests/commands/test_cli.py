@@ -147,3 +147,15 @@ def test_lifecycle_sweep_reports_each_operation(tmp_path) -> None:
     for stats in ops.values():
         assert stats["per_s"] > 0
         assert stats["min"] <= stats["avg"] <= stats["max"]
+
+
+def test_a_load_that_delivered_nothing_shows_no_cost_and_says_why(capsys) -> None:
+    # A room sweep whose window saw no message (too short a warm-up on a loaded box)
+    # printed "inf" us/message with exit 0; the row now shows "-" and a note says why.
+    from ipctop.analysis.load_scaling import RatePoint
+    from ipctop.commands.load_sweep import _rate_row
+
+    _rate_row(RatePoint(2, (0.0, 0.0)))
+    out, err = capsys.readouterr()
+    assert "inf" not in out and out.split()[-1] == "-", out
+    assert "2 room(s) delivered no message in the window" in err
