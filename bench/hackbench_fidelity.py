@@ -20,6 +20,7 @@ more (groups x loops) for a ratio that means something. Figures need a quiet box
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import subprocess
@@ -33,7 +34,7 @@ from abba import print_verdict, run_blocks  # noqa: E402
 
 from ipctop.box import read_box  # noqa: E402
 from ipctop.cpus import format_cpu_list  # noqa: E402
-from ipctop.engine.workloads.hackbench_groups import run_fixed  # noqa: E402
+from ipctop.engine.workloads.hackbench_groups import forked_by, run_fixed, tasks_line  # noqa: E402
 
 TIME = re.compile(r"^Time: ([0-9.]+)$", re.M)
 
@@ -93,7 +94,9 @@ def main() -> int:
     )
     print(f"box: kernel {box.kernel_release} · {box.cpu_model} · {len(box.online)} CPUs online")
     print(f"A: {' '.join(cmd)}")
-    print("B: ipctop hackbench (native, hackbench_fixed.c)")
+    mode = "threads" if args.mode == "thread" else "processes"
+    print(f"B: ipctop hackbench (native, hackbench_core.h; {tasks_line(forked_by(mode))})")
+    print(f"load average at the start: {os.getloadavg()}")
     blocks = run_blocks(
         args.blocks,
         lambda: rt_tests_slot(cmd, args.runs),
@@ -103,6 +106,7 @@ def main() -> int:
     )
     # Times, not rates: the same log-ratio arithmetic, read as B's time over A's.
     print_verdict(blocks, "ipctop/hackbench time")
+    print(f"load average at the end: {os.getloadavg()}")
     return 0
 
 
