@@ -6,9 +6,8 @@ answer with their CPU and switch counts there), and one read each of
 and of each CPU's clock where cpufreq has one. Only ends that cannot answer (the Python
 engine) and the detail view read each thread's /proc files (stat and status;
 schedstat and sched too for the detail view), all of them in one pass per
-reading (task_reads.TaskFiles: one native call, files kept open). The thread re-arms only after a reading finished, so
-readings never overlap; consumers get immutable Samples through a callback
-(nothing is kept here: whoever wants a history keeps its own).
+reading (task_reads.TaskFiles: one native call, files kept open). Readings never
+overlap; consumers get immutable Samples through a callback and keep any history.
 """
 
 from __future__ import annotations

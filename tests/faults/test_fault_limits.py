@@ -60,7 +60,7 @@ def test_low_nproc_is_exit_3_naming_rlimit_nproc(mode: str) -> None:
 
 NEVER_STARTS = """
 import os, sys, time
-from ipctop.engine import launch
+from ipctop.engine import end_launch as launch
 def never_starts(self, pair, end, role):
     pid = os.fork()
     if pid:

@@ -177,6 +177,7 @@ def test_clean_removes_only_dead_sessions_objects() -> None:
             proc.wait()
 
 
+@pytest.mark.timeout(300)  # 50 start-stop cycles take minutes beside another load
 def test_soak_50_cycles_leaks_nothing() -> None:
     from ipctop.soak.leak_soak import soak
 
