@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..analysis.load_scaling import PROJECT_TO, LoadPoint, RatePoint, find_collapse, find_knee
+from ..engine.stalls import STALL
 from ..engine.workloads.hackbench_groups import (
     FixedRun,
     check_message,
@@ -193,6 +194,11 @@ def run_rooms(args: argparse.Namespace) -> int:
             points.append(p)
             add_load(rec[0], r, rates, _rooms(results[median_run(rates)].threads))
             _rate_row(p)
+            # Why a window was left out (a late reading: the sampler starved behind the
+            # rooms' threads), once per load: a rate of 0 must not read as "no messages".
+            said = dict.fromkeys(ev for x in results for ev in x.events if ev.startswith(STALL))
+            for ev in said:
+                print(f"ipctop: {r} room(s): {ev}", file=sys.stderr)
     collapse = find_collapse(points)
     if collapse is not None:
         print(collapse.line("room"))
@@ -219,7 +225,7 @@ def _rate_row(p: RatePoint) -> None:
           flush=True)  # fmt: skip
     if s.median <= 0:
         print(
-            f"ipctop: note: {r} room(s) delivered no message in the window; give them longer "
-            "(--seconds, --warmup)",
+            f"ipctop: note: {r} room(s): no window measured a message (left out as stalls, "
+            "said above, or none delivered); give them longer (--seconds, --warmup)",
             file=sys.stderr,
         )

@@ -158,4 +158,4 @@ def test_a_load_that_delivered_nothing_shows_no_cost_and_says_why(capsys) -> Non
     _rate_row(RatePoint(2, (0.0, 0.0)))
     out, err = capsys.readouterr()
     assert "inf" not in out and out.split()[-1] == "-", out
-    assert "2 room(s) delivered no message in the window" in err
+    assert "2 room(s): no window measured a message" in err
