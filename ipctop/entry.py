@@ -10,13 +10,19 @@ nothing has been created, so exiting 128+N at once is all that is needed.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import sys
 
 
 def _early_exit(signum: int, frame: object) -> None:
-    # SystemExit, not os._exit: buffered output still flushes and finally blocks run.
-    sys.exit(128 + signum)
+    # os._exit, not SystemExit: raised inside an import lock's callback, SystemExit is
+    # printed as "Exception ignored" with its traceback. Nothing exists yet to clean up.
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed or gone terminal: no matter
+            stream.flush()
+    os._exit(128 + signum)
 
 
 def main() -> int:
