@@ -132,19 +132,11 @@ def test_the_hackbench_command_names_who_forked_the_processes() -> None:
 @two_cpus
 def test_a_task_killed_mid_run_ends_the_run_with_one_line_and_nothing_left() -> None:
     import signal
-    import subprocess
 
     # Loops enough that the run is still going when receiver R0 is killed: the
     # senders' writes to it fail (EPIPE) and they end; R1 must then see EOF
     # (it closed the write ends it inherited) instead of waiting for ever.
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ipctop", "hackbench", "--groups", "1", "--fds", "2",
-         "--loops", "100000000", "--mode", "process"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-    )  # fmt: skip
+    proc = _endless_process_run(1)
     try:
         launcher = _the_launcher(psutil.Process(proc.pid))
         assert wait_for(lambda: len(launcher.children()) == 4, timeout=30), launcher.children()
@@ -164,6 +156,20 @@ def test_a_task_killed_mid_run_ends_the_run_with_one_line_and_nothing_left() -> 
     assert not [t for t in tasks if _alive(t)]
 
 
+def _endless_process_run(groups: int):
+    """`ipctop hackbench` in process mode with loops enough to outlast the test."""
+    import subprocess
+
+    return subprocess.Popen(
+        [sys.executable, "-m", "ipctop", "hackbench", "--groups", str(groups), "--fds", "2",
+         "--loops", "100000000", "--mode", "process"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )  # fmt: skip
+
+
 def _the_launcher(ipctop: psutil.Process) -> psutil.Process:
     """ipctop's one child in a process-mode fixed run: the launcher, which forks the tasks."""
     assert wait_for(lambda: len(ipctop.children()) == 1, timeout=30), ipctop.children()
@@ -179,18 +185,10 @@ def test_process_mode_tasks_are_the_launchers_and_die_with_a_killed_ipctop() -> 
     page tables every task would copy and tear down inside the timed span), and a
     SIGKILLed ipctop takes the launcher and every task with it (parent-death signals)."""
     import signal
-    import subprocess
 
     if launcher() is None:
         pytest.skip("the launcher executable was not built (setup.py builds it with the extension)")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ipctop", "hackbench", "--groups", "2", "--fds", "2",
-         "--loops", "100000000", "--mode", "process"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-    )  # fmt: skip
+    proc = _endless_process_run(2)
     try:
         ipctop = psutil.Process(proc.pid)
         child = _the_launcher(ipctop)

@@ -122,7 +122,7 @@ def run_fixed(
     per_group adds each group's own time and CPUs (what a load record keeps),
     which costs the tasks an end-time note each."""
     forked = forked_by(mode)
-    got = _fixed(groups, fds, loops, size, transport, mode, cpus, per_group)
+    got = _fixed(groups, fds, loops, size, transport, mode, cpus, per_group, forked)
     if not per_group:
         return FixedRun(float(got), (), (), forked)
     seconds, times, task_cpus = got
@@ -143,6 +143,7 @@ def _fixed(
     mode: str,
     cpus: list[int] | None,
     groups_too: bool,
+    forked: str,
 ) -> Any:
     from ..objects import _native
 
@@ -154,7 +155,7 @@ def _fixed(
     pipes, processes = transport == "pipe", mode == "processes"
     with on_cpus(cpus):
         try:
-            if processes and launcher():
+            if forked == "launcher":
                 seconds, times, task_cpus = run_launched(groups, fds, loops, size, pipes)
                 return (seconds, times, task_cpus) if groups_too else seconds
             return _native.hackbench_run(groups, fds, loops, size, pipes, processes, groups_too)
