@@ -226,9 +226,6 @@ class LiveSource(SampleSource):
 
     # -- internals ---------------------------------------------------------------
     def _start_sampler(self) -> None:
-        if self._sampler is not None:  # one sampler a source: a second start replaces it
-            self._sampler.close()
-            self._sampler = None
         sampler = Sampler(self.engine, self.interval)
         sampler.detail = self._detail
         generation = self.generation

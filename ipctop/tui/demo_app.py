@@ -103,7 +103,8 @@ class DemoApp(IpctopApp):
                 yield NarrationBand(id="narration")
 
     def on_mount(self) -> None:
-        super().on_mount()
+        # Textual runs IpctopApp.on_mount itself (a handler per class of the MRO): calling it
+        # here as well started the source twice.
         self.set_interval(TICK, self._tick)
         self._tell()
 
