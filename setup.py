@@ -50,7 +50,7 @@ native = Extension(
     "ipctop._native",
     # Every C file of the directory: a new loops_*.c needs no edit here.
     sources=sorted(str(p) for p in Path("ipctop/native").glob("*.c")),
-    depends=["ipctop/native/native.h"],
+    depends=[str(p) for p in Path("ipctop/native").glob("*.h")],
     extra_compile_args=["-O2", "-Wall", "-std=gnu11"],
     libraries=["rt", "pthread"],
 )

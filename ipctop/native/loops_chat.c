@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "native.h"
+#include "whole_io.h"
 
 #define CHAT_MAX_USERS 64
 #define CHAT_QUEUE 32 /* messages a member's queue holds before its senders wait */
@@ -62,12 +63,6 @@ static inline int room_stopped(const struct chat_room *r)
     return __atomic_load_n(&r->stop, __ATOMIC_ACQUIRE);
 }
 
-static inline void answer_stats(struct end_slot *s)
-{
-    uint32_t req = __atomic_load_n(&s->stats_req, __ATOMIC_RELAXED);
-    if (__builtin_expect(req != s->stats_ack, 0))
-        ipctop_publish_stats(s, req);
-}
 
 static inline void count_op(struct end_slot *s, uint64_t n)
 {
@@ -76,34 +71,14 @@ static inline void count_op(struct end_slot *s, uint64_t n)
 }
 
 /* 0, -1 once stopping, or the errno. */
-static int put(struct end_slot *s, int fd, const char *buf, size_t len)
+static int put(const struct end_slot *s, int fd, const char *buf, size_t len)
 {
-    size_t done = 0;
-    while (done < len) {
-        ssize_t n = write(fd, buf + done, len - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return stop_requested(s) ? -1 : errno;
-        done += (size_t)n;
-    }
-    return 0;
+    return stopped_or(s, write_whole(fd, buf, len));
 }
 
-static int get(struct end_slot *s, int fd, char *buf, size_t len)
+static int get(const struct end_slot *s, int fd, char *buf, size_t len)
 {
-    size_t done = 0;
-    while (done < len) {
-        ssize_t n = read(fd, buf + done, len - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return stop_requested(s) ? -1 : (n < 0 ? errno : EPIPE);
-        if (stop_requested(s))
-            return -1;
-        done += (size_t)n;
-    }
-    return 0;
+    return stopped_or(s, read_whole(s, fd, buf, len));
 }
 
 /* Hand one message to member v: wait while its queue is full. -1 once stopping. */

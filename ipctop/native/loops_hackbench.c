@@ -27,40 +27,11 @@
 #include <unistd.h>
 
 #include "native.h"
+#include "whole_io.h"
 
 #define HB_AREA_FDS 8 /* byte offset of the senders' descriptors */
 #define HB_MAX_FDS 1024
 #define HB_MAX_SIZE (1 << 24)
-
-/* The stats answer a receiver gives in count_round, for an end with no rounds. */
-static inline void answer_stats(struct end_slot *s)
-{
-    uint32_t req = __atomic_load_n(&s->stats_req, __ATOMIC_RELAXED);
-    if (__builtin_expect(req != s->stats_ack, 0))
-        ipctop_publish_stats(s, req);
-}
-
-/* An error seen while stopping is the stop (-1), else the errno. */
-static inline int stopped_or(struct end_slot *s, int err)
-{
-    return stop_requested(s) ? -1 : err;
-}
-
-/* One message, all of it: hackbench's `again:` loop around write(). */
-static int send_one(struct end_slot *s, int fd, const char *buf, size_t len)
-{
-    size_t done = 0;
-    while (done < len) {
-        ssize_t n = write(fd, buf + done, len - done);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return stopped_or(s, errno);
-        }
-        done += (size_t)n;
-    }
-    return 0;
-}
 
 static int hb_sender(struct end_ctx *c)
 {
@@ -79,7 +50,8 @@ static int hb_sender(struct end_ctx *c)
         return ENOMEM;
     while (!stop_requested(s)) {
         for (long j = 0; j < nfds; j++) {
-            if ((err = send_one(s, out[j], buf, (size_t)len)))
+            /* one message, all of it: hackbench's `again:` loop around write() */
+            if ((err = stopped_or(s, write_whole(out[j], buf, (size_t)len))))
                 goto out;
             __atomic_store_n(&s->ops[0], ++n, __ATOMIC_RELAXED);
         }
@@ -104,22 +76,10 @@ static int hb_receiver(struct end_ctx *c)
     if (!buf)
         return ENOMEM;
     while (!stop_requested(s)) {
-        size_t done = 0;
-        while (done < (size_t)len) {
-            ssize_t got = read(fd, buf + done, (size_t)len - done);
-            if (got < 0 && errno == EINTR)
-                continue;
-            if (got <= 0) { /* EOF: only the shutdown at stop makes one */
-                err = stopped_or(s, got < 0 ? errno : EPIPE);
-                goto out;
-            }
-            if (stop_requested(s))
-                goto out;
-            done += (size_t)got;
-        }
+        if ((err = stopped_or(s, read_whole(s, fd, buf, (size_t)len))))
+            break;
         count_round(s, ++n);
     }
-out:
     free(buf);
     return err < 0 ? 0 : err;
 }

@@ -13,43 +13,7 @@
 #include <unistd.h>
 
 #include "native.h"
-
-/* Writes all `len` bytes; a pipe or socket may take a large message in parts. */
-static int put(int fd, const char *buf, size_t len)
-{
-    while (len > 0) {
-        ssize_t put = write(fd, buf, len);
-        if (put < 0) {
-            if (errno != EINTR)
-                return errno;
-            continue;
-        }
-        buf += put;
-        len -= (size_t)put;
-    }
-    return 0;
-}
-
-/* Reads one message of `len` bytes: 0, or -1 once the stop flag is seen (a kick
- * may be shorter than a message), or the errno. One read() when it all came. */
-static int get(struct end_slot *s, int fd, char *buf, size_t len)
-{
-    size_t have = 0;
-    while (have < len) {
-        ssize_t got = read(fd, buf + have, len - have);
-        if (got < 0) {
-            if (errno == EINTR)
-                continue;
-            return errno;
-        }
-        if (got == 0) /* every writer closed: only teardown does that */
-            return stop_requested(s) ? -1 : EPIPE;
-        if (stop_requested(s))
-            return -1;
-        have += (size_t)got;
-    }
-    return 0;
-}
+#include "whole_io.h"
 
 static int stream_pingpong(struct end_ctx *c)
 {
@@ -66,11 +30,11 @@ static int stream_pingpong(struct end_ctx *c)
         return ENOMEM;
     if (c->role == 0) {
         lat_post(c);
-        if ((err = put(out, buf, len)))
+        if ((err = write_whole(out, buf, len)))
             goto out;
     }
     while (!stop_requested(s)) {
-        if ((err = get(s, in, buf, len))) {
+        if ((err = read_whole(s, in, buf, len))) {
             if (err < 0)
                 err = 0;
             break;
@@ -80,7 +44,7 @@ static int stream_pingpong(struct end_ctx *c)
         if (len == sizeof(small))
             small[0] = 1;
         lat_post(c);
-        if ((err = put(out, buf, len)))
+        if ((err = write_whole(out, buf, len)))
             break;
         count_round(s, ++n);
     }

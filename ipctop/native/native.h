@@ -131,15 +131,19 @@ static inline int stop_requested(const struct end_slot *s)
 
 void ipctop_publish_stats(struct end_slot *s, uint32_t req);
 
-/* One load and compare per round: the rare answer is out of line. */
-static inline void count_round(struct end_slot *s, uint64_t n)
+/* One load and compare: the rare answer is out of line. Ends with no rounds
+ * (senders, a chat server's) call it after their ops. */
+static inline void answer_stats(struct end_slot *s)
 {
-    uint32_t req;
-
-    __atomic_store_n(&s->rounds, n, __ATOMIC_RELAXED);
-    req = __atomic_load_n(&s->stats_req, __ATOMIC_RELAXED);
+    uint32_t req = __atomic_load_n(&s->stats_req, __ATOMIC_RELAXED);
     if (__builtin_expect(req != s->stats_ack, 0))
         ipctop_publish_stats(s, req);
+}
+
+static inline void count_round(struct end_slot *s, uint64_t n)
+{
+    __atomic_store_n(&s->rounds, n, __ATOMIC_RELAXED);
+    answer_stats(s);
 }
 
 static inline uint64_t lat_now(void)
