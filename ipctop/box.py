@@ -15,6 +15,7 @@ from typing import Any
 
 import ipctop
 from ipctop.cpus import SYSFS_CPU, format_cpu_list, read_topology
+from ipctop.kernel_files import read_kernel_file
 
 
 @dataclass(frozen=True)
@@ -41,16 +42,8 @@ class IpcLimits:
     pipe_max_size: int | None = None
 
 
-def _read_text(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read()
-    except (FileNotFoundError, PermissionError, NotADirectoryError):
-        return None
-
-
 def _read_ints(path: str) -> list[int] | None:
-    text = _read_text(path)
+    text = read_kernel_file(path)
     if text is None:
         return None
     try:
@@ -96,7 +89,7 @@ def read_ipc_limits(proc: str = "/proc") -> IpcLimits:
 
 def _cpu_model(proc: str) -> str:
     """The CPU's name from /proc/cpuinfo, whatever the architecture calls it."""
-    text = _read_text(os.path.join(proc, "cpuinfo")) or ""
+    text = read_kernel_file(os.path.join(proc, "cpuinfo")) or ""
     found: dict[str, str] = {}
     for line in text.splitlines():
         key, sep, value = line.partition(":")
@@ -162,7 +155,7 @@ class BoxFacts:
 
 
 def _first_line(path: str) -> str | None:
-    text = _read_text(path)
+    text = read_kernel_file(path)
     if text is None:
         return None
     line = text.strip()

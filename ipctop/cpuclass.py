@@ -13,6 +13,7 @@ import random
 from dataclasses import dataclass, field
 
 from .cpus import SYSFS_CPU, parse_cpu_list
+from .kernel_files import read_kernel_file
 
 SYSFS_NODE = "/sys/devices/system/node"
 SAME_CPU, SMT, LLC, NODE, REMOTE = (
@@ -45,11 +46,8 @@ class CpuClasses:
 
 
 def _read(path: str) -> str | None:
-    try:
-        with open(path, encoding="ascii") as f:
-            return f.read().strip()
-    except OSError:
-        return None
+    text = read_kernel_file(path)
+    return None if text is None else text.strip()
 
 
 def _cpu_set(path: str) -> frozenset[int] | None:

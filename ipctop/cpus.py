@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ipctop.errors import UsageError
+from ipctop.kernel_files import read_kernel_file
 
 SYSFS_CPU = "/sys/devices/system/cpu"
 
@@ -117,21 +118,13 @@ class Topology:
         return any(len(s) > 1 for s in self.siblings.values())
 
 
-def _read_text(path: str) -> str | None:
-    try:
-        with open(path, encoding="ascii") as f:
-            return f.read()
-    except (FileNotFoundError, PermissionError, NotADirectoryError):
-        return None
-
-
 def _read_list(path: str) -> list[int] | None:
-    text = _read_text(path)
+    text = read_kernel_file(path)
     return None if text is None else parse_cpu_list(text)
 
 
 def _read_int(path: str) -> int | None:
-    text = _read_text(path)
+    text = read_kernel_file(path)
     if text is None:
         return None
     try:
