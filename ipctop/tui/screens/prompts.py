@@ -23,6 +23,17 @@ ResultT = TypeVar("ResultT")
 
 class AnswerOnceScreen(ModalScreen[ResultT], Generic[ResultT]):
     BINDINGS = [Binding("escape", "cancel", "cancel")]  # every prompt's way out
+
+    # Every prompt is one box in the middle: a subclass gives its width.
+    DEFAULT_CSS = """
+    AnswerOnceScreen { align: center middle; }
+    AnswerOnceScreen > Vertical {
+        max-width: 95%;
+        height: auto;
+        border: thick $primary;
+        background: $surface;
+    }
+    """
     _answered = False
 
     def dismiss(self, result: ResultT | None = None) -> AwaitComplete:
@@ -41,15 +52,7 @@ class TextInputScreen(AnswerOnceScreen[str | None]):
     """A one-line prompt over the monitor: the answer (stripped), or None on escape or empty."""
 
     DEFAULT_CSS = """
-    TextInputScreen { align: center middle; }
-    TextInputScreen > Vertical {
-        width: 80;
-        max-width: 95%;
-        height: auto;
-        border: thick $primary;
-        background: $surface;
-        padding: 0 1;
-    }
+    TextInputScreen > Vertical { width: 80; padding: 0 1; }
     """
 
     def __init__(self, lines: list[str], value: str, placeholder: str, input_id: str) -> None:
@@ -98,15 +101,7 @@ class ChoiceScreen(AnswerOnceScreen[str | None]):
     """Pick one of a few names (workload, placement): returns it, or None."""
 
     DEFAULT_CSS = """
-    ChoiceScreen { align: center middle; }
-    ChoiceScreen > Vertical {
-        width: 60;
-        max-width: 95%;
-        height: auto;
-        max-height: 90%;
-        border: thick $primary;
-        background: $surface;
-    }
+    ChoiceScreen > Vertical { width: 60; max-height: 90%; }
     ChoiceScreen OptionList { height: auto; max-height: 20; }
     """
 
