@@ -203,9 +203,6 @@ class CheckRunner:
                         for x in sample.threads:
                             if x.last_cpu is not None:
                                 seen.setdefault((x.pair, x.role), set()).add(x.last_cpu)
-                    for end in r.threads:
-                        if end.cpu is not None:
-                            seen.setdefault((end.pair, end.role), set()).add(end.cpu)
         # Read once the engine has stopped: an end that did not stop in time says so then.
         self.warnings.take([*engine.events, *(e for r in results for e in r.events)])
         return results, seen

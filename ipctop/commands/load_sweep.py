@@ -128,7 +128,7 @@ def _rooms(threads: Sequence[ThreadResult]) -> list[StepUnit]:
             unit=r,
             ends=len(ends),
             ops_per_s=sum(t.ops_per_s for t in ends),
-            cpus=sorted({t.cpu for t in ends if t.cpu is not None}),
+            cpus=sorted({t.last_cpu for t in ends if t.last_cpu is not None}),
         )
         for r, ends in sorted(by_room.items())
     ]

@@ -253,7 +253,7 @@ def _step(
         windows=windows,
         oversubscribed=middle.oversubscribed,
         threads=[
-            StepThread(t.pair, t.role, t.cpu, t.ops_per_s, t.rounds, t.errors)
+            StepThread(t.pair, t.role, t.last_cpu, t.ops_per_s, t.rounds, t.errors)
             for t in middle.threads
         ],
         costs=middle.costs,

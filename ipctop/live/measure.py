@@ -1,8 +1,8 @@
 """One measured run of N pairs: warm up, then count rounds over a window.
 
 The totals come straight from the counters at the two ends of the window,
-as the originals printed them; the sampler only adds the timeline and where
-each thread ran.
+as the originals printed them; the sampler adds the timeline, and each end's
+last reading (where it ran, its state and errors) is the sampler's own.
 """
 
 from __future__ import annotations
@@ -18,22 +18,51 @@ from ..engine.costs import Costs, merge
 from ..engine.engine import Engine
 from ..engine.latency import PairLatency, Tracker
 from ..engine.opstats import OpStats, op_stats
-from ..engine.sample import Sample
+from ..engine.sample import Sample, ThreadSample
 from ..engine.sampler import Sampler
 from ..engine.stalls import STALL, StallReport, stalled_windows
-from ..engine.task_reads import read_tasks
 
 
 @dataclass(frozen=True)
 class ThreadResult:
-    pair: int
-    role: str
-    cpu: int | None  # where it last ran
-    bound_cpu: int | None
-    rounds: int
-    ops_per_s: float
-    errors: int
-    state: str
+    """One end over a measured window.
+
+    Who it is, where it last ran, its state and errors are the sampler's last
+    reading of it (`at_end`); what a ThreadSample does not hold, the window's
+    own rounds and rate, sits beside it.
+    """
+
+    at_end: ThreadSample
+    rounds: int  # the end's counter at the window's end less at its start
+    ops_per_s: float  # those rounds less its pair's stalled windows', per second of the rest
+
+    @property
+    def pair(self) -> int:
+        return self.at_end.pair
+
+    @property
+    def role(self) -> str:
+        return self.at_end.role
+
+    @property
+    def tid(self) -> int:
+        return self.at_end.tid
+
+    @property
+    def bound_cpu(self) -> int | None:
+        return self.at_end.bound_cpu
+
+    @property
+    def last_cpu(self) -> int | None:
+        return self.at_end.last_cpu
+
+    @property
+    def errors(self) -> int:
+        return self.at_end.errors
+
+    @property
+    def state(self) -> str:
+        return self.at_end.state
 
 
 @dataclass(frozen=True)
@@ -104,33 +133,24 @@ def measure_engine(
     for s in timeline:
         events.extend(s.events)
     ops = _ops(engine, mark, names, op_rates)
-    threads = []
-    pair_state = {p.index: p.state for p in engine.pairs}
     report = stalled_windows(timeline, _rounds_by_pair(prime))
     stalls = report if report.any else None
     if stalls is not None:
         events.append(_stall_note(stalls, elapsed))
     left_out = _left_out(timeline, stalls, prime) if stalls else {}
-    # Where each end ran, for all of them in one pass (task_reads: native, no GIL).
-    tasks = read_tasks([(e.pid, e.tid) for e in ends], sampler.proc)
-    for end, a, b, task in zip(ends, r0, r1, tasks):
-        slot = engine.counters.read(end.slot)
-        state = pair_state.get(end.pair, "running")
+    # The sampler read every end at the window's end (one pass); no second read here.
+    last = {(t.pair, t.role, t.tid): t for t in (timeline[-1] if timeline else prime).threads}
+    threads = []
+    for end, a, b in zip(ends, r0, r1):
+        key = (end.pair, end.role, end.tid)
+        at_end = last.get(key)
+        if at_end is None:
+            raise RuntimeError(f"pair {end.pair} {end.role}: the sampler's last reading lacks it")
         # A stalled window is not a rate sample: its rounds and its time are left out.
-        gone_rounds, gone_s = left_out.get((end.pair, end.role, end.tid), (0, 0.0))
+        gone_rounds, gone_s = left_out.get(key, (0, 0.0))
         span = elapsed - gone_s
-        threads.append(
-            ThreadResult(
-                pair=end.pair,
-                role=end.role,
-                cpu=task.last_cpu if task else None,
-                bound_cpu=end.bound_cpu,
-                rounds=b - a,
-                ops_per_s=max(b - a - gone_rounds, 0) / span if span > 0 else 0.0,
-                errors=slot.errors,
-                state=state if state != "running" else slot.state,
-            )
-        )
+        rate = max(b - a - gone_rounds, 0) / span if span > 0 else 0.0
+        threads.append(ThreadResult(at_end, rounds=b - a, ops_per_s=rate))
     total = sum(t.ops_per_s for t in threads)
     if stalls is not None:
         total = _unstalled_total(timeline, stalls, prime)
