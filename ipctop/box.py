@@ -10,8 +10,7 @@ from __future__ import annotations
 import os
 import platform
 import resource
-from dataclasses import asdict, dataclass, fields
-from typing import Any
+from dataclasses import dataclass, field
 
 import ipctop
 from ipctop.cpus import SYSFS_CPU, format_cpu_list, read_topology
@@ -120,38 +119,13 @@ class BoxFacts:
     isolated: list[int]
     smt_siblings: list[list[int]]  # one group per physical core, online CPUs only
     smt: bool
-    limits: IpcLimits
-    governor: str | None  # cpufreq scaling_governor of the first allowed CPU
-    clocksource: str | None
+    # Keyword-only with defaults: a record older than them reads; the written order stays.
+    limits: IpcLimits = field(default_factory=IpcLimits, kw_only=True)
+    governor: str | None = field(default=None, kw_only=True)  # scaling_governor, first allowed CPU
+    clocksource: str | None = field(default=None, kw_only=True)
     python: str
     ipctop_version: str
     sysv_ipc: bool  # /proc/sysvipc/msg exists (kernel built with CONFIG_SYSVIPC)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> BoxFacts:
-        """Rebuild from to_dict() output; limits unknown to this version are dropped."""
-        limit_names = {f.name for f in fields(IpcLimits)}
-        limits = IpcLimits(**{k: v for k, v in d.get("limits", {}).items() if k in limit_names})
-        return cls(
-            kernel_release=str(d["kernel_release"]),
-            kernel_version=str(d["kernel_version"]),
-            hostname=str(d["hostname"]),
-            cpu_model=str(d["cpu_model"]),
-            online=[int(c) for c in d["online"]],
-            allowed=[int(c) for c in d["allowed"]],
-            isolated=[int(c) for c in d["isolated"]],
-            smt_siblings=[[int(c) for c in group] for group in d["smt_siblings"]],
-            smt=bool(d["smt"]),
-            limits=limits,
-            governor=d.get("governor"),
-            clocksource=d.get("clocksource"),
-            python=str(d["python"]),
-            ipctop_version=str(d["ipctop_version"]),
-            sysv_ipc=bool(d["sysv_ipc"]),
-        )
 
 
 def _first_line(path: str) -> str | None:

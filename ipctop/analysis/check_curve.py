@@ -40,9 +40,6 @@ class NoiseFloor:
     seconds: float
     blocks: int
 
-    def to_dict(self) -> dict[str, float | int]:
-        return {"pct": self.pct, "n": self.n, "seconds": self.seconds, "blocks": self.blocks}
-
 
 def aa_blocks(windows: Sequence[float]) -> list[tuple[list[float], list[float]]]:
     """One setting's windows, in time order, as A B B A blocks of two halves."""

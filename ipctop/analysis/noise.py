@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..engine.sample import Sample
+from ..plain import to_plain
 
 #: percent of one CPU's window taken by the hypervisor above which a window is
 #: marked: at 5 % a blocking pair's rate moves by about as much, more than the
@@ -107,26 +108,11 @@ class StepNoise:
     pressure_pct: tuple[float | None, ...]
     mhz: tuple[float | None, ...] | None = None  # only where cpufreq has a clock
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> StepNoise:
-        mhz = d.get("mhz")
-        return cls(
-            mark_pct=float(d["mark_pct"]),
-            stolen_windows=int(d["stolen_windows"]),
-            steal_pct=tuple(d["steal_pct"]),
-            pressure_pct=tuple(d["pressure_pct"]),
-            mhz=None if mhz is None else tuple(mhz),
-        )
-
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {
-            "mark_pct": self.mark_pct,
-            "stolen_windows": self.stolen_windows,
-            "steal_pct": list(self.steal_pct),
-            "pressure_pct": list(self.pressure_pct),
-        }
-        if self.mhz is not None:
-            d["mhz"] = list(self.mhz)
+        # Kept: mhz is absent, not null, where cpufreq has no clock.
+        d = to_plain(self)
+        if self.mhz is None:
+            del d["mhz"]
         return d
 
 

@@ -6,10 +6,12 @@ every threshold can be tried on known numbers without a kernel.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from ipctop.analysis.scaling import ScalingPoint
+
+from ..plain import to_plain
 
 
 @dataclass(frozen=True)
@@ -49,7 +51,8 @@ class RunReading:
         return f"{self.workload} {self.placement}-core {self.pairs} pair{s}"
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        # Kept for the computed label a reader of check's JSON gets too.
+        d = to_plain(self)
         d["label"] = self.label
         return d
 

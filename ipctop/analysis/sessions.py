@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from ipctop.analysis.stats import logs_of
 
@@ -37,9 +37,6 @@ class SessionSpread:
             f"{self.runs_per_session} runs{rough}); compare two records of this box with "
             f"--session-sd {self.session_sd_pct:.1f}"
         )
-
-    def to_dict(self) -> dict[str, float]:
-        return asdict(self)
 
 
 def _pct(var: float) -> float:

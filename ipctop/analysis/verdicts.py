@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from ipctop.analysis.readings import CheckReadings, RunReading
@@ -78,9 +78,6 @@ class Verdict:
     @property
     def line(self) -> str:
         return f"{self.reason}: {self.status}"
-
-    def to_dict(self) -> dict[str, str]:
-        return asdict(self)
 
 
 def fmt_rate(v: float) -> str:

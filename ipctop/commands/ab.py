@@ -54,6 +54,7 @@ from ..output.records.record_box import Box
 from ..output.records.record_io import write_record
 from ..output.text.ab_latency_text import format_ab_latency
 from ..output.text.profile_table import format_delta
+from ..plain import to_plain
 from ..signals import deferred
 from .common import (
     MAX_PAIRS,
@@ -334,7 +335,7 @@ def cpu_windows(r: RunResult) -> tuple[float, ...]:
 def _side_costs(results: list[tuple[str, RunResult]], name: str) -> dict[str, Any] | None:
     """One side's per-round counters over all its slots (the delta's counter table)."""
     c = merge([r.costs for side, r in results if side == name and r.costs is not None])
-    return c.to_dict() if c is not None else None
+    return to_plain(c) if c is not None else None
 
 
 def _restore(cmd: str | None) -> None:

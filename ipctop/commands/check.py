@@ -33,6 +33,7 @@ from ..output.records.record import NoiseFloor as RecordedFloor
 from ..output.records.record import Record, RunConfig, Sessions, Step
 from ..output.records.record_box import Box
 from ..output.records.record_io import read_record, write_record
+from ..plain import to_plain
 from .check_load import add_load_option, load_step
 from .check_runs import TIMING, CheckRunner, Printer, measure_all, planned_runs
 from .check_sessions import measure_sessions
@@ -84,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     kind = resolve_engine(args.engine)
     cpus = resolve_cpus(args.cpus)
     box = read_box()
-    baseline = _read_baseline(args.baseline, box.to_dict()) if args.baseline else None
+    baseline = _read_baseline(args.baseline, to_plain(box)) if args.baseline else None
     timing = TIMING["quick" if args.quick else "full"]
     say = Printer(quiet=args.json)
     say(f"ipctop check · engine {kind} · CPUs {cpu_text(cpus)}")
@@ -106,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     if args.sessions:
         seconds, warmup = (1.0, 0.3) if args.quick else (2.0, 0.5)
         spread = measure_sessions(args.sessions, cpus[:1], kind, seconds, warmup, say)
-    box_dict = box.to_dict()
+    box_dict = to_plain(box)
     verdicts = judge_check(box_dict, cpus, readings)
     floor = _noise_floor(readings)
     verdicts.append(judge_noise(*floor))
@@ -118,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
     if args.record:
         rec = _record(box_dict, cpus, kind, readings, floor[0], args)
         rec.warnings = runner.warnings.lines or None
-        rec.sessions = Sessions.model_validate(spread.to_dict()) if spread else None
+        rec.sessions = Sessions.model_validate(to_plain(spread)) if spread else None
         said, ok = write_or_keep(Path(args.record), lambda p: write_record(p, rec))
         if ok:
             say(said)
@@ -127,8 +128,8 @@ def run(args: argparse.Namespace) -> int:
             code = max(code, 1)
     if args.json:
         result = _result(box_dict, cpus, kind, args.quick, readings, verdicts, code)
-        result["noise"] = floor[0].to_dict() if floor[0] else None
-        result["sessions"] = spread.to_dict() if spread else None  # optional
+        result["noise"] = to_plain(floor[0]) if floor[0] else None
+        result["sessions"] = to_plain(spread) if spread else None  # optional
         result["warnings"] = runner.warnings.lines  # optional: what the engines warned about
         if profiler is not None:
             result["profiles"] = runner.profiles  # optional: run label -> profile
@@ -221,7 +222,7 @@ def _record(
             }
         ),
         steps=steps,
-        noise=RecordedFloor.model_validate(floor.to_dict()) if floor else None,
+        noise=RecordedFloor.model_validate(to_plain(floor)) if floor else None,
     )
 
 
@@ -241,7 +242,7 @@ def _result(
         "cpus": list(cpus),
         "box": box,
         "runs": [r.to_dict() for r in readings.runs()],
-        "verdicts": [v.to_dict() for v in verdicts],
+        "verdicts": [to_plain(v) for v in verdicts],
         "status": overall(verdicts),
         "exit_code": code,
     }

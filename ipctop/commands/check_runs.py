@@ -24,6 +24,7 @@ from ..engine.sample import Sample
 from ..errors import ResourceError, UnsupportedError
 from ..live.engine_warnings import EngineWarnings
 from ..live.measure import RunResult, measure_engine
+from ..plain import from_plain
 from .common import attach, each, publisher
 from .progress import PlannedProgress
 
@@ -174,7 +175,7 @@ class CheckRunner:
             f"  (spread {spread:.0f} % over {len(results)} windows; {_interval(reading.windows)})"
         )
         if reading.latency is not None:
-            p = PairLatency.from_dict(reading.latency)
+            p = from_plain(PairLatency, reading.latency)
             self.say(
                 f"{'':<34} round trip p50 {format_ns(p.rtt.p50)} p99 {format_ns(p.rtt.p99)}, "
                 f"one-way p50 {format_ns(p.oneway.p50)} p99 {format_ns(p.oneway.p99)}"

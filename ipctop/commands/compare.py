@@ -34,6 +34,7 @@ from ..output.text.compare_records import (
     record_label,
 )
 from ..output.text.latency_compare import format_latency_comparison, has_latency
+from ..plain import to_plain
 
 PLAIN_MARKERS = ("*", "o", "x", "+", "#", "@")
 
@@ -169,8 +170,8 @@ def profile_deltas(labels: list[str], records: list[Record]) -> list[str]:
                 (labels[0], label),
                 old.profile,
                 step.profile,
-                old.costs.to_dict() if old.costs else None,
-                step.costs.to_dict() if step.costs else None,
+                to_plain(old.costs) if old.costs else None,
+                to_plain(step.costs) if step.costs else None,
             )
             out.append(f"{step.pairs} pair(s): {text}")
     return out

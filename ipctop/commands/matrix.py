@@ -17,6 +17,7 @@ from ..live.priority import raise_monitor
 from ..output.records.matrix_record import MatrixRecord, write_matrix
 from ..output.records.output_paths import check_output_file, write_or_keep
 from ..output.text import matrix_text
+from ..plain import to_plain
 from .common import count, cpu_text, non_negative_float, positive_float, resolve_cpus
 
 # Every ordered pair up to this many CPUs (64 cells); a sample per class above it.
@@ -88,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
                   "seconds": args.seconds, "warmup": args.warmup, "sample": sample,
                   "baseline": BASELINE if args.baseline else None, "rt": args.rt,
                   "unknown": list(classes.unknown)}  # fmt: skip
-        rec = MatrixRecord(read_box().to_dict(), config, measured)
+        rec = MatrixRecord(to_plain(read_box()), config, measured)
         said, ok = write_or_keep(Path(args.json), lambda p: write_matrix(p, rec))
         print(f"{'' if ok else 'ipctop: '}{said}", file=sys.stderr)
         return 0 if ok else 1

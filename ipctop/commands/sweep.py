@@ -35,6 +35,7 @@ from ..output.records.record_io import write_record
 from ..output.text import latency_text, tables
 from ..output.text.costs_table import format_costs
 from ..output.text.profile_table import format_profile
+from ..plain import to_plain
 from ..signals import Interrupted
 from .check_sessions import measure_sessions
 from .common import (
@@ -149,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
             if args.sessions:
                 for name in names:
                     spread = _sessions(args, name, cpus, kind)
-                    records[name].sessions = Sessions.model_validate(spread.to_dict())
+                    records[name].sessions = Sessions.model_validate(to_plain(spread))
                     print(f"{name}: {spread.line()}")
     except Interrupted:
         for r in records.values():

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field, fields
-from typing import TYPE_CHECKING, Any, TypeVar
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, TypeVar
 
 from . import procfs
 
@@ -56,22 +56,6 @@ class Costs:
     cpu_pressure_avg10: float | None = None
     flags: tuple[str, ...] = ()
     missing: dict[str, str] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Costs:
-        return cls(
-            threads=tuple(ThreadCost(**t) for t in d.get("threads", ())),
-            cpus=tuple(CpuCost(**c) for c in d.get("cpus", ())),
-            rtt_us=tuple((int(p), float(u)) for p, u in d.get("rtt_us", ())),
-            system_share_pct=d.get("system_share_pct"),
-            cpu_us_per_round=d.get("cpu_us_per_round"),
-            cpu_pressure_avg10=d.get("cpu_pressure_avg10"),
-            flags=tuple(d.get("flags", ())),
-            missing=dict(d.get("missing", {})),
-        )
 
 
 def na(value: float | None, why: str | None, fmt: str = "{:,.2f}") -> str:

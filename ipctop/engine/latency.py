@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..plain import to_plain
+
 if TYPE_CHECKING:  # the engine's pairs, for the annotations only
     from .end_launch import Pair
 
@@ -90,23 +92,18 @@ class LatencySummary:
     max: float | None
 
     def to_dict(self) -> dict[str, Any]:
-        # Three significant digits: the buckets resolve 0.8 %, not more.
-        return {
-            "n": self.n,
-            **{k: _sig3(getattr(self, k)) for k in ("mean", "p50", "p99", "p999", "max")},
-        }
+        # Kept for its rounding: three significant digits, the buckets resolve 0.8 %, not more.
+        return to_plain(self.rounded())
 
     def rounded(self) -> LatencySummary:
-        """As a record keeps it: to_dict's three significant digits."""
-        return LatencySummary.from_dict(self.to_dict())
+        """As a record keeps it: three significant digits."""
+        return LatencySummary(
+            self.n, *(_sig3(getattr(self, k)) for k in ("mean", "p50", "p99", "p999", "max"))
+        )
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> LatencySummary:
-        def get(k: str) -> float | None:
-            v = d.get(k)
-            return None if v is None else float(v)
 
-        return cls(int(d.get("n", 0)), get("mean"), get("p50"), get("p99"), get("p999"), get("max"))
+# What an older matrix record's cell without a direction read as.
+NOTHING_TIMED = LatencySummary(0, None, None, None, None, None)
 
 
 def _sig3(v: float | None) -> float | None:
@@ -191,18 +188,11 @@ class PairLatency:
     oneway: LatencySummary
 
     def to_dict(self) -> dict[str, Any]:
-        return {"pair": self.pair, "rtt": self.rtt.to_dict(), "oneway": self.oneway.to_dict()}
+        # Kept for its rounding (LatencySummary.rounded).
+        return to_plain(self.rounded())
 
     def rounded(self) -> PairLatency:
         return PairLatency(self.pair, self.rtt.rounded(), self.oneway.rounded())
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> PairLatency:
-        return cls(
-            int(d["pair"]),
-            LatencySummary.from_dict(d.get("rtt", {})),
-            LatencySummary.from_dict(d.get("oneway", {})),
-        )
 
 
 class Tracker:

@@ -17,9 +17,10 @@ from typing import Any
 
 from ..cpuclass import CLASSES, SAME_CPU, CpuClasses
 from ..errors import UsageError
+from ..plain import from_plain
 from .config import EngineConfig
 from .engine import Engine
-from .latency import LatencySummary, Tracker, summarize
+from .latency import NOTHING_TIMED, LatencySummary, Tracker, summarize
 from .workloads import WORKLOADS
 
 BASELINE = "spin"
@@ -35,9 +36,9 @@ class Cell:
     dst: int
     cls: str
     oneway: LatencySummary  # src to dst
-    reverse: LatencySummary  # dst to src, from the same run
-    rtt: LatencySummary
-    ops_per_s: float
+    reverse: LatencySummary = NOTHING_TIMED  # dst to src, same run
+    rtt: LatencySummary = NOTHING_TIMED
+    ops_per_s: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -53,16 +54,9 @@ class Cell:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Cell:
-        return cls(
-            str(d["workload"]),
-            int(d["from"]),
-            int(d["to"]),
-            str(d["class"]),
-            LatencySummary.from_dict(d["oneway"]),
-            LatencySummary.from_dict(d.get("reverse", {})),
-            LatencySummary.from_dict(d.get("rtt", {})),
-            float(d.get("ops_per_s", 0.0)),
-        )
+        # Kept for the written names ("from", "to", "class" are Python keywords or taken).
+        names = {"from": "src", "to": "dst", "class": "cls"}
+        return from_plain(cls, {names.get(k, k): v for k, v in d.items()})
 
 
 def check_workload(workload: str, engine: str) -> None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
+
+from ..plain import to_plain
 
 
 def op_stats(names: Sequence[str], per_thread: Sequence[Sequence[float]]) -> OpStats:
@@ -46,16 +47,9 @@ class OpRate:
     max: float
     n: int | None = None  # msgbench: the repeats a phase's rates come from
 
-    @classmethod
-    def of(cls, d: Mapping[str, Any]) -> OpRate:
-        n = d.get("n")
-        return cls(
-            float(d["per_s"]), float(d["avg"]), float(d["stddev"]), float(d["min"]),
-            float(d["max"]), None if n is None else int(n),
-        )  # fmt: skip
-
     def to_dict(self) -> dict[str, float]:
-        d = asdict(self)
+        # Kept: n is absent, as op_stats writes it, when not a msgbench phase.
+        d = to_plain(self)
         if self.n is None:
             del d["n"]  # absent, as op_stats writes it, when not a msgbench phase
         return d

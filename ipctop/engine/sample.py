@@ -7,12 +7,13 @@ sample from a recorded one.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
+from ..plain import from_plain, to_plain
 from .costs import Costs
 from .latency import PairLatency
-from .opstats import OpRate, OpStats
+from .opstats import OpStats
 
 
 @dataclass(frozen=True)
@@ -100,10 +101,9 @@ class Sample:
         return not self.stalled and not self.gap
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        # Their own writers round what the instruments cannot resolve.
+        d = to_plain(self)
+        # Kept: their own writers round what the instruments cannot resolve.
         d["latency"] = [p.to_dict() for p in self.latency]
-        d["costs"] = self.costs.to_dict() if self.costs is not None else None
         d["ops"] = {k: v.to_dict() for k, v in self.ops.items()} if self.ops else None
         for key in ("stalled", "gap"):
             if not d[key]:
@@ -118,27 +118,14 @@ class Sample:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Sample:
+        # Kept for the legacy "extra" object and the nulls older writers put for "none".
         d = lift_extra(d)
-        costs = d.get("costs")
-        return cls(
-            t=float(d["t"]),
-            dt=float(d["dt"]),
-            pairs=int(d["pairs"]),
-            threads=tuple(_build(ThreadSample, x) for x in d.get("threads", ())),
-            total_ops_per_s=float(d["total_ops_per_s"]),
-            cpus=tuple(_build(CpuSample, x) for x in d.get("cpus", ())),
-            ctxt_per_s=d.get("ctxt_per_s"),
-            ipis=tuple(_build(IpiSample, x) for x in d.get("ipis", ())),
-            events=tuple(d.get("events", ())),
-            oversubscribed=bool(d.get("oversubscribed", False)),
-            ops={k: OpRate.of(v) for k, v in d["ops"].items()} if d.get("ops") else None,
-            latency=tuple(PairLatency.from_dict(p) for p in d.get("latency") or ()),
-            costs=Costs.from_dict(costs) if costs else None,
-            side=d.get("side"),
-            stalled=tuple(int(p) for p in d.get("stalled") or ()),
-            gap=bool(d.get("gap", False)),
-            cpu_pressure_pct=d.get("cpu_pressure_pct"),
-        )
+        kept = {k: v for k, v in d.items() if not (k in _DEFAULT_WHEN_EMPTY and not v)}
+        return from_plain(cls, kept)
+
+
+# Null or empty in an older record: read as the field's default ((), None).
+_DEFAULT_WHEN_EMPTY = ("latency", "stalled", "costs", "ops")
 
 
 def lift_extra(d: dict[str, Any]) -> dict[str, Any]:
@@ -153,8 +140,3 @@ def lift_extra(d: dict[str, Any]) -> dict[str, Any]:
     if "ab" in extra and "side" not in out:
         out["side"] = extra["ab"]
     return out
-
-
-def _build(cls: type, d: dict[str, Any]) -> Any:
-    names = {f.name for f in fields(cls)}
-    return cls(**{k: v for k, v in d.items() if k in names})

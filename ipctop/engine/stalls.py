@@ -102,18 +102,6 @@ class StallSummary:
     stalled_pairs: tuple[int, ...] = ()
     stalled_at_end: tuple[int, ...] = ()
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> StallSummary:
-        """A record's plain stalls object (JSON's lists for the tuples)."""
-        return cls(
-            threshold_s=float(d["threshold_s"]),
-            left_out_s=float(d["left_out_s"]),
-            windows_left_out=int(d["windows_left_out"]),
-            gaps=int(d["gaps"]),
-            stalled_pairs=tuple(d.get("stalled_pairs", ())),
-            stalled_at_end=tuple(d.get("stalled_at_end", ())),
-        )
-
     def plus(self, other: StallSummary) -> StallSummary:
         """Both runs' stalls: the times and counts added, the pairs joined."""
         return StallSummary(

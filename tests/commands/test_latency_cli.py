@@ -13,6 +13,7 @@ from ipctop.engine.latency import PairLatency
 from ipctop.engine.objects import _native
 from ipctop.output.records.record_io import read_record
 from ipctop.output.text.latency_text import compact
+from ipctop.plain import from_plain
 
 native = pytest.mark.skipif(_native is None, reason="the native extension is not built")
 QUICK = ("--seconds", "0.6", "--warmup", "0", "--repeat", "2", "--cpus", "0")
@@ -135,7 +136,7 @@ def test_rt_is_refused_on_the_python_engine():
 def test_the_pooled_pair_is_named_all_in_a_run_line():
     # -1 is how the engine marks every pair pooled; a reader must not see it.
     one = {"n": 10, "p50": 7000, "p99": 9000, "p999": 9500, "max": 9900, "mean": 7100}
-    pooled = PairLatency.from_dict({"pair": -1, "rtt": one, "oneway": one})
-    pair0 = PairLatency.from_dict({"pair": 0, "rtt": one, "oneway": one})
+    pooled = from_plain(PairLatency, {"pair": -1, "rtt": one, "oneway": one})
+    pair0 = from_plain(PairLatency, {"pair": 0, "rtt": one, "oneway": one})
     line = compact([pair0, pooled])
     assert line.startswith("lat(p50/p99) 0:rtt=7") and " all:rtt=7" in line and "-1" not in line

@@ -27,6 +27,7 @@ from ipctop.output.exports.metrics import (
     RunLabels,
     parse_metrics_address,
 )
+from ipctop.plain import from_plain
 
 URL = re.compile(r"metrics on (http://\S+/metrics)")
 TIMEOUT = 30.0
@@ -271,7 +272,7 @@ def test_the_grafana_dashboard_asks_only_for_series_ipctop_serves() -> None:
     asked = {n for e in exprs for n in re.findall(r"\b(ipctop_[a-z_]+)\b", e)}
     t = ThreadSample(pair=0, role="A", tid=1, bound_cpu=0, last_cpu=0, rounds=10, ops_per_s=5.0)
     summary = {"n": 9, "mean": 2e3, "p50": 1e3, "p99": 5e3, "p999": 6e3, "max": 7e3}
-    lat = (PairLatency.from_dict({"pair": 0, "rtt": summary, "oneway": summary}),)
+    lat = (from_plain(PairLatency, {"pair": 0, "rtt": summary, "oneway": summary}),)
     sample = Sample(
         t=1, dt=1, pairs=1, threads=(t,), total_ops_per_s=5.0, ctxt_per_s=3.0,
         cpus=(CpuSample(0, 10, 20, 0, 70),), ipis=(IpiSample(0, 1.0, 2.0),),

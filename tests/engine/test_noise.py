@@ -38,6 +38,7 @@ from ipctop.engine.sampler import Sampler
 from ipctop.live.fixed_run import INFO, fixed_samples
 from ipctop.live.sources import FixedSource
 from ipctop.output.records.record import Record
+from ipctop.plain import from_plain
 
 CPUS = tuple(sorted(os.sched_getaffinity(0)))
 
@@ -241,7 +242,7 @@ def test_record_noise_is_aligned_with_the_windows_and_absent_when_unsaid() -> No
         "steal_pct": [7.0, 0.2],
         "pressure_pct": [30.0, None],
     }
-    assert StepNoise.from_dict(d.to_dict()) == d
+    assert from_plain(StepNoise, d.to_dict()) == d
     note = record_note(d)
     assert note is not None and note.startswith("noise: 1 of 2 window(s) had over 5 %")
     assert record_note(replace(d, stolen_windows=0)) is None

@@ -21,6 +21,7 @@ from ipctop.engine.profile.window import SymbolShare, sides_to_dicts
 from ipctop.live.measure import measure_engine
 from ipctop.output.records.record import Record, Step
 from ipctop.output.records.record_io import read_record, write_record
+from ipctop.plain import to_plain
 
 CPUS = sorted(os.sched_getaffinity(0))[:2]
 STATUS = perf_status(CPUS)
@@ -63,7 +64,7 @@ def test_ab_sysv_sem_against_sysv_msg_puts_each_syscall_path_at_its_end(tmp_path
     assert any("msg" in d.name for d in deltas[:3]), [d.name for d in deltas[:3]]
     assert any("sem" in d.name for d in deltas[-3:]), [d.name for d in deltas[-3:]]
     # The same delta through records and `ipctop compare`.
-    box = read_box().to_dict()
+    box = to_plain(read_box())
     paths = []
     for name, profile, run in (("sem", sem, sem_run), ("msg", msg, msg_run)):
         config = {"workload": f"sysv-{name}", "placement": "same", "mode": "threads"}
@@ -73,7 +74,7 @@ def test_ab_sysv_sem_against_sysv_msg_puts_each_syscall_path_at_its_end(tmp_path
             Step(
                 pairs=1,
                 total_ops_per_s=run.total_ops_per_s,
-                costs=run.costs.to_dict() if run.costs else None,
+                costs=to_plain(run.costs) if run.costs else None,
                 profile=profile.to_dict(),
             )
         )

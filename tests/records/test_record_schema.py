@@ -22,6 +22,7 @@ from ipctop.output.records.record_box import Box
 from ipctop.output.records.record_io import read_record
 from ipctop.output.records.record_schema import PUBLISHED, schema_text
 from ipctop.output.records.session_recorder import SessionRecorder
+from ipctop.plain import from_plain
 
 jsonschema = pytest.importorskip("jsonschema", reason="the test extra installs jsonschema")
 
@@ -90,5 +91,5 @@ def test_a_sample_recorded_with_an_extra_dict_still_reads(tmp_path: Path) -> Non
     path = tmp_path / "old.json"
     path.write_text(json.dumps(d))
     (s,) = read_record(path).timeline
-    assert s.oversubscribed is True and s.ops == {"msgget": OpRate.of(OP)}
+    assert s.oversubscribed is True and s.ops == {"msgget": from_plain(OpRate, OP)}
     assert s.costs is None and s.latency == ()

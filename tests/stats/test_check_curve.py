@@ -22,6 +22,7 @@ from ipctop.analysis.verdicts import FAIL, OK, WARN, judge_check
 from ipctop.box import read_box
 from ipctop.output.records.record import Record, Step
 from ipctop.output.records.record_io import read_record, write_record
+from ipctop.plain import to_plain
 
 E = (-0.02, -0.01, 0.0, 0.01, 0.02)
 T_975_DF4 = 2.776445
@@ -115,7 +116,7 @@ def test_live_quick_check_records_its_noise_floor_and_reads_it_as_baseline(
 def test_baseline_of_another_setting_is_refused_before_measuring(tmp_path: Path) -> None:
     rec = Record(
         kind="sweep",
-        box=read_box().to_dict(),
+        box=to_plain(read_box()),
         config={"workload": "sysv-msg", "placement": "cross", "mode": "threads",
                 "engine": "native", "cpus": [0], "seconds": None, "warmup": None,
                 "interval": None, "repeat": None},

@@ -11,11 +11,11 @@ A step's optional "latency" object (the record version does not change):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...engine.latency import PairLatency, whole
+from ...plain import to_plain
 
 FIGURES = ("rtt_p50", "rtt_p99", "oneway_p50", "oneway_p99")
 
@@ -29,20 +29,8 @@ class StepLatency:
     windows: dict[str, tuple[float, ...]] = field(default_factory=dict)  # FIGURES, in ns
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "note": self.note,
-            "pairs": [p.to_dict() for p in self.pairs],
-            "windows": {k: list(xs) for k, xs in self.windows.items()},
-        }
-
-    @classmethod
-    def of(cls, d: Mapping[str, Any]) -> StepLatency:
-        """A step's plain latency object (JSON's lists for the tuples)."""
-        return cls(
-            note=str(d.get("note", "")),
-            pairs=tuple(PairLatency.from_dict(p) for p in d.get("pairs", ())),
-            windows={k: tuple(float(x) for x in xs) for k, xs in d.get("windows", {}).items()},
-        )
+        # Kept for the pairs' rounding (LatencySummary.rounded).
+        return to_plain(replace(self, pairs=tuple(p.rounded() for p in self.pairs)))
 
 
 def step_latency(runs: list[Any], middle: Any) -> StepLatency | None:

@@ -50,6 +50,7 @@ from ipctop.output.records.record_ab import AbRecord
 from ipctop.output.records.record_box import Box
 from ipctop.output.records.record_checks import record_problems
 from ipctop.output.records.record_problems import phrase
+from ipctop.plain import from_plain
 
 SCHEMA = "ipctop.record/3"
 SCHEMA_PREFIX = "ipctop.record/"
@@ -95,13 +96,6 @@ class StepThread:
     rounds: Count
     errors: Count = 0
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> StepThread:
-        return _known(cls, d)
-
 
 @dataclass
 class StepUnit:
@@ -112,9 +106,6 @@ class StepUnit:
     ends: Count
     ops_per_s: Rate  # messages delivered/s: a hackbench group's over its own time
     cpus: list[Count] = field(default_factory=list)  # where its ends last ran
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _noise_in_range(n: StepNoise | None) -> StepNoise | None:
@@ -165,18 +156,19 @@ class Step:
         self.threads = [t if isinstance(t, StepThread) else StepThread(**t) for t in self.threads]
         self.units = [u if isinstance(u, StepUnit) else _known(StepUnit, u) for u in self.units]
         if isinstance(self.costs, dict):  # from_dict's plain dict
-            self.costs = Costs.from_dict(self.costs)
+            self.costs = from_plain(Costs, self.costs)
         if isinstance(self.stalls, dict):
-            self.stalls = StallSummary.from_dict(self.stalls)
+            self.stalls = from_plain(StallSummary, self.stalls)
         if isinstance(self.noise, dict):
-            self.noise = StepNoise.from_dict(self.noise)
+            self.noise = from_plain(StepNoise, self.noise)
         if isinstance(self.profile, dict):
             self.profile = Profile.from_dict(self.profile)
         if isinstance(self.latency, dict):
-            self.latency = StepLatency.of(self.latency)
+            self.latency = from_plain(StepLatency, self.latency)
         if self.ops is not None:
             self.ops = {
-                k: v if isinstance(v, OpRate) else OpRate.of(v) for k, v in self.ops.items()
+                k: v if isinstance(v, OpRate) else from_plain(OpRate, v)
+                for k, v in self.ops.items()
             }
         if self.spread_pct is None:
             self.spread_pct = spread_pct(self.repeats)

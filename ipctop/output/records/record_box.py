@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from ipctop.box import BoxFacts
+from ipctop.plain import to_plain
 
 
 class Box(BaseModel):
@@ -38,7 +39,7 @@ class Box(BaseModel):
     @classmethod
     def of(cls, facts: BoxFacts) -> Box:
         """The facts read at the start of this run, as the record keeps them."""
-        return cls.model_validate(facts.to_dict())
+        return cls.model_validate(to_plain(facts))
 
     @property
     def kernel(self) -> str:
