@@ -151,6 +151,7 @@ def _row(p: LoadPoint, fds: int) -> str:
 
 def run_rooms(args: argparse.Namespace) -> int:
     """chat by rooms: each repeat a fresh engine, its rate over --seconds after --warmup."""
+    from ..engine.counters import check_slots
     from ..engine.engine import Engine
     from ..engine.workloads.chat import USERS, room_load
     from ..engine.workloads.hackbench_groups import on_cpus
@@ -163,7 +164,12 @@ def run_rooms(args: argparse.Namespace) -> int:
     check_record_path(args.json)
     cpus = resolve_cpus(args.cpus)
     config = engine_config(args, "chat", cpus)
-    Engine(config).counters.close()  # validates the options before any room starts
+    probe = Engine(config)  # validates the options before any room starts
+    try:
+        # The largest load's ends must fit one engine: found out now, not after the rest ran.
+        check_slots(loads[-1], probe.workload.ends_per_unit, "room", "chat")
+    finally:
+        probe.counters.close()
     check_load(room_load(loads[-1], config.transport or "tcp"))
     # free: the CPU set is a mask the ends inherit, and the scheduler places them in it
     mask = cpus if args.placement == "free" else None

@@ -13,6 +13,7 @@ import struct
 import time
 from typing import NamedTuple
 
+from ..errors import UsageError
 from .latency import LatencyBlock
 
 SLOT_SIZE = 128
@@ -57,10 +58,29 @@ class SlotReading(NamedTuple):
     failed_op: int
 
 
+#: ends one engine holds at once (the counter block's slots)
+CAPACITY = 4096
+
+
+def check_slots(units: int, per_unit: int, unit: str, workload: str, free: int = CAPACITY) -> None:
+    """Refuse `units` more units whose ends the counter block has no slots for,
+    before the first of them starts (60 chat rooms are 4,800 ends)."""
+    need = units * per_unit
+    if need <= free:
+        return
+    plural = "" if units == 1 else "s"
+    room = f"{free // per_unit} more {unit}s fit" if free < CAPACITY else (
+        f"at most {CAPACITY // per_unit} {unit}s")  # fmt: skip
+    raise UsageError(
+        f"{units} {unit}{plural} of {workload} are {need:,} ends; one ipctop runs at most "
+        f"{CAPACITY:,} ends at once: {room}"
+    )
+
+
 class CounterBlock:
     """Fixed-capacity slots with a free list; slots are zeroed on reuse."""
 
-    def __init__(self, capacity: int = 4096) -> None:
+    def __init__(self, capacity: int = CAPACITY) -> None:
         self.capacity = capacity
         self.buf = mmap.mmap(-1, capacity * SLOT_SIZE + CONTROL_SIZE)
         self.latency = LatencyBlock(capacity)  # the slots are full: timing has its own
@@ -80,6 +100,11 @@ class CounterBlock:
 
     def release(self, slot: int) -> None:
         self._free.append(slot)
+
+    @property
+    def free(self) -> int:
+        """Slots not held by an end."""
+        return len(self._free)
 
     def read(self, slot: int) -> SlotReading:
         r = _LAYOUT.unpack_from(self.buf, slot * SLOT_SIZE)

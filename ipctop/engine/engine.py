@@ -13,7 +13,7 @@ from ..signals import deferred
 from . import objects
 from .config import EngineConfig
 from .contention import ContentionWatch, session_line
-from .counters import ENDED, CounterBlock
+from .counters import ENDED, CounterBlock, check_slots
 from .end_launch import End, Launcher, Pair, await_start
 from .event_log import EventLog
 from .forker import Forker
@@ -130,6 +130,7 @@ class Engine:
         if not self._opened:
             self.start()
         with self._lock:
+            self._check_slots(1)
             pair = self._launch_pair(cpu)
             try:
                 await_start(self.counters, pair)
@@ -158,6 +159,7 @@ class Engine:
         batch: list[Pair] = []
         self.workload.check_units(n)
         with self._lock:
+            self._check_slots(n)
             gate = self.counters.close_gate() if self.kind == "native" else 0
             try:
                 for _ in range(n):
@@ -178,6 +180,10 @@ class Engine:
             finally:
                 self.counters.open_gate()
         return batch
+
+    def _check_slots(self, n: int) -> None:
+        w = self.workload
+        check_slots(n, w.ends_per_unit, w.unit, w.name, self.counters.free)
 
     def _check_open(self) -> None:
         if self._closed:

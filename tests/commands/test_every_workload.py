@@ -193,7 +193,10 @@ def test_records_through_sweep_ab_compare_report_and_replay(name: str, tmp_path:
     schema = json.loads(SCHEMA.read_text())
     jsonschema.validators.validator_for(schema)(schema).validate(record)
     assert record["kind"] == "sweep" and record["config"]["workload"] == name
-    assert max(step["total_ops_per_s"] for step in record["steps"]) > 0, record["steps"]
+    # A rate of 0 is a finding only with its reason: under a hostile load (stress-ng
+    # beside the suite) every window of a 0.5 s step may be left out as a stall.
+    said = all((st.get("stalls") or {}).get("windows_left_out", 0) > 0 for st in record["steps"])
+    assert max(st["total_ops_per_s"] for st in record["steps"]) > 0 or said, record["steps"]
     if not load:
         with sweep_csv.open(newline="") as f:
             rows = list(csv.DictReader(f))

@@ -13,6 +13,7 @@ import pytest
 from conftest import ROOT, run_cli, two_cpus, wait_for
 
 from ipctop.engine.config import EngineConfig
+from ipctop.engine.counters import check_slots
 from ipctop.engine.engine import Engine
 from ipctop.engine.objects import _native
 from ipctop.engine.workloads.chat import USERS, room_load
@@ -133,6 +134,35 @@ def test_the_rooms_sweep_prints_each_load_s_rate_with_its_interval() -> None:
     assert "collapse" in lines[3]
     r = run_cli("sweep", "-w", "hackbench", "--rooms", "1,2")
     assert r.returncode == 2 and "-w chat" in r.stderr
+
+
+def test_ends_past_the_counter_block_are_refused_with_what_fits() -> None:
+    with pytest.raises(UsageError, match=r"^52 rooms of chat are 4,160 ends; .* at most 51 rooms$"):
+        check_slots(52, 4 * USERS, "room", "chat")
+    with pytest.raises(UsageError, match=r"1 more rooms fit$"):
+        check_slots(2, 4 * USERS, "room", "chat", free=100)
+    check_slots(51, 4 * USERS, "room", "chat")  # 4,080 of 4,096: fits
+
+
+@needs_native
+def test_a_rooms_sweep_past_the_counter_block_is_refused_before_its_first_load() -> None:
+    """60 rooms ran out of counter slots after the smaller loads had run: a traceback."""
+    before = _sockets()
+    r = run_cli("sweep", "-w", "chat", "--rooms", "1,60", "--transport", "unix")
+    assert r.returncode == 2 and r.stdout == "", (r.stdout, r.stderr)
+    assert r.stderr.startswith("ipctop: 60 rooms of chat are 4,800 ends"), r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    assert _sockets() == before
+
+
+@needs_native
+@two_cpus
+def test_an_engine_refuses_rooms_it_has_no_slots_for_and_starts_none() -> None:
+    cpus = tuple(sorted(os.sched_getaffinity(0))[:2])
+    with Engine(EngineConfig(workload="chat", cpus=cpus, transport="unix")) as engine:
+        with pytest.raises(UsageError, match="at most 51 rooms"):
+            engine.start(52)
+        assert engine.pairs == [] and engine.counters.free == 4096
 
 
 def _nices(pid: int) -> dict[int, int]:
