@@ -80,6 +80,18 @@ def empty() -> bytearray:
     return bytearray(HIST_BYTES)
 
 
+_OBJECTS: list[Any] = []  # engine.objects, imported once: a sample calls _lib 2,000 times
+
+
+def _lib() -> Any:
+    """The extension, or None: read from engine.objects on every call (tests set it to None)."""
+    if not _OBJECTS:
+        from . import objects  # here, not at the top: objects imports this module
+
+        _OBJECTS.append(objects)
+    return _OBJECTS[0]._native
+
+
 @dataclass(frozen=True)
 class LatencySummary:
     """One histogram over one interval, in nanoseconds (None when nothing was timed)."""
@@ -114,8 +126,7 @@ def _sig3(v: float | None) -> float | None:
 
 def summarize(acc: bytes | bytearray) -> LatencySummary:
     """Percentiles of a histogram (the layout of struct lat_hist)."""
-    from .objects import _native
-
+    _native = _lib()
     if _native is not None:
         n, total, vals, mx = _native.lat_summary(acc, QUANTILES)
     else:
@@ -147,8 +158,7 @@ def _summary_py(
 
 def take(src: Any, offset: int, prev: bytearray, acc: bytearray) -> None:
     """acc += histogram at src[offset:] - prev; prev = that histogram."""
-    from .objects import _native
-
+    _native = _lib()
     if _native is not None:
         _native.lat_take(src, offset, prev, acc)
         return
@@ -206,6 +216,7 @@ class Tracker:
         self.block = block
         self._prev: dict[tuple[int, int, int], bytearray] = {}
         self.last: dict[int, tuple[bytearray, bytearray, bytearray]] = {}
+        self._all = (empty(), empty())  # the last reading's pairs summed: rtt, one-way
 
     def delta(
         self, slot: int, tid: int, offset: int, seen: dict[tuple[int, int, int], bytearray]
@@ -225,6 +236,8 @@ class Tracker:
         seen: dict[tuple[int, int, int], bytearray] = {}
         out = []
         last = {}
+        # Every pair's histograms summed as they are read: all_pairs needs no second pass.
+        self._all = (empty(), empty())
         for pair in pairs:
             if len(pair.ends) != 2:
                 continue
@@ -233,6 +246,8 @@ class Tracker:
             ba = self.delta(a.slot, a.tid, ONEWAY_OFFSET, seen)
             ab = self.delta(b.slot, b.tid, ONEWAY_OFFSET, seen)
             both = merged(ab, ba)
+            add(self._all[0], rtt)
+            add(self._all[1], both)
             last[pair.index] = (rtt, ab, ba)
             out.append(PairLatency(pair.index, summarize(rtt), summarize(both)))
         self._prev = seen
@@ -241,9 +256,7 @@ class Tracker:
 
     def all_pairs(self) -> PairLatency:
         """Every pair of the last reading as one (pair -1)."""
-        hists = self.last.values()
-        rtt = merged(*(h[0] for h in hists))
-        oneway = merged(*(h for trio in hists for h in trio[1:]))
+        rtt, oneway = self._all
         return PairLatency(-1, summarize(rtt), summarize(oneway))
 
     def readings(self, pairs: list[Pair]) -> tuple[PairLatency, ...]:
@@ -270,11 +283,21 @@ def whole(readings: Sequence[PairLatency]) -> PairLatency | None:
     return readings[0] if len(readings) == 1 else None
 
 
+def add(acc: bytearray, *hists: bytes | bytearray) -> None:
+    """acc += each histogram."""
+    _native = _lib()
+    if _native is not None:
+        _native.lat_add(acc, *hists)
+        return
+    a = memoryview(acc).cast("Q")
+    for h in hists:
+        words = memoryview(h).cast("Q")
+        for i in range(1 + BUCKETS):
+            a[i] += words[i]
+
+
 def merged(*hists: bytes | bytearray) -> bytearray:
     """The sum of histograms, as one."""
     out = empty()
-    prev = empty()
-    for h in hists:
-        prev[:] = bytes(HIST_BYTES)
-        take(h, 0, prev, out)
+    add(out, *hists)
     return out

@@ -58,6 +58,35 @@ PyObject *ipctop_lat_take(PyObject *self, PyObject *a)
     Py_RETURN_NONE;
 }
 
+/* lat_add(acc, h, ...): acc += each histogram, word by word. The sampler sums
+ * every pair's histograms into the all-pairs figure as it reads them, instead
+ * of zeroing a `prev` and taking each one again (3 % of a CPU at 256 pairs). */
+PyObject *ipctop_lat_add(PyObject *self, PyObject *a)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(a);
+    Py_buffer va, vh;
+
+    if (n < 1) {
+        PyErr_SetString(PyExc_TypeError, "lat_add(acc, h, ...) needs acc");
+        return NULL;
+    }
+    if (get_words(PyTuple_GET_ITEM(a, 0), &va, 1, 0, "acc") < 0)
+        return NULL;
+    uint64_t *sum = va.buf;
+    for (Py_ssize_t k = 1; k < n; k++) {
+        if (get_words(PyTuple_GET_ITEM(a, k), &vh, 0, 0, "a histogram") < 0) {
+            PyBuffer_Release(&va);
+            return NULL;
+        }
+        const uint64_t *h = vh.buf;
+        for (int i = 0; i < HIST_WORDS; i++)
+            sum[i] += h[i];
+        PyBuffer_Release(&vh);
+    }
+    PyBuffer_Release(&va);
+    Py_RETURN_NONE;
+}
+
 /* Lower bound and width of bucket i (the inverse of lat_bucket). */
 static void bucket_range(int i, double *low, double *width)
 {

@@ -493,6 +493,7 @@ static PyObject *workloads(PyObject *self, PyObject *unused)
 
 PyObject *ipctop_lat_take(PyObject *self, PyObject *a);
 PyObject *ipctop_lat_summary(PyObject *self, PyObject *a);
+PyObject *ipctop_lat_add(PyObject *self, PyObject *a);
 PyObject *ipctop_lat_bucket(PyObject *self, PyObject *a);
 PyObject *ipctop_hackbench_run(PyObject *self, PyObject *a);
 PyObject *ipctop_read_tasks(PyObject *self, PyObject *a);
@@ -549,6 +550,7 @@ static PyMethodDef methods[] = {
     {"slot_layout", slot_layout, METH_NOARGS, "{field: offset} of struct end_slot"},
     {"lat_take", ipctop_lat_take, METH_VARARGS,
      "lat_take(src, offset, prev, acc): acc += histogram at offset - prev; prev = it"},
+    {"lat_add", ipctop_lat_add, METH_VARARGS, "lat_add(acc, h, ...): acc += each histogram"},
     {"lat_summary", ipctop_lat_summary, METH_VARARGS,
      "lat_summary(acc, quantiles) -> (count, sum_ns, values_ns, max_ns)"},
     {"lat_bucket", ipctop_lat_bucket, METH_VARARGS, "lat_bucket(ns) -> bucket index"},

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import time
+from types import SimpleNamespace
 
 import pytest
 from conftest import two_cpus
@@ -70,6 +71,38 @@ def test_planted_histogram_reads_back_its_percentiles(engine, monkeypatch):
     for got, q in ((s.p50, 0.5), (s.p99, 0.99), (s.p999, 0.999)):
         assert got == pytest.approx(_exact(values, q), rel=0.01)
     assert s.max == pytest.approx(max(values), rel=0.01)
+
+
+@pytest.mark.parametrize("engine", ["native", "python"])
+def test_merged_and_the_all_pairs_figure_are_the_sums_of_the_histograms(engine, monkeypatch):
+    if engine == "native" and _native is None:
+        pytest.skip("the native extension is not built")
+    if engine == "python":
+        monkeypatch.setattr("ipctop.engine.objects._native", None)
+    rng = random.Random(3)
+    planted = [[int(rng.uniform(500, 5e6)) for _ in range(300)] for _ in range(3)]
+    both = latency.merged(*(_plant(v) for v in planted))
+    assert both == _plant([v for vs in planted for v in vs])
+    # A reading's all-pairs figure (summed as the pairs are read) is their merge.
+    block = latency.LatencyBlock(4)
+    try:
+        words = memoryview(block.buf).cast("Q")
+        for slot, values in enumerate(planted[:2] * 2):
+            for off in (latency.RTT_OFFSET, latency.ONEWAY_OFFSET):
+                base = (slot * latency.AREA + off) // 8
+                for v in values:
+                    words[base + 1 + latency.bucket_of(v)] += 1
+        del words
+        ends = [SimpleNamespace(slot=s, tid=100 + s) for s in range(4)]
+        pairs = [SimpleNamespace(index=i, ends=tuple(ends[2 * i : 2 * i + 2])) for i in range(2)]
+        tracker = latency.Tracker(block)
+        got = tracker.readings(pairs)
+        rtt = latency.merged(*(h[0] for h in tracker.last.values()))
+        oneway = latency.merged(*(h for trio in tracker.last.values() for h in trio[1:]))
+        assert got[-1] == latency.PairLatency(-1, latency.summarize(rtt), latency.summarize(oneway))
+        assert got[-1].rtt.n == 2 * 300 and got[-1].oneway.n == 4 * 300
+    finally:
+        block.close()
 
 
 def test_empty_histogram_has_no_percentiles():
