@@ -151,7 +151,6 @@ def _row(p: LoadPoint, fds: int) -> str:
 
 def run_rooms(args: argparse.Namespace) -> int:
     """chat by rooms: each repeat a fresh engine, its rate over --seconds after --warmup."""
-    from ..engine.counters import check_slots
     from ..engine.engine import Engine
     from ..engine.workloads.chat import USERS, room_load
     from ..engine.workloads.hackbench_groups import on_cpus
@@ -167,7 +166,7 @@ def run_rooms(args: argparse.Namespace) -> int:
     probe = Engine(config)  # validates the options before any room starts
     try:
         # The largest load's ends must fit one engine: found out now, not after the rest ran.
-        check_slots(loads[-1], probe.workload.ends_per_unit, "room", "chat")
+        probe.check_slots(loads[-1])
     finally:
         probe.counters.close()
     check_load(room_load(loads[-1], config.transport or "tcp"))

@@ -130,7 +130,7 @@ class Engine:
         if not self._opened:
             self.start()
         with self._lock:
-            self._check_slots(1)
+            self.check_slots(1)
             pair = self._launch_pair(cpu)
             try:
                 await_start(self.counters, pair)
@@ -159,7 +159,7 @@ class Engine:
         batch: list[Pair] = []
         self.workload.check_units(n)
         with self._lock:
-            self._check_slots(n)
+            self.check_slots(n)
             gate = self.counters.close_gate() if self.kind == "native" else 0
             try:
                 for _ in range(n):
@@ -181,7 +181,8 @@ class Engine:
                 self.counters.open_gate()
         return batch
 
-    def _check_slots(self, n: int) -> None:
+    def check_slots(self, n: int) -> None:
+        """Refuse n more units whose ends the counter block has no slots for."""
         w = self.workload
         check_slots(n, w.ends_per_unit, w.unit, w.name, self.counters.free)
 
