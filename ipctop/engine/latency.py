@@ -11,6 +11,8 @@ live counts without stopping the loops; percentiles are bucket midpoints, within
 from __future__ import annotations
 
 import mmap
+import threading
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -25,9 +27,11 @@ AREA = 32768
 BUCKETS = 1984
 SUB, HALF, TOP_BIT = 128, 64, 36
 RTT_OFFSET = 128
-ONEWAY_OFFSET = RTT_OFFSET + 8 * (1 + BUCKETS)
-HIST_BYTES = 8 * (1 + BUCKETS)
+HIST_BYTES = 8 * (1 + BUCKETS)  # the sum, then the counts: what a reading hands out
+USED_WORDS = BUCKETS // 64  # after the counts, a bit per bucket that ever counted
+ONEWAY_OFFSET = RTT_OFFSET + HIST_BYTES + 8 * USED_WORDS
 PAUSED_OFFSET = 64
+SNAP_BYTES = 2 * HIST_BYTES  # a tracker's copy of one end: round trip, then one-way
 QUANTILES = (0.5, 0.99, 0.999)
 
 
@@ -128,12 +132,17 @@ def summarize(acc: bytes | bytearray) -> LatencySummary:
     """Percentiles of a histogram (the layout of struct lat_hist)."""
     _native = _lib()
     if _native is not None:
-        n, total, vals, mx = _native.lat_summary(acc, QUANTILES)
-    else:
-        n, total, vals, mx = _summary_py(acc, QUANTILES)
-    mean = total / n if n else None
+        return _summary(_native.lat_summary(acc, QUANTILES))
+    return _summary(_summary_py(acc, QUANTILES))
+
+
+Raw = tuple[int, int, tuple[float | None, ...], float | None]  # count, sum, quantiles, max
+
+
+def _summary(got: Raw) -> LatencySummary:
+    n, total, vals, mx = got
     p50, p99, p999 = vals  # QUANTILES
-    return LatencySummary(n, mean, p50, p99, p999, mx)
+    return LatencySummary(n, total / n if n else None, p50, p99, p999, mx)
 
 
 def _summary_py(
@@ -205,54 +214,115 @@ class PairLatency:
         return PairLatency(self.pair, self.rtt.rounded(), self.oneway.rounded())
 
 
+def record(buf: Any, offset: int, ns: int) -> None:
+    """Count one value in the histogram at buf[offset:] as an end does (lat_add in
+    native.h): its bucket, the sum and the bucket's used bit. For tests and benches."""
+    words = memoryview(buf)[offset : offset + HIST_BYTES + 8 * USED_WORDS].cast("Q")
+    i = bucket_of(ns)
+    words[1 + BUCKETS + i // 64] |= 1 << (i % 64)
+    words[1 + i] += 1
+    words[0] += ns
+    del words
+
+
 class Tracker:
     """Each end's histograms since the previous reading of this tracker.
 
     Several trackers may read one block (the live sampler, a measured window):
-    reading changes nothing the ends or other trackers see.
+    reading changes nothing the ends or other trackers see. A tracker keeps two
+    copies of each end's histograms, as of its last two readings: a reading
+    overwrites the older with what the ends hold now, and what it hands out
+    (`last`) is their difference, made only when asked.
     """
 
     def __init__(self, block: LatencyBlock) -> None:
         self.block = block
-        self._prev: dict[tuple[int, int, int], bytearray] = {}
-        self.last: dict[int, tuple[bytearray, bytearray, bytearray]] = {}
+        slots = len(block.buf) // AREA
+        # Anonymous maps: only the slots of ends actually read are ever backed by memory.
+        self._snap = mmap.mmap(-1, max(1, slots) * SNAP_BYTES)
+        self._old = mmap.mmap(-1, max(1, slots) * SNAP_BYTES)
+        self._tids: dict[int, int] = {}
+        self._read: list[tuple[int, int, int]] = []  # the last reading's (pair, A slot, B slot)
         self._all = (empty(), empty())  # the last reading's pairs summed: rtt, one-way
+        self._lock = threading.Lock()  # `last` is asked from the UI while the sampler reads
 
-    def delta(
-        self, slot: int, tid: int, offset: int, seen: dict[tuple[int, int, int], bytearray]
-    ) -> bytearray:
-        key = (slot, tid, offset)
-        prev = self._prev.get(key)
-        if prev is None:
-            prev = empty()  # a new end: everything since it started
-        seen[key] = prev
-        acc = empty()
-        take(self.block.buf, slot * AREA + offset, prev, acc)
-        return acc
+    def _claim(self, slot: int, tid: int) -> None:
+        """A slot read for a new end starts from zero: everything since it started."""
+        if self._tids.get(slot) != tid:
+            off = slot * SNAP_BYTES
+            self._snap[off : off + SNAP_BYTES] = _ZERO_SNAP
+            self._old[off : off + SNAP_BYTES] = _ZERO_SNAP
+            self._tids[slot] = tid
 
     def read(self, pairs: list[Pair]) -> list[PairLatency]:
-        """One PairLatency per two-end pair; also keeps the raw histograms in
-        `last` (pair -> rtt of A, one-way A to B, one-way B to A)."""
-        seen: dict[tuple[int, int, int], bytearray] = {}
+        """One PairLatency per two-end pair, summed into the all-pairs figure as read."""
+        two = [pair for pair in pairs if len(pair.ends) == 2]
+        chosen = [(pair.index, pair.ends[0].slot, pair.ends[1].slot) for pair in two]
+        slots = array("i", [slot for _, a, b in chosen for slot in (a, b)])
+        all_rtt, all_oneway = empty(), empty()
+        with self._lock:
+            for pair in two:
+                for end in pair.ends:
+                    self._claim(end.slot, end.tid)
+            # The copy two readings old is written over; the last one is what it differs from.
+            self._snap, self._old = self._old, self._snap
+            _native = _lib()
+            if _native is not None:
+                got = _native.lat_read(
+                    self.block.buf, self._snap, self._old, slots, all_rtt, all_oneway, QUANTILES
+                )
+            else:
+                got = self._read_each(chosen, all_rtt, all_oneway)
+            self._read = chosen
+            self._all = (all_rtt, all_oneway)
+        return [
+            PairLatency(index, _summary(rtt), _summary(oneway))
+            for (index, _, _), (rtt, oneway) in zip(chosen, got)
+        ]
+
+    def _read_each(
+        self, chosen: list[tuple[int, int, int]], all_rtt: bytearray, all_oneway: bytearray
+    ) -> list[tuple[Raw, Raw]]:
+        """lat_read's reading, a histogram at a time: for a box without the extension."""
         out = []
-        last = {}
-        # Every pair's histograms summed as they are read: all_pairs needs no second pass.
-        self._all = (empty(), empty())
-        for pair in pairs:
-            if len(pair.ends) != 2:
-                continue
-            a, b = pair.ends
-            rtt = self.delta(a.slot, a.tid, RTT_OFFSET, seen)
-            ba = self.delta(a.slot, a.tid, ONEWAY_OFFSET, seen)
-            ab = self.delta(b.slot, b.tid, ONEWAY_OFFSET, seen)
-            both = merged(ab, ba)
-            add(self._all[0], rtt)
-            add(self._all[1], both)
-            last[pair.index] = (rtt, ab, ba)
-            out.append(PairLatency(pair.index, summarize(rtt), summarize(both)))
-        self._prev = seen
-        self.last = last
+        for _, a, b in chosen:
+            hists = []
+            for slot, offset, part in (
+                (a, RTT_OFFSET, 0),
+                (a, ONEWAY_OFFSET, 1),
+                (b, ONEWAY_OFFSET, 1),
+            ):
+                off = slot * SNAP_BYTES + part * HIST_BYTES
+                prev, acc = bytearray(self._old[off : off + HIST_BYTES]), empty()
+                take(self.block.buf, slot * AREA + offset, prev, acc)
+                self._snap[off : off + HIST_BYTES] = prev
+                hists.append(acc)
+            rtt, oneway = hists[0], merged(hists[1], hists[2])
+            add(all_rtt, rtt)
+            add(all_oneway, oneway)
+            out.append((_summary_py(rtt, QUANTILES), _summary_py(oneway, QUANTILES)))
         return out
+
+    def _diff(self, slot: int, part: int) -> bytearray:
+        """One end's histogram (0: round trip, 1: one-way) over the last reading's interval."""
+        off = slot * SNAP_BYTES + part * HIST_BYTES
+        acc = empty()
+        take(self._snap, off, bytearray(self._old[off : off + HIST_BYTES]), acc)
+        return acc
+
+    @property
+    def last(self) -> dict[int, tuple[bytearray, bytearray, bytearray]]:
+        """pair -> (round trip of A, one-way A to B, one-way B to A) of the last reading."""
+        with self._lock:
+            return {index: self._trio(a, b) for index, a, b in self._read}
+
+    def last_of(self, pair: int) -> tuple[bytearray, bytearray, bytearray] | None:
+        """`last` of one pair (None: not in the last reading), without the others'."""
+        with self._lock:
+            return next((self._trio(a, b) for i, a, b in self._read if i == pair), None)
+
+    def _trio(self, a: int, b: int) -> tuple[bytearray, bytearray, bytearray]:
+        return self._diff(a, 0), self._diff(b, 1), self._diff(a, 1)
 
     def all_pairs(self) -> PairLatency:
         """Every pair of the last reading as one (pair -1)."""
@@ -265,6 +335,9 @@ class Tracker:
         if len(got) > 1:
             got.append(self.all_pairs())
         return tuple(got)
+
+
+_ZERO_SNAP = bytes(SNAP_BYTES)
 
 
 def overall(entries: list[dict[str, Any]]) -> dict[str, Any] | None:

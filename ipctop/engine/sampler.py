@@ -216,9 +216,9 @@ class Sampler:
         self.ask(ends)
         return sample
 
-    def latency_last(self) -> dict[int, tuple[bytearray, bytearray, bytearray]]:
-        """pair -> (rtt of A, one-way A to B, B to A) raw histograms of the last interval."""
-        return dict(self._latency.last) if self._latency is not None else {}
+    def latency_last(self, pair: int) -> tuple[bytearray, bytearray, bytearray] | None:
+        """(rtt of A, one-way A to B, B to A) raw histograms of one pair's last interval."""
+        return self._latency.last_of(pair) if self._latency is not None else None
 
     def ask(self, ends: list[End] | None = None) -> None:
         """Ask every native end to publish its CPU and switch counts in its slot."""

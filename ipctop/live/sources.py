@@ -205,10 +205,10 @@ class LiveSource(SampleSource):
     def latency_histogram(self, pair: int) -> Histograms | None:
         """The last interval's histograms of one pair, read live; None when not timed."""
         sampler = self._sampler
-        last = sampler.latency_last() if sampler is not None else {}
-        if pair not in last:
+        last = sampler.latency_last(pair) if sampler is not None else None
+        if last is None:
             return None
-        rtt, ab, ba = last[pair]
+        rtt, ab, ba = last
         return {"round trip (A)": histogram(rtt), "one-way (both ways)": histogram(merged(ab, ba))}
 
     def set_detail(self, on: bool) -> None:

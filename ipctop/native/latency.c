@@ -108,73 +108,208 @@ static double bucket_mid(int i)
     return width > 1 ? low + width / 2 : low;
 }
 
-/* lat_summary(acc, quantiles) -> (count, sum_ns, (value_ns per quantile), max_ns).
- * A quantile is the midpoint of the first bucket whose running count reaches
- * q * count; max is the midpoint of the highest bucket used. Values are None
- * when the histogram is empty. */
+/* The buckets a walk visits: bit i of words[i / 64]. */
+typedef uint64_t lat_bits[LAT_USED_WORDS];
+
+#define FOR_EACH_BIT(bits, i, body)                                      \
+    for (int w_ = 0; w_ < LAT_USED_WORDS; w_++) {                        \
+        for (uint64_t m_ = (bits)[w_]; m_; m_ &= m_ - 1) {                \
+            int i = w_ * 64 + __builtin_ctzll(m_);                       \
+            body                                                         \
+        }                                                                \
+    }
+
+static int parse_quantiles(PyObject *qs, double *q)
+{
+    PyObject *seq = PySequence_Fast(qs, "quantiles must be a sequence of floats");
+    if (!seq)
+        return -1;
+    Py_ssize_t nq = PySequence_Fast_GET_SIZE(seq);
+    if (nq > 16) {
+        Py_DECREF(seq);
+        PyErr_SetString(PyExc_ValueError, "at most 16 quantiles");
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < nq; k++)
+        q[k] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, k));
+    Py_DECREF(seq);
+    return PyErr_Occurred() ? -1 : (int)nq;
+}
+
+/* (count, sum_ns, (value_ns per quantile), max_ns) of histogram w, walking only
+ * the buckets in `visit` (every count outside them is zero). A quantile is the
+ * midpoint of the first bucket whose running count reaches q * count; max is
+ * the midpoint of the highest bucket used; values are None when it is empty. */
+static PyObject *summary_of(const uint64_t *w, const uint64_t *visit, const double *q, int nq)
+{
+    uint64_t total = 0, run = 0;
+    int top = -1, k = 0, at[16];
+    FOR_EACH_BIT(visit, i, if (w[1 + i]) {
+        total += w[1 + i];
+        top = i;
+    })
+    FOR_EACH_BIT(visit, i, {
+        run += w[1 + i];
+        /* quantiles come in rising order: each resumes where the last stopped */
+        while (k < nq && (double)run >= (q[k] * (double)total < 1 ? 1 : q[k] * (double)total))
+            at[k++] = i;
+    })
+    while (k < nq)
+        at[k++] = top; /* rounding left q * count a hair above the count */
+    PyObject *vals = PyTuple_New(nq);
+    if (!vals)
+        return NULL;
+    for (k = 0; k < nq; k++) {
+        PyObject *v = total ? PyFloat_FromDouble(bucket_mid(at[k])) : Py_NewRef(Py_None);
+        if (!v) {
+            Py_DECREF(vals);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(vals, k, v);
+    }
+    PyObject *mx = top < 0 ? Py_NewRef(Py_None) : PyFloat_FromDouble(bucket_mid(top));
+    if (!mx) {
+        Py_DECREF(vals);
+        return NULL;
+    }
+    return Py_BuildValue("(KKNN)", (unsigned long long)total, (unsigned long long)w[0], vals, mx);
+}
+
+/* lat_summary(acc, quantiles) -> (count, sum_ns, values_ns, max_ns) of one histogram. */
 PyObject *ipctop_lat_summary(PyObject *self, PyObject *a)
 {
     PyObject *acc, *qs;
     Py_buffer va;
     double q[16];
+    lat_bits every;
 
     if (!PyArg_ParseTuple(a, "OO", &acc, &qs))
         return NULL;
-    PyObject *seq = PySequence_Fast(qs, "quantiles must be a sequence of floats");
-    if (!seq)
-        return NULL;
-    Py_ssize_t nq = PySequence_Fast_GET_SIZE(seq);
-    if (nq > 16) {
-        Py_DECREF(seq);
-        PyErr_SetString(PyExc_ValueError, "at most 16 quantiles");
-        return NULL;
-    }
-    for (Py_ssize_t k = 0; k < nq; k++)
-        q[k] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, k));
-    Py_DECREF(seq);
-    if (PyErr_Occurred())
+    int nq = parse_quantiles(qs, q);
+    if (nq < 0)
         return NULL;
     if (get_words(acc, &va, 0, 0, "acc") < 0)
         return NULL;
-    const uint64_t *w = va.buf;
-    uint64_t total = 0;
-    int top = -1;
-    for (int i = 0; i < LAT_BUCKETS; i++)
-        if (w[1 + i]) {
-            total += w[1 + i];
-            top = i;
-        }
-    uint64_t sum = w[0];
-    PyObject *vals = PyTuple_New(nq);
-    if (!vals) {
-        PyBuffer_Release(&va);
-        return NULL;
-    }
-    uint64_t run = 0;
-    int i = 0;
-    for (Py_ssize_t k = 0; k < nq; k++) {
-        PyObject *v;
-        if (total == 0) {
-            v = Py_NewRef(Py_None);
-        } else {
-            double want = q[k] * (double)total;
-            if (want < 1)
-                want = 1;
-            /* quantiles come in rising order: the walk resumes where it was */
-            while (i < LAT_BUCKETS && (double)(run + w[1 + i]) < want)
-                run += w[1 + i++];
-            v = PyFloat_FromDouble(bucket_mid(i < LAT_BUCKETS ? i : top));
-        }
-        if (!v) {
-            Py_DECREF(vals);
-            PyBuffer_Release(&va);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(vals, k, v);
-    }
+    memset(every, 0xff, sizeof every);
+    PyObject *out = summary_of(va.buf, every, q, nq);
     PyBuffer_Release(&va);
-    PyObject *mx = top < 0 ? Py_NewRef(Py_None) : PyFloat_FromDouble(bucket_mid(top));
-    return Py_BuildValue("(KKNN)", (unsigned long long)total, (unsigned long long)sum, vals, mx);
+    return out;
+}
+
+/* One end's histogram at `cur` since the snapshot `old`: each used bucket's
+ * difference (clamped at zero: see the top) goes to `tmp` and `all`, its count to
+ * `snap`, and the bucket joins `visit`. */
+static void take_used(const volatile uint64_t *cur, uint64_t *snap, const uint64_t *old,
+                      uint64_t *tmp, uint64_t *all, uint64_t *visit)
+{
+    const volatile uint64_t *used = cur + HIST_WORDS;
+    uint64_t c = cur[0], d = c > old[0] ? c - old[0] : 0;
+    snap[0] = c;
+    tmp[0] += d;
+    all[0] += d;
+    lat_bits bits;
+    for (int w = 0; w < LAT_USED_WORDS; w++) {
+        bits[w] = used[w];
+        visit[w] |= bits[w];
+    }
+    FOR_EACH_BIT(bits, i, {
+        c = cur[1 + i];
+        d = c > old[1 + i] ? c - old[1 + i] : 0;
+        snap[1 + i] = c;
+        tmp[1 + i] += d;
+        all[1 + i] += d;
+    })
+}
+
+static void zero_visited(uint64_t *tmp, const uint64_t *visit)
+{
+    tmp[0] = 0;
+    FOR_EACH_BIT(visit, i, tmp[1 + i] = 0;)
+}
+
+/* lat_read(src, snap, old, slots, all_rtt, all_oneway, quantiles)
+ *   -> [((rtt summary), (one-way summary)), ...], one per pair.
+ * The sampler's whole reading in one pass: slots holds (A, B) counter slots per
+ * pair (int32); snap and old are the tracker's two snapshots, each holding per
+ * slot the round-trip then the one-way histogram as last read (old: the reading
+ * before, which snap is written over). Only buckets an end ever used are read,
+ * and each pair's summaries come from one scratch histogram: nothing is
+ * allocated per pair but its result. */
+PyObject *ipctop_lat_read(PyObject *self, PyObject *a)
+{
+    PyObject *src, *snap, *old, *slots, *all_rtt, *all_ow, *qs;
+    double q[16];
+
+    if (!PyArg_ParseTuple(a, "OOOOOOO", &src, &snap, &old, &slots, &all_rtt, &all_ow, &qs))
+        return NULL;
+    int nq = parse_quantiles(qs, q);
+    if (nq < 0)
+        return NULL;
+    Py_buffer vs = {0}, vn = {0}, vo = {0}, vl = {0}, vr = {0}, vw = {0};
+    PyObject *out = NULL;
+    if (PyObject_GetBuffer(src, &vs, PyBUF_SIMPLE) < 0 ||
+        PyObject_GetBuffer(snap, &vn, PyBUF_WRITABLE) < 0 ||
+        PyObject_GetBuffer(old, &vo, PyBUF_SIMPLE) < 0 ||
+        PyObject_GetBuffer(slots, &vl, PyBUF_SIMPLE) < 0 ||
+        get_words(all_rtt, &vr, 1, 0, "all_rtt") < 0 || get_words(all_ow, &vw, 1, 0, "all_oneway") < 0)
+        goto done;
+    Py_ssize_t areas = vs.len / IPCTOP_LAT_AREA, per_slot = 2 * HIST_WORDS;
+    if (vn.len != vo.len || vn.len < areas * per_slot * 8 || vl.len % 8) {
+        PyErr_SetString(PyExc_ValueError, "lat_read: snapshots or slots of the wrong size");
+        goto done;
+    }
+    const int32_t *sl = vl.buf;
+    Py_ssize_t npairs = vl.len / 8;
+    for (Py_ssize_t p = 0; p < 2 * npairs; p++)
+        if (sl[p] < 0 || sl[p] >= areas) {
+            PyErr_Format(PyExc_ValueError, "lat_read: slot %d outside the block", sl[p]);
+            goto done;
+        }
+    if (!(out = PyList_New(npairs)))
+        goto done;
+    static uint64_t tmp_rtt[HIST_WORDS], tmp_ow[HIST_WORDS]; /* zero between calls */
+    for (Py_ssize_t p = 0; p < npairs; p++) {
+        const char *area_a = (const char *)vs.buf + (Py_ssize_t)sl[2 * p] * IPCTOP_LAT_AREA;
+        const char *area_b = (const char *)vs.buf + (Py_ssize_t)sl[2 * p + 1] * IPCTOP_LAT_AREA;
+        uint64_t *snap_a = (uint64_t *)vn.buf + sl[2 * p] * per_slot;
+        uint64_t *snap_b = (uint64_t *)vn.buf + sl[2 * p + 1] * per_slot;
+        const uint64_t *old_a = (const uint64_t *)vo.buf + sl[2 * p] * per_slot;
+        const uint64_t *old_b = (const uint64_t *)vo.buf + sl[2 * p + 1] * per_slot;
+        lat_bits visit_rtt = {0}, visit_ow = {0};
+        const struct lat_area *la = (const struct lat_area *)area_a;
+        const struct lat_area *lb = (const struct lat_area *)area_b;
+        take_used((const volatile uint64_t *)&la->rtt, snap_a, old_a, tmp_rtt, vr.buf, visit_rtt);
+        take_used((const volatile uint64_t *)&la->oneway, snap_a + HIST_WORDS, old_a + HIST_WORDS,
+                  tmp_ow, vw.buf, visit_ow);
+        take_used((const volatile uint64_t *)&lb->oneway, snap_b + HIST_WORDS, old_b + HIST_WORDS,
+                  tmp_ow, vw.buf, visit_ow);
+        PyObject *r = summary_of(tmp_rtt, visit_rtt, q, nq);
+        PyObject *o = r ? summary_of(tmp_ow, visit_ow, q, nq) : NULL;
+        zero_visited(tmp_rtt, visit_rtt);
+        zero_visited(tmp_ow, visit_ow);
+        PyObject *both = o ? PyTuple_Pack(2, r, o) : NULL;
+        Py_XDECREF(r);
+        Py_XDECREF(o);
+        if (!both) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        PyList_SET_ITEM(out, p, both);
+    }
+done:
+    if (vs.obj)
+        PyBuffer_Release(&vs);
+    if (vn.obj)
+        PyBuffer_Release(&vn);
+    if (vo.obj)
+        PyBuffer_Release(&vo);
+    if (vl.obj)
+        PyBuffer_Release(&vl);
+    if (vr.obj)
+        PyBuffer_Release(&vr);
+    if (vw.obj)
+        PyBuffer_Release(&vw);
+    return out;
 }
 
 /* lat_bucket(ns) -> the bucket the ends count ns in: lets tests check the

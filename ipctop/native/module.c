@@ -495,6 +495,7 @@ PyObject *ipctop_lat_take(PyObject *self, PyObject *a);
 PyObject *ipctop_lat_summary(PyObject *self, PyObject *a);
 PyObject *ipctop_lat_add(PyObject *self, PyObject *a);
 PyObject *ipctop_lat_bucket(PyObject *self, PyObject *a);
+PyObject *ipctop_lat_read(PyObject *self, PyObject *a);
 PyObject *ipctop_hackbench_run(PyObject *self, PyObject *a);
 PyObject *ipctop_read_tasks(PyObject *self, PyObject *a);
 PyObject *ipctop_gate_set(PyObject *self, PyObject *a);
@@ -554,6 +555,8 @@ static PyMethodDef methods[] = {
     {"lat_summary", ipctop_lat_summary, METH_VARARGS,
      "lat_summary(acc, quantiles) -> (count, sum_ns, values_ns, max_ns)"},
     {"lat_bucket", ipctop_lat_bucket, METH_VARARGS, "lat_bucket(ns) -> bucket index"},
+    {"lat_read", ipctop_lat_read, METH_VARARGS,
+     "lat_read(src, snap, old, slots, all_rtt, all_oneway, quantiles) -> [(rtt, oneway), ...]"},
     {"hackbench_run", ipctop_hackbench_run, METH_VARARGS,
      "hackbench_run(groups, fds, loops, size, pipes, processes, groups_too=False) -> seconds "
      "or (seconds, group seconds, task CPUs); GIL released"},
@@ -571,7 +574,8 @@ PyMODINIT_FUNC PyInit__native(void)
               PyModule_AddIntConstant(m, "LAT_AREA", IPCTOP_LAT_AREA) < 0 ||
               PyModule_AddIntConstant(m, "LAT_BUCKETS", LAT_BUCKETS) < 0 ||
               PyModule_AddIntConstant(m, "LAT_RTT", offsetof(struct lat_area, rtt)) < 0 ||
-              PyModule_AddIntConstant(m, "LAT_ONEWAY", offsetof(struct lat_area, oneway)) < 0)) {
+              PyModule_AddIntConstant(m, "LAT_ONEWAY", offsetof(struct lat_area, oneway)) < 0 ||
+              PyModule_AddIntConstant(m, "LAT_USED", offsetof(struct lat_hist, used)) < 0)) {
         Py_DECREF(m);
         return NULL;
     }

@@ -59,10 +59,19 @@ _Static_assert(sizeof(struct end_slot) == IPCTOP_SLOT_SIZE, "slot must be 128 by
 #define LAT_BUCKETS (LAT_SUB + (LAT_TOP_BIT - 7) * LAT_HALF)
 #define IPCTOP_LAT_AREA 32768
 
+#define LAT_USED_WORDS (LAT_BUCKETS / 64)
+
+/* `used` has a bit per bucket that ever counted: the monitor reads only those
+ * buckets (a few hundred of 1,984), not every word of every end's histograms.
+ * Bits are only ever set, so a reader that misses one counts its bucket at the
+ * next reading. */
 struct lat_hist {
     volatile uint64_t sum_ns;
     volatile uint64_t b[LAT_BUCKETS];
+    volatile uint64_t used[LAT_USED_WORDS];
 };
+
+_Static_assert(LAT_BUCKETS % 64 == 0, "the used bitmap covers whole words");
 
 struct lat_area {
     volatile uint64_t stamp;  /* CLOCK_MONOTONIC just before this end's last timed post */
@@ -167,6 +176,9 @@ static inline unsigned lat_bucket(uint64_t v)
 static inline void lat_add(struct lat_hist *h, uint64_t v)
 {
     unsigned i = lat_bucket(v);
+    uint64_t bit = 1ULL << (i & 63);
+    if (!(h->used[i >> 6] & bit))
+        __atomic_store_n(&h->used[i >> 6], h->used[i >> 6] | bit, __ATOMIC_RELAXED);
     __atomic_store_n(&h->b[i], h->b[i] + 1, __ATOMIC_RELAXED);
     __atomic_store_n(&h->sum_ns, h->sum_ns + v, __ATOMIC_RELAXED);
 }

@@ -38,6 +38,7 @@ def test_bucket_layout_matches_the_native_one():
     assert _native.LAT_BUCKETS == latency.BUCKETS
     assert _native.LAT_RTT == latency.RTT_OFFSET
     assert _native.LAT_ONEWAY == latency.ONEWAY_OFFSET
+    assert _native.LAT_USED == latency.HIST_BYTES
     edges = [0, 1, 127, 128, 129, 255, 256, 1000, 10**6, 2**35, 2**36 - 1, 2**36, 2**50]
     rng = random.Random(13)
     edges += [rng.randrange(1, 2**37) for _ in range(2000)]
@@ -86,13 +87,10 @@ def test_merged_and_the_all_pairs_figure_are_the_sums_of_the_histograms(engine, 
     # A reading's all-pairs figure (summed as the pairs are read) is their merge.
     block = latency.LatencyBlock(4)
     try:
-        words = memoryview(block.buf).cast("Q")
         for slot, values in enumerate(planted[:2] * 2):
             for off in (latency.RTT_OFFSET, latency.ONEWAY_OFFSET):
-                base = (slot * latency.AREA + off) // 8
                 for v in values:
-                    words[base + 1 + latency.bucket_of(v)] += 1
-        del words
+                    latency.record(block.buf, slot * latency.AREA + off, v)
         ends = [SimpleNamespace(slot=s, tid=100 + s) for s in range(4)]
         pairs = [SimpleNamespace(index=i, ends=tuple(ends[2 * i : 2 * i + 2])) for i in range(2)]
         tracker = latency.Tracker(block)
@@ -232,3 +230,97 @@ def test_paused_timing_counts_nothing_and_resumes_without_stale_stamps():
     assert resumed.rtt.n > 50
     # A stamp older than the pause would show up as a one-way of about 0.2 s.
     assert resumed.oneway.max < resumed.rtt.max + 1e6
+
+
+def _read_both_ways(block, pairs_of, steps):
+    """Readings and `last` of the same block through lat_read and through the
+    histogram-at-a-time path (the extension hidden), after each step's writes."""
+    import ipctop.engine.objects as objects
+
+    fast, slow = latency.Tracker(block), latency.Tracker(block)
+    out = []
+    for step in steps:
+        step()
+        pairs = pairs_of()
+        got_fast = (fast.readings(pairs), fast.last)
+        saved, objects._native = objects._native, None
+        try:
+            got_slow = (slow.readings(pairs), slow.last)
+        finally:
+            objects._native = saved
+        out.append((got_fast, got_slow))
+    return out
+
+
+@native
+def test_one_pass_reading_equals_reading_each_histogram():
+    """lat_read (one native pass over the used buckets, two copies a tracker keeps)
+    gives what three takes per pair give: every pair's figures, the all-pairs
+    figure and `last`, over readings in which counts grow, new buckets appear and
+    a slot is handed to a new end."""
+    rng = random.Random(11)
+    block = latency.LatencyBlock(6)
+    tids = {s: 100 + s for s in range(6)}
+
+    def pairs_of():
+        ends = [SimpleNamespace(slot=s, tid=tids[s]) for s in range(6)]
+        return [SimpleNamespace(index=i, ends=tuple(ends[2 * i : 2 * i + 2])) for i in range(3)]
+
+    def write(spread):
+        def step():
+            for slot in range(6):
+                for off in (latency.RTT_OFFSET, latency.ONEWAY_OFFSET):
+                    for _ in range(rng.randrange(0, 200)):
+                        latency.record(
+                            block.buf, slot * latency.AREA + off, int(rng.lognormvariate(8, spread))
+                        )
+
+        return step
+
+    def new_end_in_slot_3():
+        block.clear(3)
+        tids[3] = 999
+        write(1.0)()
+
+    try:
+        got = _read_both_ways(
+            block, pairs_of, [write(0.5), write(0.5), write(2.5), (lambda: None), new_end_in_slot_3]
+        )
+        for (fast, fast_last), (slow, slow_last) in got:
+            assert fast == slow
+            assert fast_last == slow_last
+        # Nothing written between two readings reads as nothing.
+        (quiet, _), _ = got[3]
+        assert all(p.rtt.n == 0 and p.oneway.n == 0 for p in quiet)
+        # A new end in slot 3 counts from its own start, not from the old end's counts.
+        (after, last), _ = got[4]
+        ab = memoryview(block.buf)[3 * latency.AREA + latency.ONEWAY_OFFSET :].cast("Q")
+        assert sum(last[1][1][8:]) == sum(ab[1 : 1 + latency.BUCKETS])
+        del ab
+    finally:
+        block.close()
+
+
+@native
+def test_real_ends_mark_every_bucket_they_count():
+    """The monitor reads only buckets whose used bit is set: a real pair's ends
+    must set the bit of every bucket they count."""
+    with Engine(EngineConfig(workload="sysv-sem", cpus=(0,), latency_every=1)) as engine:
+        engine.start(1)
+        ends = engine.pairs[0].ends
+        time.sleep(0.3)
+        engine.stop()  # the counts stand still while they are checked
+        words = memoryview(engine.counters.latency.buf).cast("Q")
+        counted = 0
+        for end in ends:
+            for off in (latency.RTT_OFFSET, latency.ONEWAY_OFFSET):
+                base = (end.slot * latency.AREA + off) // 8
+                used = words[
+                    base + 1 + latency.BUCKETS : base + 1 + latency.BUCKETS + latency.USED_WORDS
+                ]
+                for i in range(latency.BUCKETS):
+                    if words[base + 1 + i]:
+                        counted += 1
+                        assert used[i // 64] >> (i % 64) & 1, (end.slot, off, i)
+        del words, used
+    assert counted > 3

@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""What the sampler's latency reading costs a sample, one pass against a histogram at a time.
+
+Plants every end's round-trip and one-way histograms in a latency block as real
+ends fill them (a body near 5 us, a tail to milliseconds, counted through the
+used bits as native.h does), adds a sample's worth of rounds between readings,
+and times, in ABBA blocks on one thread's CPU clock:
+  A: the reading as it was (aade49b): three takes a pair over every bucket, a
+     merge, two sums into the all-pairs figure, two summaries, each a native call;
+  B: Tracker.readings today: one native pass (lat_read) over the used buckets.
+Prints ms of CPU a reading for each, the ratio B/A with its interval (unit: ABBA
+blocks), and the share of one CPU at 2 samples a second.
+
+    python bench/latency_read.py [--pairs 256,1024] [--blocks 12] [--readings 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from ipctop.analysis.stats import fmt_diff, paired_difference  # noqa: E402
+from ipctop.engine import latency  # noqa: E402
+from ipctop.engine.latency import (  # noqa: E402
+    AREA,
+    ONEWAY_OFFSET,
+    RTT_OFFSET,
+    LatencyBlock,
+    PairLatency,
+    Tracker,
+    add,
+    empty,
+    merged,
+    summarize,
+    take,
+)
+
+
+class Reference:
+    """The reading of aade49b: a fresh histogram per take, per pair."""
+
+    def __init__(self, block: LatencyBlock) -> None:
+        self.block = block
+        self.prev: dict[tuple[int, int], bytearray] = {}
+
+    def delta(self, slot: int, offset: int) -> bytearray:
+        prev = self.prev.setdefault((slot, offset), empty())
+        acc = empty()
+        take(self.block.buf, slot * AREA + offset, prev, acc)
+        return acc
+
+    def readings(self, pairs: list) -> tuple[PairLatency, ...]:
+        out, all_rtt, all_oneway = [], empty(), empty()
+        for pair in pairs:
+            a, b = pair.ends
+            rtt = self.delta(a.slot, RTT_OFFSET)
+            ba, ab = self.delta(a.slot, ONEWAY_OFFSET), self.delta(b.slot, ONEWAY_OFFSET)
+            both = merged(ab, ba)
+            add(all_rtt, rtt)
+            add(all_oneway, both)
+            out.append(PairLatency(pair.index, summarize(rtt), summarize(both)))
+        out.append(PairLatency(-1, summarize(all_rtt), summarize(all_oneway)))
+        return tuple(out)
+
+
+def fill(block: LatencyBlock, slots: int, rounds: int, rng: random.Random) -> None:
+    for slot in range(slots):
+        for off in (RTT_OFFSET, ONEWAY_OFFSET):
+            for _ in range(rounds):
+                # 98 % near 5 us, 2 % a preempted round of up to 5 ms: what a loaded 2-CPU box shows
+                ns = rng.lognormvariate(8.5, 0.25) if rng.random() < 0.98 else rng.uniform(2e4, 5e6)
+                latency.record(block.buf, slot * AREA + off, int(ns))
+
+
+def used_buckets(block: LatencyBlock, slots: int) -> float:
+    words = memoryview(block.buf).cast("Q")
+    n = 0
+    for slot in range(slots):
+        for off in (RTT_OFFSET, ONEWAY_OFFSET):
+            base = (slot * AREA + off) // 8 + 1 + latency.BUCKETS
+            n += sum(bin(w).count("1") for w in words[base : base + latency.USED_WORDS])
+    del words
+    return n / (2 * slots)
+
+
+def run(npairs: int, args: argparse.Namespace) -> None:
+    rng = random.Random(5)
+    block = LatencyBlock(2 * npairs)
+    ends = [SimpleNamespace(slot=s, tid=1000 + s) for s in range(2 * npairs)]
+    pairs = [SimpleNamespace(index=i, ends=(ends[2 * i], ends[2 * i + 1])) for i in range(npairs)]
+    fill(block, 2 * npairs, 2000, rng)
+    ref, new = Reference(block), Tracker(block)
+    ref.readings(pairs), new.readings(pairs)
+
+    def timed(reader) -> float:
+        spent = 0.0
+        for _ in range(args.readings):
+            fill(block, 2 * npairs, args.rounds, rng)  # the ends go on between readings
+            t0 = time.thread_time()
+            reader.readings(pairs)
+            spent += time.thread_time() - t0
+        return spent / args.readings * 1e3
+
+    blocks = []
+    for _ in range(args.blocks):
+        a1, b1, b2, a2 = timed(ref), timed(new), timed(new), timed(ref)
+        blocks.append(([a1, a2], [b1, b2]))
+    # From the same reading on, both see the same counts: their figures must agree.
+    ref.readings(pairs), new.readings(pairs)
+    fill(block, 2 * npairs, args.rounds, rng)
+    same = ref.readings(pairs) == new.readings(pairs)
+    a = sorted(x for pa, _ in blocks for x in pa)
+    b = sorted(x for _, pb in blocks for x in pb)
+    d = paired_difference(blocks)
+    print(
+        f"{npairs} pairs ({used_buckets(block, 2 * npairs):.0f} buckets used an end-histogram): "
+        f"A histogram at a time {a[len(a) // 2]:.2f} ms a reading, one pass {b[len(b) // 2]:.2f} ms "
+        f"(medians of {len(a)} x {args.readings} readings); B/A {fmt_diff(d)}; "
+        f"at 2 samples/s {2 * b[len(b) // 2] / 10:.2f} % of a CPU against {2 * a[len(a) // 2] / 10:.2f} %; "
+        f"figures identical: {same}"
+    )
+    block.close()
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--pairs", default="256,1024")
+    p.add_argument("--blocks", type=int, default=12)
+    p.add_argument("--readings", type=int, default=5)
+    p.add_argument(
+        "--rounds", type=int, default=50, help="rounds each histogram gains between readings"
+    )
+    args = p.parse_args()
+    print(
+        f"engine: native (ipctop._native); load average {open('/proc/loadavg').read().split()[:3]}"
+    )
+    for n in (int(x) for x in args.pairs.split(",")):
+        run(n, args)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
