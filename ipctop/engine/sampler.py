@@ -16,7 +16,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from ..cpus import read_topology
 from . import procfs
@@ -33,9 +33,9 @@ from .task_reads import TaskFiles
 ASK_LEAD = 0.05  # seconds between asking the ends and reading their answers
 
 
-@dataclass(frozen=True)
-class _Seen:
-    """What one end showed at the last reading; switch counts carry their time."""
+class _Seen(NamedTuple):
+    """What one end showed at the last reading; switch counts carry their time.
+    A tuple, built positionally: the sampler makes one per end per sample."""
 
     rounds: int
     errors: int
@@ -271,14 +271,10 @@ class Sampler:
             if prev is not None and prev.ack == ans.ack:
                 # Not a round since we asked: blocked or waiting for a CPU.
                 ran = r.rounds != prev.rounds
-                return replace(
-                    prev,
-                    rounds=r.rounds,
-                    errors=r.errors,
-                    ops=r.ops,
-                    vrate=prev.vrate if ran else 0.0,
-                    ivrate=prev.ivrate if ran else 0.0,
-                )
+                return _Seen(
+                    r.rounds, r.errors, prev.vcsw, prev.ivcsw, r.ops, prev.at, prev.ack, prev.cpu,
+                    prev.vrate if ran else 0.0, prev.ivrate if ran else 0.0,
+                )  # fmt: skip
             at, cpu, vcsw, ivcsw, ack = (
                 ans.ns / 1e9,
                 ans.cpu,
@@ -288,7 +284,7 @@ class Sampler:
             )
         elif r.tid and not from_proc and prev is not None:
             # Answered before but not now (mid-answer): keep what it said.
-            return replace(prev, rounds=r.rounds, errors=r.errors, ops=r.ops)
+            return prev._replace(rounds=r.rounds, errors=r.errors, ops=r.ops)
         else:
             at, ack = now, None
             cpu = task.last_cpu if task else None
@@ -317,7 +313,7 @@ class Sampler:
         if moved and seen.cpu in (None, end.bound_cpu):
             task = procfs.read_task(end.pid, end.tid, self.proc)
             if task is not None and task.last_cpu is not None:
-                seen = replace(seen, cpu=task.last_cpu)
+                seen = seen._replace(cpu=task.last_cpu)
         ran_off = seen.cpu is not None and seen.cpu != end.bound_cpu
         if not moved and not ran_off:
             return seen, None
