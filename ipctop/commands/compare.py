@@ -26,13 +26,13 @@ from ..output.records.record import Record, record_points
 from ..output.records.record_io import atomic_write_text, read_record
 from ..output.text import matrix_text
 from ..output.text.compare_records import (
-    Comparison,
     Side,
     compare,
     comparison_to_dict,
     format_comparison,
     record_label,
 )
+from ..output.text.compare_rows import Comparison
 from ..output.text.latency_compare import format_latency_comparison, has_latency
 from ..plain import to_plain
 

@@ -13,7 +13,8 @@ from ipctop.analysis.stats import IMPROVEMENT, NO_DIFFERENCE, REGRESSION
 from ipctop.errors import EXIT_USAGE, UsageError
 from ipctop.output.records.record import Record, Step
 from ipctop.output.records.record_io import read_record, write_record
-from ipctop.output.text.compare_records import NO_INTERVAL, UNSETTLED, compare, format_comparison
+from ipctop.output.text.compare_records import compare, format_comparison
+from ipctop.output.text.compare_rows import NO_INTERVAL, UNSETTLED
 
 Q6600_2622 = [4.79e6, 9.40e6, 13.58e6, 18.10e6]
 Q6600_2624 = [4.01e6, 7.58e6, 8.04e6, 5.13e6]
