@@ -36,7 +36,7 @@ from ..output.records.record_io import read_record, write_record
 from ..plain import to_plain
 from .check_load import add_load_option, load_step
 from .check_runs import TIMING, CheckRunner, Printer, measure_all, planned_runs
-from .check_sessions import measure_sessions
+from .check_sessions import measure_sessions, remember_spread
 from .common import (
     add_metrics_option,
     add_profile_option,
@@ -107,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
     if args.sessions:
         seconds, warmup = (1.0, 0.3) if args.quick else (2.0, 0.5)
         spread = measure_sessions(args.sessions, cpus[:1], kind, seconds, warmup, say)
+        say(remember_spread(spread, "check --sessions", cpus[:1]))
     box_dict = to_plain(box)
     verdicts = judge_check(box_dict, cpus, readings)
     floor = _noise_floor(readings)

@@ -8,8 +8,10 @@ one value. Windows of one run are never the sample when runs exist: they are
 correlated and runs differ by more than their windows do. Only a record with
 a single run falls back to its windows, with the AR(1) correction, and says
 so. B/A is Welch's t on the log replicate values (analysis.stats); with one
-record a side the interval covers run-to-run noise only unless a session
-spread is given (--session-sd). Verdicts and the --fail-below gate control
+record a side from separate sessions the interval needs the box's session
+spread (--session-sd, a record's, or the box's stored one): without it the
+sessions differ by an unknown amount, so those points are shown but not
+judged, and the gate says so (commands/compare.py). Verdicts and the --fail-below gate control
 the family-wise error over every point judged (Holm). Scalability % is each
 side against its own 1-pair figure.
 """
@@ -38,6 +40,7 @@ from ipctop.analysis.stats import (
 from ipctop.errors import UsageError
 from ipctop.output.records.record import record_points
 from ipctop.output.text.compare_rows import (
+    NOT_JUDGED_WHY,
     CompareRow,
     Comparison,
     SidePoint,
@@ -148,16 +151,36 @@ def _interval(a: SidePoint, b: SidePoint, session_var: float) -> Difference | No
     return difference(a.values, b.values, unit=a.unit, unit_b=b.unit, session_var=extra)
 
 
+def separate_sessions(a: Sequence[Record], b: Sequence[Record]) -> bool:
+    """One record a side, from two sessions: the case only a session spread can judge.
+    (A record against itself is one session: nothing differs between its sides.)"""
+    return len(a) == 1 and len(b) == 1 and a[0] != b[0]
+
+
 def compare(
-    sides: Sequence[Side], force: bool = False, session_sd_pct: float | None = None
+    sides: Sequence[Side],
+    force: bool = False,
+    session_sd_pct: float | None = None,
+    session_source: str = "",
+    no_spread_why: str = "",
 ) -> Comparison:
     """Compare every side against the first; a side is a record or several pooled.
     Refuses unlike records (any of MATCH_KEYS) unless force. session_sd_pct is the
-    box's session-to-session s.d. (in %), added where a side is one session."""
+    box's session-to-session s.d. (in %), added where a side is one session;
+    without it, a side that is one session against a baseline of one other
+    session is shown but not judged (no_spread_why: why no stored one fitted)."""
     groups = [_records(s) for s in sides]
     if len(groups) < 2 or any(not g for g in groups):
         raise UsageError("compare needs at least two records")
     notes = _check_alike([r for g in groups for r in g], force)
+    blocked = tuple(
+        i > 0 and session_sd_pct is None and separate_sessions(groups[0], g)
+        for i, g in enumerate(groups)
+    )
+    not_judged = ""
+    if any(blocked):
+        why = f" (stored spread: {no_spread_why})" if no_spread_why else ""
+        not_judged = NOT_JUDGED_WHY + why
     session_var = math.log1p(session_sd_pct / 100.0) ** 2 if session_sd_pct else 0.0
     curves = [side_points(g) for g in groups]
     unit = getattr(groups[0][0].config, "load_unit", None)
@@ -179,6 +202,7 @@ def compare(
                 settled=tuple(p.settled if p else True for p in pts),
                 samples=tuple(p.n if p else 0 for p in pts),
                 units=tuple(p.unit if p else "" for p in pts),
+                blocked=blocked,
             )
         )
     return Comparison(
@@ -187,6 +211,9 @@ def compare(
         forced=force,
         notes=tuple(notes),
         session_sd_pct=session_sd_pct,
+        session_source=session_source,
+        not_judged=not_judged,
+        blocked_sides=tuple(i for i, b in enumerate(blocked) if b),
         unit=unit,
     )
 
@@ -277,17 +304,14 @@ def legend_lines(cmp: Comparison) -> list[str]:
             "windows: a side had a single run, so its interval covers within-run noise "
             "only (AR(1)-corrected); sweep --repeat 3 gives runs"
         )
-    if SESSIONS not in units:
+    if cmp.not_judged:
+        out.append(cmp.not_judged)
+    elif SESSIONS not in units:
         if cmp.session_sd_pct is not None:
-            out.append(
-                f"session spread {cmp.session_sd_pct:g} % s.d. added "
-                "(--session-sd, or a record's check --sessions)"
-            )
-        else:
-            out.append(
-                "one session a side: the interval covers run-to-run noise only; separate "
-                "sessions differ again (give --session-sd, or 2+ records a side)"
-            )
+            source = cmp.session_source or f"session spread {cmp.session_sd_pct:g} % s.d."
+            out.append(f"{source}: added to every interval across sessions")
+        else:  # a record against itself: one session, nothing to add
+            out.append("one session: the interval covers run-to-run noise only")
     small = cmp.smallest_change_pct()
     if small is not None:
         out.append(f"smallest change these records can show: about ±{small:.0f} %")
@@ -325,6 +349,8 @@ def comparison_to_dict(cmp: Comparison) -> dict[str, object]:
                     "p_value": d.p_value if d else None,
                     "p_holm": row.adjusted[i] if row.adjusted else None,
                     "settled": bool(row.settled[0] and row.settled[i]),
+                    "judged": row.decides(i),
+                    "not_judged_why": row.why_not(i),
                 }
             )
     return {
@@ -333,6 +359,9 @@ def comparison_to_dict(cmp: Comparison) -> dict[str, object]:
         "confidence": CONFIDENCE,
         "family_wise": "holm",
         "session_sd_pct": cmp.session_sd_pct,
+        "session_sd_source": cmp.session_source or None,
+        "judged": not cmp.not_judged,
+        "not_judged": cmp.not_judged or None,
         "smallest_change_pct": cmp.smallest_change_pct(),
         "notes": list(cmp.notes) + legend_lines(cmp),
         "points": points,

@@ -15,6 +15,11 @@ from ipctop.analysis.stats import (
 )
 
 UNSETTLED = "unsettled: not judged"
+NOT_JUDGED = "not judged: sessions differ"
+NOT_JUDGED_WHY = (
+    "not judged: sessions differ by an unknown amount; run `ipctop check --sessions` once "
+    "on this box, or give --session-sd, or 2+ records a side"
+)
 NO_INTERVAL = "no interval (n < 2)"
 
 ALPHA = 1.0 - CONFIDENCE
@@ -45,10 +50,26 @@ class CompareRow:
     samples: tuple[int, ...] = ()  # replicate values behind each total
     units: tuple[str, ...] = ()  # the unit of each side's values
     adjusted: tuple[float | None, ...] = ()  # Holm-adjusted p-value vs the first side
+    # Side i is one session against one other session with no session spread known.
+    blocked: tuple[bool, ...] = ()
 
     def decides(self, i: int) -> bool:
         """Whether side i's difference at this point may decide anything."""
+        if self.blocked and self.blocked[i]:
+            return False
         return bool(self.intervals[i]) and self.settled[0] and self.settled[i]
+
+    def why_not(self, i: int) -> str | None:
+        """Why side i's point is not judged (None when it is)."""
+        if i == 0 or self.decides(i):
+            return None
+        if self.totals[i] is None or self.totals[0] is None:
+            return "missing on a side"
+        if not (self.settled[0] and self.settled[i]):
+            return "not settled"
+        if self.intervals[i] is None:
+            return "fewer than 2 replicate values on a side"
+        return NOT_JUDGED_WHY
 
     def verdict(self, i: int) -> str:
         if i == 0 or self.totals[i] is None or self.totals[0] is None:
@@ -58,6 +79,8 @@ class CompareRow:
         d = self.intervals[i]
         if d is None:
             return NO_INTERVAL
+        if self.blocked and self.blocked[i]:
+            return NOT_JUDGED
         p = self.adjusted[i] if self.adjusted else d.p_value
         if p is None or p >= ALPHA:
             return NO_DIFFERENCE
@@ -80,6 +103,9 @@ class Comparison:
     forced: bool = False
     notes: tuple[str, ...] = ()  # mismatches accepted because of force, and unknowns
     session_sd_pct: float | None = None  # the session spread added, when one was given
+    session_source: str = ""  # where that spread came from, for the legend
+    not_judged: str = ""  # why sides of one session each got no verdict ("" when judged)
+    blocked_sides: tuple[int, ...] = ()
     unit: str | None = None  # a load sweep's "group" or "room": its steps are loads
 
     @property
