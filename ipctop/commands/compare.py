@@ -74,7 +74,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=percent,
         metavar="PCT",
         help="exit 1 when a settled point's whole 95 %% interval lies more than PCT %% "
-        "below the baseline",
+        "below the baseline; exit 5 when it cannot judge (one record a side from separate "
+        "sessions and no session spread)",
     )
     p.add_argument(
         "--force", action="store_true", help="compare records that differ in setting anyway"
