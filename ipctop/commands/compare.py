@@ -149,7 +149,7 @@ def _session_sd(args: argparse.Namespace, records: list[Record]) -> tuple[float 
         assert s is not None
         return (
             s.session_sd_pct,
-            f"session spread {s.session_sd_pct:.1f} % s.d., measured by check --sessions "
+            f"session spread {s.session_sd_pct:.1f} % s.d., measured by --sessions "
             f"in {widest.name}, n={s.sessions}",
             "",
         )

@@ -382,7 +382,7 @@ def test_sessions_are_separate_processes_and_their_spread_is_recorded(
     assert saved["schema"] == "ipctop.record/3" and saved["sessions"] == sp
     r = run_cli("compare", str(rec), str(rec))
     assert r.returncode == 0, r.stderr
-    assert "measured by check --sessions in box.json, n=2: added to every interval" in r.stdout
+    assert "measured by --sessions in box.json, n=2: added to every interval" in r.stdout
     # ... and the box keeps it for compares of records that carry none (in the test's
     # own XDG_STATE_HOME: conftest.private_state).
     [kept] = read_spreads(private_state / "ipctop" / "session-spreads.json")
