@@ -5,7 +5,15 @@ Modes:
             window intervals (session r from a longer series, as the TUI has it),
             of run intervals, Stein-stopped ab blocks, Holm over many points.
   compare   real A/A: pairs of separate `ipctop sweep` sessions at default
-            settings, then `ipctop compare --json`; false verdicts counted.
+            settings, then `ipctop compare --json` as a user runs it (no
+            --session-sd); false verdicts counted. Before the trials, `ipctop
+            check --sessions K` runs once (--spread check, the default) and
+            stores the box's spread in a state folder of this run's own, so
+            every compare finds it itself: the automatic path is what is
+            counted, and a compare that did not use it stops the run. With
+            --spread none nothing is stored and compare must decline every
+            verdict (counted as not judged). A leave-one-trial-out
+            --session-sd pass follows as before (3+ trials).
   ab        real A/A: `ipctop ab` with identical sides at default settings.
   check     real A/A: `ipctop check --record F` at default settings; its noise
             floor splits the 1-pair sysv-msg run's windows into A B B A halves,
@@ -20,10 +28,12 @@ Run the real modes on a quiet box (nothing else running) and give the load avera
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import math
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -158,10 +168,31 @@ def simulate(trials: int, seed: int) -> None:
     )
 
 
+# The state folder every ipctop this script starts uses (XDG_STATE_HOME): the
+# spread it stores is the one its compares find, and the user's own is never
+# read or overwritten.
+STATE_ENV: dict[str, str] = {}
+
+
 def _ipctop(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "ipctop", *args], capture_output=True, text=True, check=False
+        [sys.executable, "-m", "ipctop", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, **STATE_ENV},
     )
+
+
+def store_spread(cpus: str, sessions: int, quick: bool) -> None:
+    """`ipctop check --sessions K` once: the box's spread, stored where compare looks."""
+    t0 = time.monotonic()
+    p = _ipctop("check", "--sessions", str(sessions), "--cpus", cpus, *(["--quick"] * quick))
+    if p.returncode not in (0, 1):  # 1: a check line failed; the sessions still ran
+        raise SystemExit(f"check --sessions failed: {p.stderr.strip()}")
+    line = next((ln.strip() for ln in p.stdout.splitlines() if "session spread:" in ln), "")
+    took = time.monotonic() - t0
+    print(f"check --sessions {sessions} ({took:.0f} s): {line or p.stdout[-300:]}", flush=True)
 
 
 def real_aa(
@@ -215,13 +246,20 @@ def real_aa(
             )
 
 
-def compare_trial(workload: str, cpus: str, fail_below: float) -> Callable[[str, int], tuple]:
+def compare_trial(
+    workload: str, cpus: str, fail_below: float, stored: bool, sweep_args: list[str]
+) -> Callable[[str, int], tuple]:
+    """One A/A: two separate sweeps, then compare as a user runs it. With a stored
+    spread, a compare that did not use it (or judged nothing) stops the run: the
+    count must be of the automatic path. Without one, every point must be unjudged
+    and the gate must exit 5; such a comparison counts as no verdict."""
+
     def one(tmp: str, i: int) -> tuple[int, int, int]:
         paths = []
         for side in ("a", "b"):
             path = os.path.join(tmp, f"{i}{side}.json")
             for _attempt in range(3):  # a pair that could not start on a loaded box: again
-                p = _ipctop("sweep", "-w", workload, "--cpus", cpus, "--json", path)
+                p = _ipctop("sweep", "-w", workload, "--cpus", cpus, *sweep_args, "--json", path)
                 if p.returncode == 0:
                     break
                 print(f"  sweep failed, again: {p.stderr.strip().splitlines()[-1]}", flush=True)
@@ -230,9 +268,16 @@ def compare_trial(workload: str, cpus: str, fail_below: float) -> Callable[[str,
             paths.append(path)
         p = _ipctop("compare", *paths, "--json", "-", "--fail-below", str(fail_below))
         doc = json.loads(p.stdout[p.stdout.index("{") :])
+        source = doc.get("session_sd_source") or ""
+        if stored and (not doc["judged"] or "measured by check --sessions on" not in source):
+            raise SystemExit(f"trial {i + 1}: compare did not use the stored spread: {doc}")
+        if not stored and (doc["judged"] or p.returncode not in (0, 5)):
+            raise SystemExit(f"trial {i + 1}: compare judged without a spread: {doc}")
+        print(f"    {source or doc['not_judged']} (exit {p.returncode})", flush=True)
         verdicts = doc["points"]  # one entry per (pair count, side after the first)
         called = sum(c["verdict"] in ("regression", "improvement") for c in verdicts)
-        return called, len(verdicts), int(called > 0 or p.returncode == 1)
+        judged = sum(bool(c["judged"]) for c in verdicts)
+        return called, judged, int(called > 0 or p.returncode == 1)
 
     return one
 
@@ -344,6 +389,16 @@ def main() -> None:
     ap.add_argument("--workload", default="sysv-sem")
     ap.add_argument("--cpus", default="0-1")
     ap.add_argument("--fail-below", type=float, default=3.0)
+    ap.add_argument(
+        "--spread", choices=("check", "none"), default="check",
+        help="compare: run `check --sessions` once first (stored spread), or store none",
+    )  # fmt: skip
+    ap.add_argument("--sessions", type=int, default=5, help="check --sessions K (default 5)")
+    ap.add_argument(
+        "--short", action="store_true",
+        help="a smoke run, not a calibration: sweeps of 0.5 s x 2 runs up to 1 pair, "
+        "check --quick",
+    )  # fmt: skip
     ap.add_argument("--metric", default=None, help="ab's metric (default: ab's own default)")
     ap.add_argument("--out", help="append a JSON line of the result to this file")
     ap.add_argument("--keep", metavar="DIR", help="keep the A/A records in DIR")
@@ -362,10 +417,23 @@ def main() -> None:
     elif args.mode == "simulate":
         simulate(args.trials if args.trials != 20 else 2000, args.seed)
     elif args.mode == "compare":
+        # The state folder goes with the kept records, else with the run.
+        state = args.keep or tempfile.mkdtemp(prefix="calibrate-state-")
+        if not args.keep:
+            atexit.register(shutil.rmtree, state, True)
+        STATE_ENV["XDG_STATE_HOME"] = os.path.abspath(os.path.join(state, "state"))
+        stored = args.spread == "check"
+        if stored:
+            if args.workload != "sysv-sem":  # check --sessions measures sysv-sem only
+                raise SystemExit("--spread check needs --workload sysv-sem")
+            store_spread(args.cpus, args.sessions, args.short)
+        short = ["--seconds", "0.5", "--warmup", "0.2", "--repeat", "2", "--max-pairs", "1"]
         real_aa(
-            f"compare A/A {args.workload} --cpus {args.cpus}",
+            f"compare A/A {args.workload} --cpus {args.cpus}, spread {args.spread}",
             args.trials,
-            compare_trial(args.workload, args.cpus, args.fail_below),
+            compare_trial(
+                args.workload, args.cpus, args.fail_below, stored, short if args.short else []
+            ),
             args.out,
             keep=args.keep,
             after=session_pass(args.fail_below) if args.start + args.trials >= 3 else None,

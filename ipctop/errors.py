@@ -7,6 +7,9 @@ EXIT_FAILED = 1  # a check failed or a comparison regressed
 EXIT_USAGE = 2
 EXIT_NO_RESOURCES = 3
 EXIT_UNSUPPORTED = 4
+# compare --fail-below could not judge: one record a side from separate sessions
+# and no session spread. Neither a pass (0) nor a regression (1).
+EXIT_NOT_JUDGED = 5
 
 
 class IpctopError(Exception):

@@ -211,6 +211,18 @@ def _where(t: threading.Thread) -> str:
 
 
 @pytest.fixture(autouse=True)
+def private_state(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """ipctop's persistent state (the box's stored session spread) in a fresh folder per
+    test: a spread the developer's `check --sessions` stored must not change a test's
+    verdicts, and a test's `check --sessions` must not overwrite the developer's."""
+    state = tmp_path_factory.mktemp("state")
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    return state
+
+
+@pytest.fixture(autouse=True)
 def leaves_nothing_behind():
     before = sysv_objects()
     mq_before = posix_queues()

@@ -4,6 +4,7 @@ known-good record of the same CPU model. Pure: readings in, verdicts out."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -73,13 +74,29 @@ def judge_noise(floor: NoiseFloor | None, why_not: str = "") -> Verdict:
     )
 
 
-def judge_baseline(run: RunReading, base_windows: Sequence[float], name: str) -> Verdict:
-    """This box's absolute rate against the known-good record's at the same setting."""
+def judge_baseline(
+    run: RunReading,
+    base_windows: Sequence[float],
+    name: str,
+    session_sd_pct: float | None = None,
+    no_spread: str = "",
+) -> Verdict:
+    """This box's absolute rate against the known-good record's at the same setting.
+
+    This check is a new session and the record another, so the interval needs
+    the box's session spread (session_sd_pct, in %); without it the figure is
+    shown and not judged (no_spread: what to do about it), as compare does."""
     subject = f"{run.label} baseline"
     if len(run.windows) < 2 or len(base_windows) < 2:
         return Verdict(WARN, subject, f"{run.label}: too few windows to compare with {name}")
-    d = difference(base_windows, run.windows)
+    var = math.log1p(session_sd_pct / 100.0) ** 2 if session_sd_pct else 0.0
+    d = difference(base_windows, run.windows, session_var=var)
     text = f"{run.label}: {fmt_rate(run.total_ops_per_s)} ops/s, {fmt_diff(d)} against {name}"
+    if session_sd_pct is None:
+        why = f" ({no_spread})" if no_spread else ""
+        return Verdict(
+            WARN, subject, f"{text}: not judged: sessions differ by an unknown amount{why}"
+        )
     if d.below(BASELINE_FAIL_PCT):
         return Verdict(FAIL, subject, f"{text}: this box is slow")
     if d.verdict == "regression":

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from contextlib import nullcontext
 from pathlib import Path
@@ -27,16 +28,17 @@ from ..analysis.stats import TooFewWindows, summarize
 from ..analysis.verdicts import FAIL, Verdict, exit_code, judge_check, overall
 from ..box import describe, read_box
 from ..engine.engine import ENGINES, resolve_engine
-from ..errors import UsageError
+from ..errors import RecordError, UsageError
 from ..output.records.output_paths import check_output_file, write_or_keep
 from ..output.records.record import NoiseFloor as RecordedFloor
 from ..output.records.record import Record, RunConfig, Sessions, Step
 from ..output.records.record_box import Box
 from ..output.records.record_io import read_record, write_record
+from ..output.records.spread_store import find_spread, read_spreads
 from ..plain import to_plain
 from .check_load import add_load_option, load_step
 from .check_runs import TIMING, CheckRunner, Printer, measure_all, planned_runs
-from .check_sessions import measure_sessions
+from .check_sessions import measure_sessions, remember_spread
 from .common import (
     add_metrics_option,
     add_profile_option,
@@ -107,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
     if args.sessions:
         seconds, warmup = (1.0, 0.3) if args.quick else (2.0, 0.5)
         spread = measure_sessions(args.sessions, cpus[:1], kind, seconds, warmup, say)
+        say(remember_spread(spread, "check --sessions", cpus[:1]))
     box_dict = to_plain(box)
     verdicts = judge_check(box_dict, cpus, readings)
     floor = _noise_floor(readings)
@@ -178,14 +181,36 @@ def _against(baseline: Record, readings: CheckReadings) -> list[Verdict]:
     """Every run of the baseline's setting against its step at the same pair count."""
     cfg = baseline.config
     steps = {s.pairs: s for s in baseline.steps}
+    sd, no_spread = baseline_spread(baseline)
     out = []
     for run in readings.runs():
         step = steps.get(run.pairs)
         if run.workload == cfg.workload and run.placement == "same" and step:
-            out.append(judge_baseline(run, step.windows or step.repeats, baseline.name))
+            windows = step.windows or step.repeats
+            out.append(judge_baseline(run, windows, baseline.name, sd, no_spread))
     if not out:
         raise UsageError(f"--baseline {baseline.name} has no step this check measures")
     return out
+
+
+def baseline_spread(baseline: Record) -> tuple[float | None, str]:
+    """The session spread for this check (a new session) against the baseline's: the
+    one the record carries, else the one stored for this box, kernel and workload."""
+    if baseline.sessions is not None:
+        return baseline.sessions.session_sd_pct, ""
+    uname = os.uname()
+    try:
+        found = find_spread(
+            read_spreads(), [(uname.nodename, uname.release)], baseline.config.workload
+        )
+    except RecordError as exc:
+        return None, str(exc)
+    if found.spread is not None:
+        return found.spread.session_sd_pct, ""
+    return None, (
+        f"{found.why_not}; record the baseline with `check --sessions 5 --record`, or run "
+        f"`ipctop sweep -w {baseline.config.workload} --sessions 5` once on this box"
+    )
 
 
 def _record(

@@ -3,12 +3,14 @@
 Each session is a child `ipctop sweep` (its own process, objects and start),
 1 pair of sysv-sem, SESSION_RUNS runs; analysis.sessions splits their log
 rates into a run part and a session part. The children are tied to this
-process (a parent-death signal) and stopped on every way out.
+process (a parent-death signal) and stopped on every way out. The spread is
+then kept as this box's (output.records.spread_store), so compare finds it.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -18,7 +20,8 @@ from pathlib import Path
 
 from ..analysis.sessions import SessionSpread, session_spread
 from ..engine.parent_death import tied_to_me
-from ..errors import IpctopError
+from ..errors import IpctopError, RecordError
+from ..output.records.spread_store import StoredSpread, now_utc, remember
 from .common import cpu_text
 
 SESSION_RUNS = 3
@@ -72,3 +75,28 @@ def measure_sessions(
             path = Path(tmp) / f"s{i}.json"
             groups.append(_one(cpus, kind, seconds, warmup, path, list(setting)))
     return session_spread(groups)
+
+
+def remember_spread(
+    spread: SessionSpread,
+    by: str,
+    cpus: Sequence[int],
+    workload: str = "sysv-sem",
+    placement: str = "same",
+    mode: str = "threads",
+) -> str:
+    """Keep the spread as this box's; the line saying where (or why not: a read-only
+    home must not fail the measurement it already printed)."""
+    uname = os.uname()  # what read_box records as hostname and kernel_release
+    entry = StoredSpread(
+        host=uname.nodename, kernel=uname.release, workload=workload, placement=placement,
+        mode=mode, cpus=tuple(cpus), sessions=spread.sessions,
+        runs_per_session=spread.runs_per_session, session_sd_pct=spread.session_sd_pct,
+        run_sd_pct=spread.run_sd_pct, session_df=spread.session_df, measured_by=by,
+        when=now_utc(),
+    )  # fmt: skip
+    try:
+        path = remember(entry)
+    except (OSError, RecordError) as exc:
+        return f"session spread not stored: {getattr(exc, 'strerror', None) or exc}"
+    return f"session spread stored as this box's in {path} (compare uses it)"

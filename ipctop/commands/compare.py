@@ -2,6 +2,10 @@
 
 Every record is read and validated before anything is printed, so a bad file
 is one line on stderr and exit 2; a regression beyond --fail-below is exit 1.
+One record a side from separate sessions is judged only with the box's
+session spread (--session-sd, a record's `sessions`, else the one `check
+--sessions` stored for this host, kernel and workload); without one the
+figures are shown unjudged, and --fail-below exits 5 (EXIT_NOT_JUDGED).
 """
 
 from __future__ import annotations
@@ -17,22 +21,23 @@ from pathlib import Path
 
 from ..analysis.stats import TooFewWindows, fmt_diff, paired_difference
 from ..analysis.verdicts import fmt_rate
-from ..errors import EXIT_FAILED, EXIT_OK, UsageError
+from ..errors import EXIT_FAILED, EXIT_NOT_JUDGED, EXIT_OK, RecordError, UsageError
 from ..output.exports.gnuplot import write_gnuplot
 from ..output.records.ab_record import ab_blocks
 from ..output.records.matrix_record import MatrixRecord, is_matrix, matrix_from_dict
 from ..output.records.output_paths import check_output_file
 from ..output.records.record import Record, record_points
 from ..output.records.record_io import atomic_write_text, read_record
+from ..output.records.spread_store import find_spread, read_spreads
 from ..output.text import matrix_text
 from ..output.text.compare_records import (
-    Comparison,
     Side,
     compare,
     comparison_to_dict,
     format_comparison,
     record_label,
 )
+from ..output.text.compare_rows import Comparison
 from ..output.text.latency_compare import format_latency_comparison, has_latency
 from ..plain import to_plain
 
@@ -69,7 +74,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=percent,
         metavar="PCT",
         help="exit 1 when a settled point's whole 95 %% interval lies more than PCT %% "
-        "below the baseline",
+        "below the baseline; exit 5 when it cannot judge (one record a side from separate "
+        "sessions and no session spread)",
     )
     p.add_argument(
         "--force", action="store_true", help="compare records that differ in setting anyway"
@@ -79,7 +85,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=percent,
         metavar="PCT",
         help="this box's session-to-session s.d. in %% (`ipctop check --sessions` measures "
-        "it), added to intervals where a side is a single record",
+        "and stores it, and compare then finds it itself), added to intervals where a side "
+        "is a single record",
     )
     p.add_argument(
         "--json",
@@ -113,7 +120,10 @@ def run(args: argparse.Namespace) -> int:
     json_path = getattr(args, "json", None)
     if json_path and json_path != "-":
         check_output_file(json_path, "--json")
-    cmp = compare(sides, force=args.force, session_sd_pct=_session_sd(args, records))
+    sd, source, why_not = _session_sd(args, records)
+    cmp = compare(
+        sides, force=args.force, session_sd_pct=sd, session_source=source, no_spread_why=why_not
+    )
     with redirect_stdout(sys.stderr) if json_path == "-" else nullcontext():
         code = _print_all(args, cmp, records)
     if json_path:
@@ -125,13 +135,40 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
-def _session_sd(args: argparse.Namespace, records: list[Record]) -> float | None:
-    """--session-sd, else the widest session spread a record's check measured."""
+def _session_sd(args: argparse.Namespace, records: list[Record]) -> tuple[float | None, str, str]:
+    """(the spread, where it came from, why none was stored): --session-sd, else the
+    widest a record carries, else the one this box stored for the records' host,
+    kernel and workload (check --sessions, sweep --sessions)."""
     given: float | None = getattr(args, "session_sd", None)
     if given is not None:
-        return given
-    known = [r.sessions.session_sd_pct for r in records if r.sessions is not None]
-    return max(known) if known else None
+        return given, f"session spread {given:g} % s.d. (--session-sd)", ""
+    carried = [r for r in records if r.sessions is not None]
+    if carried:
+        widest = max(carried, key=lambda r: r.sessions.session_sd_pct)  # type: ignore[union-attr]
+        s = widest.sessions
+        assert s is not None
+        return (
+            s.session_sd_pct,
+            f"session spread {s.session_sd_pct:.1f} % s.d., measured by --sessions "
+            f"in {widest.name}, n={s.sessions}",
+            "",
+        )
+    try:
+        entries = read_spreads()
+    except RecordError as exc:
+        return None, "", str(exc)  # a broken store costs its verdicts, not the table
+    cfg = records[0].config
+    found = find_spread(
+        entries,
+        [(r.box.hostname, r.box.kernel_release) for r in records],
+        cfg.workload,
+        cfg.cpus,
+        cfg.placement,
+        cfg.mode,
+    )
+    if found.spread is None:
+        return None, "", found.why_not
+    return found.spread.session_sd_pct, found.spread.legend(), ""
 
 
 def _print_all(args: argparse.Namespace, cmp: Comparison, records: list[Record]) -> int:
@@ -204,6 +241,11 @@ def _gate(cmp: Comparison, threshold: float) -> int:
             "--fail-below needs an interval: no point has at least 2 windows on both sides"
         )
     regressions = cmp.regressions(threshold)
+    if cmp.not_judged and not regressions and not unmatched:
+        # A gate that cannot judge must neither pass nor look like a regression.
+        print(f"\n--fail-below {threshold:g}: {cmp.not_judged}")
+        print(f"ipctop: --fail-below not judged: {cmp.not_judged}", file=sys.stderr)
+        return EXIT_NOT_JUDGED
     if not regressions and not unmatched:
         if not cmp.decidable:
             print(f"\nno settled point to judge against {cmp.labels[0]}: not passed")

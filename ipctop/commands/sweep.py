@@ -37,7 +37,7 @@ from ..output.text.costs_table import format_costs
 from ..output.text.profile_table import format_profile
 from ..plain import to_plain
 from ..signals import Interrupted
-from .check_sessions import measure_sessions
+from .check_sessions import measure_sessions, remember_spread
 from .common import (
     MAX_PAIRS,
     add_measuring_options,
@@ -152,6 +152,11 @@ def run(args: argparse.Namespace) -> int:
                     spread = _sessions(args, name, cpus, kind)
                     records[name].sessions = Sessions.model_validate(to_plain(spread))
                     print(f"{name}: {spread.line()}")
+                    kept = remember_spread(
+                        spread, "sweep --sessions", cpus, name, args.placement, args.mode
+                    )
+                    if not args.quiet:
+                        print(f"{name}: {kept}")
     except Interrupted:
         for r in records.values():
             r.interrupted = True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from ipctop.analysis.verdicts import (
     judge_stability,
     overall,
 )
+from ipctop.output.records.spread_store import read_spreads
 
 Q6600_2624_PSEM = [4.01e6, 7.58e6, 8.04e6, 5.13e6]
 Q6600_2622_PSEM = [4.79e6, 9.40e6, 13.58e6, 18.10e6]
@@ -365,7 +367,9 @@ def test_above_linear_is_named_with_its_interval_even_when_ok() -> None:
 
 @two_cpus
 @pytest.mark.timeout(900)  # a whole check --quick plus two child sessions, on a loaded box
-def test_sessions_are_separate_processes_and_their_spread_is_recorded(tmp_path: Path) -> None:
+def test_sessions_are_separate_processes_and_their_spread_is_recorded(
+    tmp_path: Path, private_state: Path
+) -> None:
     """check --sessions 2 starts two real child sessions; the spread reaches the JSON and
     the record, and compare takes it from the record without --session-sd."""
     rec = tmp_path / "box.json"
@@ -378,4 +382,10 @@ def test_sessions_are_separate_processes_and_their_spread_is_recorded(tmp_path: 
     assert saved["schema"] == "ipctop.record/3" and saved["sessions"] == sp
     r = run_cli("compare", str(rec), str(rec))
     assert r.returncode == 0, r.stderr
-    assert "s.d. added (--session-sd, or a record's check --sessions)" in r.stdout
+    assert "measured by --sessions in box.json, n=2: added to every interval" in r.stdout
+    # ... and the box keeps it for compares of records that carry none (in the test's
+    # own XDG_STATE_HOME: conftest.private_state).
+    [kept] = read_spreads(private_state / "ipctop" / "session-spreads.json")
+    assert (kept.measured_by, kept.workload, kept.sessions) == ("check --sessions", "sysv-sem", 2)
+    assert kept.session_sd_pct == pytest.approx(sp["session_sd_pct"])
+    assert (kept.host, kept.kernel) == (os.uname().nodename, os.uname().release)

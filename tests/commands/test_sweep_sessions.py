@@ -27,6 +27,21 @@ def test_a_sweep_keeps_its_own_workloads_session_spread(tmp_path: Path) -> None:
     # As a baseline, the TUI's Diff takes the spread the record kept.
     base = load_baseline(out)
     assert base.session_sd_pct == sp["session_sd_pct"]
+    # The box keeps it (the test's own XDG_STATE_HOME), and compare of two later
+    # records that carry no spread, from separate sessions, finds it there.
+    sweep = ("sweep", "-w", "posix-sem", "--cpus", "0", "--max-pairs", "1", "--seconds", "0.3",
+             "--warmup", "0.1", "--repeat", "2")  # fmt: skip
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    for path in (a, b):
+        r = run_cli(*sweep, "--json", str(path), timeout=120)
+        assert r.returncode == 0, r.stderr
+    r = run_cli("compare", str(a), str(b), "--fail-below", "50", timeout=60)
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    day = json.loads(out.read_text())["created"][:10]
+    assert (
+        f"session spread {sp['session_sd_pct']:.1f} % s.d., measured by sweep --sessions on "
+        f"{day}, n=2 (stored for"
+    ) in r.stdout
 
 
 def test_sessions_below_two_are_refused_in_one_line() -> None:

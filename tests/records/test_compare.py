@@ -13,7 +13,8 @@ from ipctop.analysis.stats import IMPROVEMENT, NO_DIFFERENCE, REGRESSION
 from ipctop.errors import EXIT_USAGE, UsageError
 from ipctop.output.records.record import Record, Step
 from ipctop.output.records.record_io import read_record, write_record
-from ipctop.output.text.compare_records import NO_INTERVAL, UNSETTLED, compare, format_comparison
+from ipctop.output.text.compare_records import compare, format_comparison
+from ipctop.output.text.compare_rows import NO_INTERVAL, UNSETTLED
 
 Q6600_2622 = [4.79e6, 9.40e6, 13.58e6, 18.10e6]
 Q6600_2624 = [4.01e6, 7.58e6, 8.04e6, 5.13e6]
@@ -55,7 +56,9 @@ def q6600(tmp_path: Path) -> tuple[Record, Record]:
 
 
 def test_q6600_diffs_exact_with_intervals(q6600: tuple[Record, Record]) -> None:
-    cmp = compare(list(q6600))
+    # The planted records have no session level (their noise is all run noise),
+    # so a measured session spread of 0 judges them on their runs alone.
+    cmp = compare(list(q6600), session_sd_pct=0.0)
     assert cmp.labels == ("2.6.22 (old.json)", "2.6.24 (new.json)")
     assert [r.pairs for r in cmp.rows] == [1, 2, 3, 4]
     assert [r.diffs[0] for r in cmp.rows] == [None] * 4
@@ -74,7 +77,7 @@ def test_q6600_diffs_exact_with_intervals(q6600: tuple[Record, Record]) -> None:
 
 
 def test_format_comparison_text(q6600: tuple[Record, Record]) -> None:
-    lines = format_comparison(compare(list(q6600))).splitlines()
+    lines = format_comparison(compare(list(q6600), session_sd_pct=0.0)).splitlines()
     assert lines[0].split() == ["2.6.22", "(old.json)", "2.6.24", "(new.json)"]
     assert lines[1].split() == ["pairs", "ops/s", "ops/s", "Diff", "[%]", "95%", "interval",
                                 "verdict"]  # fmt: skip
@@ -97,7 +100,7 @@ def test_format_comparison_text(q6600: tuple[Record, Record]) -> None:
 def test_verdicts_regression_improvement_and_no_difference() -> None:
     old = record("a", [1000.0, 2000.0, 3000.0])
     new = record("b", [950.0, 2100.0, 3003.0])
-    cmp = compare([old, new])
+    cmp = compare([old, new], session_sd_pct=0.0)
     assert [r.verdict(1) for r in cmp.rows] == [REGRESSION, IMPROVEMENT, NO_DIFFERENCE]
 
 
@@ -181,7 +184,7 @@ def test_holm_keeps_the_family_wise_rate_and_says_so() -> None:
     shift = math.exp(-2.4 * 0.01)
     old = record("a", base)
     new = record("b", [t * shift for t in base])
-    cmp = compare([old, new])
+    cmp = compare([old, new], session_sd_pct=0.0)
     assert all(r.intervals[1].p_value < 0.05 for r in cmp.rows)
     assert all(r.adjusted[1] > 0.05 for r in cmp.rows)
     assert {r.verdict(1) for r in cmp.rows} == {NO_DIFFERENCE}
@@ -238,7 +241,7 @@ def test_needs_two_records() -> None:
 def test_fail_below_is_one_sided_and_holm_adjusted(
     q6600: tuple[Record, Record],
 ) -> None:
-    cmp = compare(list(q6600))
+    cmp = compare(list(q6600), session_sd_pct=0.0)
     # Diffs -16.3, -19.4, -40.8, -71.7, s.e. 0.01 on the log, df 8; one-sided against
     # the threshold, Holm over the 4 points: 15 % leaves 1 pair (t -1.5), 14 % takes it
     # (t -2.7, p 0.014, the largest p so not multiplied).

@@ -19,6 +19,9 @@ Q6600_2624 = [4.01e6, 7.58e6, 8.04e6, 5.13e6]
 # Planted run-to-run noise, one value per run (mean 0, sample variance 0.00025):
 # about ±2.3 % on a ratio of 5 runs against 5.
 E = (-0.02, -0.01, 0.0, 0.01, 0.02)
+# The planted noise is all run noise: a measured session spread of 0 lets compare
+# judge two single records on their runs (without any spread it would not judge).
+NO_SESSION_LEVEL = ("--session-sd", "0")
 
 
 def make(
@@ -56,7 +59,7 @@ def q6600(tmp_path: Path) -> tuple[str, str]:
 
 
 def test_exact_diffs_on_stdout(q6600: tuple[str, str]) -> None:
-    r = run_cli("compare", *q6600)
+    r = run_cli("compare", *q6600, *NO_SESSION_LEVEL)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert lines[0].split() == ["2.6.22", "(old.json)", "2.6.24", "(new.json)"]
@@ -90,7 +93,7 @@ def test_three_records_each_against_the_first(tmp_path: Path) -> None:
     a = make(tmp_path / "a.json", "2.6.18", [948_005.0, 1_768_273.0])
     b = make(tmp_path / "b.json", "2.6.25", [398_435.0])
     c = make(tmp_path / "c.json", "6.9.0", [1_000_000.0, 2_000_000.0])
-    r = run_cli("compare", str(a), str(b), str(c))
+    r = run_cli("compare", str(a), str(b), str(c), *NO_SESSION_LEVEL)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert lines[2].split() == ["1", "948,005", "398,435", "-58", "[-59,", "-57]", "regression",
@@ -107,7 +110,7 @@ def test_three_records_each_against_the_first(tmp_path: Path) -> None:
     [("14", 1), ("15", 1), ("40", 1), ("70.5", 1), ("70.9", 0), ("71.1%", 0), ("90", 0)],
 )
 def test_fail_below_exit_codes(q6600: tuple[str, str], pct: str, code: int) -> None:
-    r = run_cli("compare", *q6600, "--fail-below", pct)
+    r = run_cli("compare", *q6600, "--fail-below", pct, *NO_SESSION_LEVEL)
     assert r.returncode == code, (r.stdout, r.stderr)
     if code:
         assert "regressions of more than" in r.stdout
@@ -120,7 +123,7 @@ def test_fail_below_improvement_exits_0(tmp_path: Path) -> None:
     # pmsg-shared before/after the wake-up patch: +7.8 %, nothing regressed.
     a = make(tmp_path / "before.json", "before", [52.4e6], workload="sysv-msg-shared")
     b = make(tmp_path / "after.json", "after", [56.5e6], workload="sysv-msg-shared")
-    r = run_cli("compare", str(a), str(b), "--fail-below", "0")
+    r = run_cli("compare", str(a), str(b), "--fail-below", "0", *NO_SESSION_LEVEL)
     assert r.returncode == 0, r.stdout
     assert "+8" in r.stdout and "improvement" in r.stdout
 
@@ -250,7 +253,7 @@ def test_json_gives_each_point_its_estimate_interval_verdict_and_unit(
     q6600: tuple[str, str], tmp_path: Path
 ) -> None:
     out = tmp_path / "cmp.json"
-    r = run_cli("compare", *q6600, "--json", str(out))
+    r = run_cli("compare", *q6600, "--json", str(out), *NO_SESSION_LEVEL)
     assert r.returncode == 0, r.stderr
     d = json.loads(out.read_text())
     assert d["schema"] == "ipctop.compare/1" and d["family_wise"] == "holm"
@@ -261,7 +264,7 @@ def test_json_gives_each_point_its_estimate_interval_verdict_and_unit(
     assert (p4["n"], p4["unit"], p4["verdict"]) == (5, "runs", "regression")
     assert p4["test"] == "Welch's t on log rates" and p4["p_holm"] < 0.05
     # '-' puts the JSON alone on stdout, the table on stderr.
-    r = run_cli("compare", *q6600, "--json", "-")
+    r = run_cli("compare", *q6600, "--json", "-", *NO_SESSION_LEVEL)
     assert json.loads(r.stdout)["points"][0]["verdict"] == "regression"
     assert "Scalability [%]" in r.stderr
     r = run_cli("compare", *q6600, "--json", "/proc/x.json")

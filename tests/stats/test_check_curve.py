@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 import pytest
@@ -80,18 +81,37 @@ def test_aa_noise_floor_from_interleaved_halves() -> None:
 
 
 def test_baseline_catches_a_uniformly_slow_box() -> None:
+    # Planted noise is all within-run: a session spread measured as 0 adds nothing.
     base = [1000.0 * math.exp(e) for e in E]
     slow = reading("sysv-msg", [300], windows=tuple(600.0 * math.exp(e) for e in E))
-    v = judge_baseline(slow, base, "good.json")
+    v = judge_baseline(slow, base, "good.json", 0.0)
     assert v.status == FAIL and "this box is slow" in v.reason and "-40 %" in v.reason
     same = reading("sysv-msg", [500], windows=tuple(1000.0 * math.exp(e) for e in E[::-1]))
-    assert judge_baseline(same, base, "good.json").status == OK
+    assert judge_baseline(same, base, "good.json", 0.0).status == OK
     # 5 windows of one run: AR(1)-corrected at the prior r 0.77, -12 % is a slowdown
     # the interval shows ([-20, -3]) but not past the 10 % that fails; -4 % it cannot show.
     bit = reading("sysv-msg", [440], windows=tuple(880.0 * math.exp(e) for e in E))
-    assert judge_baseline(bit, base, "good.json").status == WARN
+    assert judge_baseline(bit, base, "good.json", 0.0).status == WARN
     tiny = reading("sysv-msg", [480], windows=tuple(960.0 * math.exp(e) for e in E))
-    assert judge_baseline(tiny, base, "good.json").status == OK
+    assert judge_baseline(tiny, base, "good.json", 0.0).status == OK
+
+
+def test_baseline_without_a_session_spread_shows_the_figure_but_does_not_judge() -> None:
+    base = [1000.0 * math.exp(e) for e in E]
+    slow = reading("sysv-msg", [300], windows=tuple(600.0 * math.exp(e) for e in E))
+    v = judge_baseline(slow, base, "good.json", None, "none stored for host h")
+    assert v.status == WARN and "-40 %" in v.reason and "this box is slow" not in v.reason
+    assert v.reason.endswith(
+        "not judged: sessions differ by an unknown amount (none stored for host h)"
+    )
+
+
+def test_baseline_with_a_session_spread_widens_its_interval() -> None:
+    base = [1000.0 * math.exp(e) for e in E]
+    bit = reading("sysv-msg", [440], windows=tuple(880.0 * math.exp(e) for e in E))
+    # -12 %: a slowdown on windows alone (WARN), not shown once sessions differ by 10 %.
+    assert judge_baseline(bit, base, "good.json", 0.0).status == WARN
+    assert judge_baseline(bit, base, "good.json", 10.0).status == OK
 
 
 @two_cpus
@@ -111,6 +131,10 @@ def test_live_quick_check_records_its_noise_floor_and_reads_it_as_baseline(
     d = json.loads(again.stdout)
     lines = [v["reason"] for v in d["verdicts"] if v["subject"].endswith("baseline")]
     assert len(lines) == 2 and all("against good.json" in x for x in lines)
+    # The record carries no session spread and the box stored none (conftest's private
+    # XDG_STATE_HOME): the figures are given, the verdicts are not.
+    why = f"not judged: sessions differ by an unknown amount (none stored for host {os.uname().nodename}"
+    assert all(why in x for x in lines), lines
 
 
 def test_baseline_of_another_setting_is_refused_before_measuring(tmp_path: Path) -> None:

@@ -8,8 +8,10 @@ one value. Windows of one run are never the sample when runs exist: they are
 correlated and runs differ by more than their windows do. Only a record with
 a single run falls back to its windows, with the AR(1) correction, and says
 so. B/A is Welch's t on the log replicate values (analysis.stats); with one
-record a side the interval covers run-to-run noise only unless a session
-spread is given (--session-sd). Verdicts and the --fail-below gate control
+record a side from separate sessions the interval needs the box's session
+spread (--session-sd, a record's, or the box's stored one): without it the
+sessions differ by an unknown amount, so those points are shown but not
+judged, and the gate says so (commands/compare.py). Verdicts and the --fail-below gate control
 the family-wise error over every point judged (Holm). Scalability % is each
 side against its own 1-pair figure.
 """
@@ -19,15 +21,11 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Union
 
 from ipctop.analysis.scaling import ScalingPoint, diff_pct
 from ipctop.analysis.stats import (
     CONFIDENCE,
-    IMPROVEMENT,
-    NO_DIFFERENCE,
-    REGRESSION,
     SESSIONS,
     TEST_WELCH,
     WINDOWS,
@@ -41,6 +39,12 @@ from ipctop.analysis.stats import (
 )
 from ipctop.errors import UsageError
 from ipctop.output.records.record import record_points
+from ipctop.output.text.compare_rows import (
+    NOT_JUDGED_WHY,
+    CompareRow,
+    Comparison,
+    SidePoint,
+)
 from ipctop.output.text.compare_scale import scale_pct, scale_section
 from ipctop.output.text.tables import fmt_int, format_table
 
@@ -55,112 +59,8 @@ MATCH_KEYS = SAME_KEYS + (
     "load_unit", "fds", "loops", "transport",  # a load sweep's (commands/load_record.py)
 )  # fmt: skip
 
-UNSETTLED = "unsettled: not judged"
-NO_INTERVAL = "no interval (n < 2)"
 
 Side = Union["Record", Sequence["Record"]]
-
-
-ALPHA = 1.0 - CONFIDENCE
-
-
-@dataclass(frozen=True)
-class SidePoint:
-    """One side at one pair count: the replicate values its interval is built from."""
-
-    values: tuple[float, ...]  # one per session, per run, or (one run only) per window
-    unit: str
-    settled: bool
-    figure: float  # the estimate (geometric mean of values), what the table prints
-
-    @property
-    def n(self) -> int:
-        return len(self.values)
-
-
-@dataclass(frozen=True)
-class CompareRow:
-    pairs: int
-    totals: tuple[float | None, ...]  # one per side, None where it has no such pair count
-    diffs: tuple[float | None, ...]  # vs the first side; the first's own entry is None
-    scalability: tuple[float | None, ...]
-    intervals: tuple[Difference | None, ...] = ()  # vs the first side, where both have n >= 2
-    settled: tuple[bool, ...] = ()
-    samples: tuple[int, ...] = ()  # replicate values behind each total
-    units: tuple[str, ...] = ()  # the unit of each side's values
-    adjusted: tuple[float | None, ...] = ()  # Holm-adjusted p-value vs the first side
-
-    def decides(self, i: int) -> bool:
-        """Whether side i's difference at this point may decide anything."""
-        return bool(self.intervals[i]) and self.settled[0] and self.settled[i]
-
-    def verdict(self, i: int) -> str:
-        if i == 0 or self.totals[i] is None or self.totals[0] is None:
-            return ""
-        if not (self.settled[0] and self.settled[i]):
-            return UNSETTLED
-        d = self.intervals[i]
-        if d is None:
-            return NO_INTERVAL
-        p = self.adjusted[i] if self.adjusted else d.p_value
-        if p is None or p >= ALPHA:
-            return NO_DIFFERENCE
-        return REGRESSION if d.ratio < 1.0 else IMPROVEMENT
-
-
-@dataclass(frozen=True)
-class Regression:
-    label: str
-    pairs: int
-    diff_pct: float
-    high_pct: float | None = None  # the interval's upper end, when the gate used one
-    p_holm: float | None = None
-
-
-@dataclass(frozen=True)
-class Comparison:
-    labels: tuple[str, ...]  # "6.1.0 (old.json)", "6.1.0 (a.json + b.json)"
-    rows: tuple[CompareRow, ...]
-    forced: bool = False
-    notes: tuple[str, ...] = ()  # mismatches accepted because of force, and unknowns
-    session_sd_pct: float | None = None  # the session spread added, when one was given
-    unit: str | None = None  # a load sweep's "group" or "room": its steps are loads
-
-    @property
-    def worst_regression_pct(self) -> float | None:
-        """The most negative Diff % anywhere (positive if every side improved)."""
-        diffs = [d for r in self.rows for d in r.diffs if d is not None]
-        return min(diffs) if diffs else None
-
-    @property
-    def decidable(self) -> int:
-        """Points that have an interval and are settled on both sides."""
-        return sum(r.decides(i) for r in self.rows for i in range(1, len(self.labels)))
-
-    def judged(self) -> list[tuple[CompareRow, int, Difference]]:
-        return [
-            (row, i, row.intervals[i])  # type: ignore[misc]
-            for row in self.rows
-            for i in range(1, len(self.labels))
-            if row.decides(i)
-        ]
-
-    def smallest_change_pct(self) -> float | None:
-        """The median half-width of the judged intervals: changes smaller than this
-        one could not be told from noise by these records."""
-        widths = sorted(d.half_width_pct for _, _, d in self.judged())
-        return widths[len(widths) // 2] if widths else None
-
-    def regressions(self, threshold_pct: float) -> list[Regression]:
-        """Every settled (side, pair count) more than threshold_pct below the first
-        side, one-sided at 5 % family-wise over every point judged (Holm)."""
-        judged = self.judged()
-        adjusted = holm([d.p_below(threshold_pct) for _, _, d in judged])
-        return [
-            Regression(self.labels[i], row.pairs, d.diff_pct, d.high_pct, p)
-            for (row, i, d), p in zip(judged, adjusted)
-            if p < ALPHA
-        ]
 
 
 def _records(side: Side) -> list[Record]:
@@ -251,16 +151,36 @@ def _interval(a: SidePoint, b: SidePoint, session_var: float) -> Difference | No
     return difference(a.values, b.values, unit=a.unit, unit_b=b.unit, session_var=extra)
 
 
+def separate_sessions(a: Sequence[Record], b: Sequence[Record]) -> bool:
+    """One record a side, from two sessions: the case only a session spread can judge.
+    (A record against itself is one session: nothing differs between its sides.)"""
+    return len(a) == 1 and len(b) == 1 and a[0] != b[0]
+
+
 def compare(
-    sides: Sequence[Side], force: bool = False, session_sd_pct: float | None = None
+    sides: Sequence[Side],
+    force: bool = False,
+    session_sd_pct: float | None = None,
+    session_source: str = "",
+    no_spread_why: str = "",
 ) -> Comparison:
     """Compare every side against the first; a side is a record or several pooled.
     Refuses unlike records (any of MATCH_KEYS) unless force. session_sd_pct is the
-    box's session-to-session s.d. (in %), added where a side is one session."""
+    box's session-to-session s.d. (in %), added where a side is one session;
+    without it, a side that is one session against a baseline of one other
+    session is shown but not judged (no_spread_why: why no stored one fitted)."""
     groups = [_records(s) for s in sides]
     if len(groups) < 2 or any(not g for g in groups):
         raise UsageError("compare needs at least two records")
     notes = _check_alike([r for g in groups for r in g], force)
+    blocked = tuple(
+        i > 0 and session_sd_pct is None and separate_sessions(groups[0], g)
+        for i, g in enumerate(groups)
+    )
+    not_judged = ""
+    if any(blocked):
+        why = f" (stored spread: {no_spread_why})" if no_spread_why else ""
+        not_judged = NOT_JUDGED_WHY + why
     session_var = math.log1p(session_sd_pct / 100.0) ** 2 if session_sd_pct else 0.0
     curves = [side_points(g) for g in groups]
     unit = getattr(groups[0][0].config, "load_unit", None)
@@ -282,6 +202,7 @@ def compare(
                 settled=tuple(p.settled if p else True for p in pts),
                 samples=tuple(p.n if p else 0 for p in pts),
                 units=tuple(p.unit if p else "" for p in pts),
+                blocked=blocked,
             )
         )
     return Comparison(
@@ -290,6 +211,9 @@ def compare(
         forced=force,
         notes=tuple(notes),
         session_sd_pct=session_sd_pct,
+        session_source=session_source,
+        not_judged=not_judged,
+        blocked_sides=tuple(i for i, b in enumerate(blocked) if b),
         unit=unit,
     )
 
@@ -380,17 +304,14 @@ def legend_lines(cmp: Comparison) -> list[str]:
             "windows: a side had a single run, so its interval covers within-run noise "
             "only (AR(1)-corrected); sweep --repeat 3 gives runs"
         )
-    if SESSIONS not in units:
+    if cmp.not_judged:
+        out.append(cmp.not_judged)
+    elif SESSIONS not in units:
         if cmp.session_sd_pct is not None:
-            out.append(
-                f"session spread {cmp.session_sd_pct:g} % s.d. added "
-                "(--session-sd, or a record's check --sessions)"
-            )
-        else:
-            out.append(
-                "one session a side: the interval covers run-to-run noise only; separate "
-                "sessions differ again (give --session-sd, or 2+ records a side)"
-            )
+            source = cmp.session_source or f"session spread {cmp.session_sd_pct:g} % s.d."
+            out.append(f"{source}: added to every interval across sessions")
+        else:  # a record against itself: one session, nothing to add
+            out.append("one session: the interval covers run-to-run noise only")
     small = cmp.smallest_change_pct()
     if small is not None:
         out.append(f"smallest change these records can show: about ±{small:.0f} %")
@@ -428,6 +349,8 @@ def comparison_to_dict(cmp: Comparison) -> dict[str, object]:
                     "p_value": d.p_value if d else None,
                     "p_holm": row.adjusted[i] if row.adjusted else None,
                     "settled": bool(row.settled[0] and row.settled[i]),
+                    "judged": row.decides(i),
+                    "not_judged_why": row.why_not(i),
                 }
             )
     return {
@@ -436,6 +359,9 @@ def comparison_to_dict(cmp: Comparison) -> dict[str, object]:
         "confidence": CONFIDENCE,
         "family_wise": "holm",
         "session_sd_pct": cmp.session_sd_pct,
+        "session_sd_source": cmp.session_source or None,
+        "judged": not cmp.not_judged,
+        "not_judged": cmp.not_judged or None,
         "smallest_change_pct": cmp.smallest_change_pct(),
         "notes": list(cmp.notes) + legend_lines(cmp),
         "points": points,

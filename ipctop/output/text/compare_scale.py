@@ -15,7 +15,7 @@ from ipctop.analysis.scaling import ScalingPoint, scalability_pct
 from ipctop.output.text.tables import fmt_pct, format_table
 
 if TYPE_CHECKING:
-    from ipctop.output.text.compare_records import Comparison
+    from ipctop.output.text.compare_rows import Comparison
 
 
 def scale_pct(unit: str | None, points: Iterable[ScalingPoint], n: int) -> float | None:
