@@ -139,8 +139,12 @@ def test_the_rooms_sweep_prints_each_load_s_rate_with_its_interval() -> None:
 def test_ends_past_the_counter_block_are_refused_with_what_fits() -> None:
     with pytest.raises(UsageError, match=r"^52 rooms of chat are 4,160 ends; .* at most 51 rooms$"):
         check_slots(52, 4 * USERS, "room", "chat")
-    with pytest.raises(UsageError, match=r"1 more rooms fit$"):
+    with pytest.raises(UsageError, match=r": 1 more room fits$"):
         check_slots(2, 4 * USERS, "room", "chat", free=100)
+    with pytest.raises(UsageError, match=r"^3 rooms of chat .*: 2 more rooms fit$"):
+        check_slots(3, 4 * USERS, "room", "chat", free=200)
+    with pytest.raises(UsageError, match=r"^1 room of chat .*: 0 more rooms fit$"):
+        check_slots(1, 4 * USERS, "room", "chat", free=40)
     check_slots(51, 4 * USERS, "room", "chat")  # 4,080 of 4,096: fits
 
 
