@@ -11,6 +11,7 @@ import sys
 import psutil
 import pytest
 from conftest import ROOT, run_cli, two_cpus, wait_for
+from ipctop_child import ipctop
 
 from ipctop.engine.config import EngineConfig
 from ipctop.engine.counters import check_slots
@@ -188,12 +189,8 @@ def test_the_rooms_sweep_samples_above_its_rooms() -> None:
     """80 runnable threads a room starved a sampler at their nice: every reading came
     late and every window was dropped as a stall (15 rooms measured 0 msgs/s). The
     sweep's own thread, which samples, runs raised; the room's ends at nice 0."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ipctop", "sweep", "-w", "chat", "--rooms", "1", "--transport",
-         "unix", "--seconds", "4", "--warmup", "0.5", "--repeat", "1"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-    )  # fmt: skip
-    try:
+    with ipctop("sweep", "-w", "chat", "--rooms", "1", "--transport", "unix",
+                "--seconds", "4", "--warmup", "0.5", "--repeat", "1") as proc:  # fmt: skip
         seen: dict[int, int] = {}
 
         def room_running() -> bool:
@@ -204,10 +201,6 @@ def test_the_rooms_sweep_samples_above_its_rooms() -> None:
         raised = max(-20, os.getpriority(os.PRIO_PROCESS, 0) - RAISE)
         assert seen[proc.pid] == raised, "the sampling thread runs at its process's nice"
         out, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert proc.returncode == 0, err
     assert "stall" not in err
 
