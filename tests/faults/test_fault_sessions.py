@@ -13,9 +13,9 @@ import subprocess
 import sys
 import time
 
-import psutil
 import pytest
 from conftest import ROOT, posix_queues, run_cli
+from ipctop_child import kill_reaper_then_engine
 
 from ipctop.engine.reaper import session_dir
 
@@ -31,17 +31,6 @@ def wait_for(predicate, timeout: float = 30.0) -> bool:
 
 def session_files() -> set[str]:
     return {p.name for p in session_dir().iterdir() if p.name != "live-session.lock"}
-
-
-def kill_reaper_then_engine(proc: subprocess.Popen) -> None:
-    reapers = [c for c in psutil.Process(proc.pid).children()
-               if "ipctop.engine.reaper" in " ".join(c.cmdline())]  # fmt: skip
-    assert len(reapers) == 1
-    reapers[0].kill()
-    # A zombie until the engine reaps it, which the engine (stopped next) never does.
-    assert wait_for(lambda: not reapers[0].is_running() or reapers[0].status() == "zombie")
-    proc.kill()
-    proc.wait(10)
 
 
 def mqueue_mounted() -> bool:

@@ -13,7 +13,7 @@ import time
 import psutil
 import pytest
 from conftest import ROOT, run_cli, sysv_objects, wait_for
-from ipctop_child import ipctop, stop
+from ipctop_child import ipctop, kill_reaper_then_engine, stop
 
 from ipctop.engine.reaper import tag_of
 
@@ -131,14 +131,7 @@ def test_clean_removes_only_dead_sessions_objects() -> None:
     try:
         with ipctop("run", "--pairs", "1", "--cpus", "0", "--seconds", "60") as proc:
             assert wait_for(lambda: len(objects_of() - before) == 1)
-            reaper = [c for c in psutil.Process(proc.pid).children()
-                      if "ipctop.engine.reaper" in " ".join(c.cmdline())]  # fmt: skip
-            assert len(reaper) == 1
-            # Kill the reaper first, then the run: the worst case clean exists for.
-            reaper[0].kill()
-            assert wait_for(lambda: not reaper[0].is_running() or reaper[0].status() == "zombie")
-            proc.kill()
-            proc.wait(5)
+            kill_reaper_then_engine(proc)  # the worst case clean exists for
             left = objects_of() - before
             assert len(left) == 1
             dry = run_cli("clean", "--dry-run")

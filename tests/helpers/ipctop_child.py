@@ -8,10 +8,13 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
+
+import psutil
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -55,3 +58,18 @@ def stop(
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=timeout)
     return out or "", err or ""
+
+
+def kill_reaper_then_engine(proc: subprocess.Popen[str]) -> None:
+    """SIGKILL the run's reaper, then the run: what is left is what `ipctop clean` is for."""
+    me = psutil.Process(proc.pid)
+    reapers = [c for c in me.children() if "ipctop.engine.reaper" in " ".join(c.cmdline())]
+    assert len(reapers) == 1, reapers
+    reapers[0].kill()
+    # A zombie until the engine reaps it, which the engine (stopped next) never does.
+    deadline = time.monotonic() + 10
+    while reapers[0].is_running() and reapers[0].status() != "zombie":
+        assert time.monotonic() < deadline, "the reaper outlived its SIGKILL"
+        time.sleep(0.05)
+    proc.kill()
+    proc.wait(10)
