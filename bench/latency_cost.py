@@ -113,7 +113,7 @@ def consistency(runs: list[RunResult]) -> str:
     """A's mean and median round trip beside 1/(its round rate), over the 'on' windows."""
     lines = []
     for r in runs:
-        a = next(t for t in r.threads if t.role == "A")
+        a = next(t for t in r.threads if t.at_end.role == "A")
         (p,) = r.latency
         lines.append(
             f"    1/rate {format_ns(1e9 / a.ops_per_s)}  mean rtt {format_ns(p.rtt.mean)}"

@@ -37,6 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ipctop.analysis.autocorr import R_PRIOR, estimate_r, mean_se
+from ipctop.plain import to_plain
 
 CONFIDENCE = 0.95
 # The sampler's interval doubles as the window. A longer window does not make
@@ -111,16 +112,8 @@ class Summary:
         return text
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "n": self.n,
-            "estimate": self.figure,
-            "median": self.median,
-            "low": self.low,
-            "high": self.high,
-            "method": self.method,
-            "unit": self.unit,
-            "r": self.r,
-        }
+        # Kept for the order records have: the estimate (always set) second.
+        return {"n": self.n, "estimate": self.figure, **to_plain(self)}
 
 
 @dataclass(frozen=True)
@@ -179,18 +172,10 @@ class Difference:
         return float(t.cdf((d - limit) / self.se, self.df))
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "n_a": self.n_a,
-            "n_b": self.n_b,
-            "ratio": self.ratio,
-            "low": self.low,
-            "high": self.high,
-            "p_value": self.p_value,
-            "test": self.test,
-            "unit": self.unit,
-            "df": self.df if math.isfinite(self.df) else None,
-            "verdict": self.verdict,
-        }
+        # Kept for what it leaves out (se, notes) and adds (the verdict), and an
+        # infinite df (a normal test) as JSON's null.
+        plain = {k: v for k, v in to_plain(self).items() if k not in ("se", "notes")}
+        return {**plain, "df": self.df if math.isfinite(self.df) else None, "verdict": self.verdict}
 
 
 def logs_of(values: Sequence[float]) -> list[float]:

@@ -139,19 +139,19 @@ class CheckRunner:
         middle = sorted(results, key=lambda r: r.total_ops_per_s)[len(results) // 2]
         threads = tuple(
             ThreadReading(
-                pair=t.pair,
-                role=t.role,
-                bound_cpu=t.bound_cpu,
-                seen_cpus=tuple(sorted(seen.get((t.pair, t.role), set()))),
+                pair=t.at_end.pair,
+                role=t.at_end.role,
+                bound_cpu=t.at_end.bound_cpu,
+                seen_cpus=tuple(sorted(seen.get((t.at_end.pair, t.at_end.role), set()))),
                 rounds=t.rounds,
                 # Wrong messages anywhere in the run count, not only in the median window.
                 errors=max(
-                    x.errors
+                    x.at_end.errors
                     for r in results
                     for x in r.threads
-                    if x.pair == t.pair and x.role == t.role
+                    if (x.at_end.pair, x.at_end.role) == (t.at_end.pair, t.at_end.role)
                 ),
-                state=t.state,
+                state=t.at_end.state,
             )
             for t in middle.threads
         )

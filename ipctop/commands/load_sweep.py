@@ -122,13 +122,13 @@ def _rooms(threads: Sequence[ThreadResult]) -> list[StepUnit]:
     """A run's rooms: each the sum of its ends' rates, as the monitor's rows."""
     by_room: dict[int, list[ThreadResult]] = {}
     for t in threads:
-        by_room.setdefault(t.pair, []).append(t)
+        by_room.setdefault(t.at_end.pair, []).append(t)
     return [
         StepUnit(
             unit=r,
             ends=len(ends),
             ops_per_s=sum(t.ops_per_s for t in ends),
-            cpus=sorted({t.last_cpu for t in ends if t.last_cpu is not None}),
+            cpus=sorted({c for t in ends if (c := t.at_end.last_cpu) is not None}),
         )
         for r, ends in sorted(by_room.items())
     ]

@@ -120,7 +120,7 @@ def _run(
         _print_profile(profile, args.jsonl)
     # Read once the engine has stopped: an end that did not stop in time says so then.
     EngineWarnings().take([*engine.events, *result.events])
-    failed = [t for t in result.threads if t.state not in ("running", "done")]
+    failed = [t for t in result.threads if t.at_end.state not in ("running", "done")]
     stuck = result.stalls.stalled_at_end if result.stalls is not None else ()
     if stuck:
         print(

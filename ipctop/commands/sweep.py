@@ -259,7 +259,14 @@ def _step(
         windows=windows,
         oversubscribed=middle.oversubscribed,
         threads=[
-            StepThread(t.pair, t.role, t.last_cpu, t.ops_per_s, t.rounds, t.errors)
+            StepThread(
+                t.at_end.pair,
+                t.at_end.role,
+                t.at_end.last_cpu,
+                t.ops_per_s,
+                t.rounds,
+                t.at_end.errors,
+            )
             for t in middle.threads
         ],
         costs=middle.costs,

@@ -62,17 +62,27 @@ class SlotReading(NamedTuple):
 CAPACITY = 4096
 
 
+def _units(n: int, unit: str) -> str:
+    return f"{n} {unit}" if n == 1 else f"{n} {unit}s"
+
+
+def _more_fit(n: int, unit: str) -> str:
+    return f"1 more {unit} fits" if n == 1 else f"{n} more {unit}s fit"
+
+
 def check_slots(units: int, per_unit: int, unit: str, workload: str, free: int = CAPACITY) -> None:
     """Refuse `units` more units whose ends the counter block has no slots for,
     before the first of them starts (60 chat rooms are 4,800 ends)."""
     need = units * per_unit
     if need <= free:
         return
-    plural = "" if units == 1 else "s"
-    room = f"{free // per_unit} more {unit}s fit" if free < CAPACITY else (
-        f"at most {CAPACITY // per_unit} {unit}s")  # fmt: skip
+    room = (
+        _more_fit(free // per_unit, unit)
+        if free < CAPACITY
+        else f"at most {_units(CAPACITY // per_unit, unit)}"
+    )
     raise UsageError(
-        f"{units} {unit}{plural} of {workload} are {need:,} ends; one ipctop runs at most "
+        f"{_units(units, unit)} of {workload} are {need:,} ends; one ipctop runs at most "
         f"{CAPACITY:,} ends at once: {room}"
     )
 

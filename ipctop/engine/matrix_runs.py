@@ -12,12 +12,12 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..cpuclass import CLASSES, SAME_CPU, CpuClasses
 from ..errors import UsageError
-from ..plain import from_plain
+from ..plain import from_plain, to_plain
 from .config import EngineConfig
 from .engine import Engine
 from .latency import NOTHING_TIMED, LatencySummary, Tracker, summarize
@@ -41,22 +41,31 @@ class Cell:
     ops_per_s: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "workload": self.workload,
-            "from": self.src,
-            "to": self.dst,
-            "class": self.cls,
-            "oneway": self.oneway.to_dict(),
-            "reverse": self.reverse.to_dict(),
-            "rtt": self.rtt.to_dict(),
-            "ops_per_s": round(self.ops_per_s),
-        }
+        # Kept for the written names ("from", "to", "class" are Python keywords or
+        # taken) and the rounding: latencies to 3 significant digits, whole ops/s.
+        rounded = replace(
+            self,
+            oneway=self.oneway.rounded(),
+            reverse=self.reverse.rounded(),
+            rtt=self.rtt.rounded(),
+            ops_per_s=round(self.ops_per_s),
+        )
+        return {_WRITTEN.get(k, k): v for k, v in to_plain(rounded).items()}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Cell:
-        # Kept for the written names ("from", "to", "class" are Python keywords or taken).
-        names = {"from": "src", "to": "dst", "class": "cls"}
+        names = {v: k for k, v in _WRITTEN.items()}
         return from_plain(cls, {names.get(k, k): v for k, v in d.items()})
+
+
+# A field's key in a record where the name differs (a Cell's or a ClassRow's).
+_WRITTEN = {
+    "src": "from",
+    "dst": "to",
+    "cls": "class",
+    "base_p50": "spin_p50",
+    "base_p99": "spin_p99",
+}
 
 
 def check_workload(workload: str, engine: str) -> None:
@@ -157,18 +166,9 @@ class ClassRow:
         return self.p99 - self.base_p99
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "workload": self.workload,
-            "class": self.cls,
-            "cells": self.cells,
-            "few": self.few,
-            "p50": self.p50,
-            "p99": self.p99,
-            "spin_p50": self.base_p50,
-            "spin_p99": self.base_p99,
-            "kernel_p50": self.kernel_p50,
-            "kernel_p99": self.kernel_p99,
-        }
+        # Kept for the written names and the kernel's share it works out.
+        plain = {_WRITTEN.get(k, k): v for k, v in to_plain(self).items()}
+        return {**plain, "kernel_p50": self.kernel_p50, "kernel_p99": self.kernel_p99}
 
 
 def _median(xs: Iterable[float | None]) -> float | None:

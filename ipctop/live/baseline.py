@@ -55,7 +55,7 @@ class Baseline:
         out = []
         for key in ("workload", "placement", "mode", "engine"):
             theirs = getattr(self.record.config, key, None)
-            if theirs is not None and theirs != getattr(info, key):
+            if theirs is not None and theirs != getattr(info.config, key):
                 out.append(f"{key} {theirs}")
         if self.record.box.kernel_release and self.kernel != info.kernel:
             out.append(f"kernel {self.kernel}")
@@ -100,7 +100,7 @@ class Baseline:
         out = []
         for key in SAME_KEYS:
             theirs = getattr(self.record.config, key, None)
-            if theirs != getattr(info, key):
+            if theirs != getattr(info.config, key):
                 out.append(f"{key} {theirs}")
         return out
 

@@ -11,17 +11,23 @@ import math
 
 from ..engine.costs import Costs, CpuCost, ThreadCost
 from ..engine.sample import CpuSample, IpiSample, Sample, ThreadSample
+from ..output.records.record import RunConfig
 from .sources import FixedSource, RunInfo, SampleCallback
 
 INFO = RunInfo(
-    workload="sysv-msg",
-    placement="same",
-    mode="threads",
-    engine="native",
-    cpus=(0, 1, 2, 3),
+    RunConfig(
+        workload="sysv-msg",
+        placement="same",
+        mode="threads",
+        engine="native",
+        cpus=(0, 1, 2, 3),
+        seconds=None,
+        warmup=None,
+        repeat=None,
+        interval=0.5,
+    ),
     kernel="6.1.0-fixed",
     cpu_model="Fixed CPU @ 3.00GHz (fake, for snapshots)",
-    interval=0.5,
     source="fixed samples",
 )
 
@@ -162,5 +168,5 @@ def fixed_comparison() -> FixedComparison:
     """sysv-msg, then futex on the same pairs: futex is faster and its pair 2 is healthy."""
     first = fixed_samples()
     futex = fixed_samples(per_pair=2.4 * PER_PAIR, slow=0.96, start=len(first))
-    futex_info = INFO.model_copy(update={"workload": "futex"})
+    futex_info = INFO.changed(workload="futex")
     return FixedComparison((INFO, first), (futex_info, futex), monitor_cpu=3)

@@ -36,34 +36,6 @@ class ThreadResult:
     rounds: int  # the end's counter at the window's end less at its start
     ops_per_s: float  # those rounds less its pair's stalled windows', per second of the rest
 
-    @property
-    def pair(self) -> int:
-        return self.at_end.pair
-
-    @property
-    def role(self) -> str:
-        return self.at_end.role
-
-    @property
-    def tid(self) -> int:
-        return self.at_end.tid
-
-    @property
-    def bound_cpu(self) -> int | None:
-        return self.at_end.bound_cpu
-
-    @property
-    def last_cpu(self) -> int | None:
-        return self.at_end.last_cpu
-
-    @property
-    def errors(self) -> int:
-        return self.at_end.errors
-
-    @property
-    def state(self) -> str:
-        return self.at_end.state
-
 
 @dataclass(frozen=True)
 class RunResult:

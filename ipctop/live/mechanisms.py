@@ -18,10 +18,12 @@ from .sources import RunInfo
 def why_not(name: str, info: RunInfo) -> str | None:
     """None when `name` can run with this run's engine, placement, mode and CPUs."""
     workload = make_workload(name)
-    config = EngineConfig(workload=name, placement=info.placement, mode=info.mode, cpus=info.cpus)
+    config = EngineConfig(
+        workload=name, placement=info.config.placement, mode=info.config.mode, cpus=info.config.cpus
+    )
     try:
         workload.configure(config)  # sets a unit's size: known only after this
-        workload.check(info.placement, info.engine)
+        workload.check(info.config.placement, info.config.engine)
     except UsageError as exc:
         return str(exc)
     if workload.roles(0) != ("A", "B") or workload.ops:
@@ -32,7 +34,7 @@ def why_not(name: str, info: RunInfo) -> str | None:
 def next_mechanism(info: RunInfo) -> tuple[str | None, list[tuple[str, str]]]:
     """The next runnable workload after this run's, wrapping around; and those skipped."""
     names = list(WORKLOADS)
-    start = names.index(info.workload) if info.workload in names else -1
+    start = names.index(info.config.workload) if info.config.workload in names else -1
     skipped: list[tuple[str, str]] = []
     for step in range(1, len(names)):
         name = names[(start + step) % len(names)]
@@ -45,10 +47,8 @@ def next_mechanism(info: RunInfo) -> tuple[str | None, list[tuple[str, str]]]:
 
 def comparable(old: RunInfo, new: RunInfo) -> bool:
     """Two runs whose curves may share a chart: only the workload differs."""
-    return (old.placement, old.mode, old.cpus, old.engine, old.source) == (
-        new.placement,
-        new.mode,
-        new.cpus,
-        new.engine,
-        new.source,
-    )
+
+    def same(i: RunInfo) -> tuple[object, ...]:
+        return (i.config.placement, i.config.mode, i.config.cpus, i.config.engine, i.source)
+
+    return same(old) == same(new)

@@ -24,7 +24,9 @@ class MetricsFeed:
         self._latency = LatencyAccumulator(engine_of)
 
     def __call__(self, sample: Sample, info: Any, session: Session) -> None:
-        labels = RunLabels(info.workload, info.placement, info.mode, info.engine)
+        labels = RunLabels(
+            info.config.workload, info.config.placement, info.config.mode, info.config.engine
+        )
         if labels != self._labels:  # w, p or m: another run, new series
             self._labels, self._latency = labels, LatencyAccumulator(self.engine_of)
         self._latency.feed()

@@ -43,7 +43,7 @@ class ProfileFeed:
         """Start perf for a live source; the one line of why not, or None."""
         if not self.live:
             return None
-        cpus = list(self.source.info.cpus)
+        cpus = list(self.source.info.config.cpus)
         self.status = perf_status(cpus)
         if not self.status.ok:
             return self.status.line

@@ -42,12 +42,12 @@ class RecordSwitch:
         """Start recording from the next sample; returns what to tell the user."""
         if self.recorder is not None:
             return f"already recording to {self.recorder.path}"
-        target = Path(path) if path else default_record_path(self.directory, info.workload)
+        target = Path(path) if path else default_record_path(self.directory, info.config.workload)
         if not target.parent.is_dir():
             raise RecordError(f"cannot record to {target}: {target.parent} is not a directory")
         if self._box is None:
             self._box = self._read_box()
-        self.recorder = SessionRecorder(target, self._box, info.run_config())
+        self.recorder = SessionRecorder(target, self._box, info.config)
         self._generation = generation
         return f"recording to {target.resolve()}"
 

@@ -129,12 +129,10 @@ class ReplaySource(SampleSource):
         self.finished = False
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        run = record.config.model_dump(exclude={"interval", "kernel", "cpu_model", "source"})
         self._info = RunInfo(
-            **run,
+            record.config.model_copy(update={"interval": _interval(record, self.samples)}),
             kernel=record.box.kernel,
             cpu_model=record.box.cpu,
-            interval=_interval(record, self.samples),
             source=f"REPLAY {record.name}",
         )
 

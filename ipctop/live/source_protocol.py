@@ -10,6 +10,7 @@ source it holds.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..engine.sample import Sample
@@ -24,29 +25,36 @@ SampleCallback = Callable[[Sample, int], None]
 Histograms = dict[str, list[tuple[float, int]]]
 
 
-class RunInfo(RunConfig):
+@dataclass(frozen=True)
+class RunInfo:
     """What the header says about the run; fixed until the source is reconfigured.
 
-    The run's configuration is a RunConfig (a live one has no fixed duration or
-    repeat count), so a session's record keeps it as it is (run_config); beside it,
-    where the run is and what produces the samples.
+    `config` is the run's configuration as its record keeps it (RunConfig.of the
+    engine's, with the sampler's interval; a live run has no fixed duration or
+    repeat count), so a session's record takes it as it is; beside it, where the
+    run is and what produces the samples.
     """
 
-    seconds: float | None = None
-    warmup: float | None = None
-    repeat: int | None = None
-    interval: float  # the sampler's
+    config: RunConfig
     kernel: str
     cpu_model: str
     source: str = "live"  # "live", "fixed", "replay ..."
-    size: int | None = None  # payload bytes of a message workload
 
-    def run_config(self) -> RunConfig:
-        """The record's config block: the run's configuration, without where it ran."""
-        d = self.model_dump(exclude={"kernel", "cpu_model", "source"})
-        if d.get("size") is None:
-            d.pop("size", None)  # no payload: absent, as a sweep's record has it
-        return RunConfig.model_validate(d)
+    def __post_init__(self) -> None:
+        if self.config.interval is None:
+            raise ValueError("a source's run has a sample interval")
+
+    def changed(self, **update: Any) -> RunInfo:
+        """This run with some settings changed: where it runs (kernel, cpu_model,
+        source) or its configuration's keys (workload, placement, ...)."""
+        own = {k: update.pop(k) for k in ("kernel", "cpu_model", "source") if k in update}
+        return replace(self, config=self.config.model_copy(update=update), **own)
+
+    @property
+    def interval(self) -> float:
+        """The sampler's interval, which every source has (a record's config may not)."""
+        assert self.config.interval is not None  # __post_init__
+        return self.config.interval
 
 
 class SampleSource(Protocol):

@@ -26,6 +26,7 @@ from ..engine.sample import Sample
 from ..engine.sampler import Sampler
 from ..engine.workloads import WORKLOADS
 from ..errors import UnsupportedError
+from ..output.records.record import RunConfig
 from .monitor import choose_monitor_cpu, pin_monitor
 from .priority import MonitorPriority
 from .source_protocol import Histograms, RunInfo, SampleCallback, SampleSource
@@ -80,13 +81,8 @@ class LiveSource(SampleSource):
     # -- what the app reads ----------------------------------------------------
     @property
     def info(self) -> RunInfo:
-        return RunInfo.of(
-            self.engine.config,
-            self.engine.kind,
-            interval=self.interval,
-            kernel=self._kernel,
-            cpu_model=self._cpu_model,
-        )
+        config = RunConfig.of(self.engine.config, self.engine.kind, interval=self.interval)
+        return RunInfo(config, kernel=self._kernel, cpu_model=self._cpu_model)
 
     @property
     def controllable(self) -> bool:

@@ -116,7 +116,7 @@ class IpctopApp(
         self._present_at_start = present
         self.source = source
         self.info = source.info
-        self.session = Session(workload=self.info.workload)
+        self.session = Session(workload=self.info.config.workload)
         self.sweep_step = sweep_step
         self.screenshot_dir = screenshot_dir
         self._initial_theme = theme
@@ -221,7 +221,7 @@ class IpctopApp(
             self._generation = msg.generation
             old, old_info = self.session, self.info
             self.info = self.source.info
-            self.session = Session(workload=self.info.workload)
+            self.session = Session(workload=self.info.config.workload)
             if comparable(old_info, self.info):
                 self.session.carry_curves(old)  # a workload switch: one curve per mechanism
         self.session.feed(msg.sample)
@@ -288,10 +288,10 @@ class IpctopApp(
         self.threads_panel.update_from(s)
         cpus = self.cpus_panel
         if _shown(cpus):
-            cpus.update_from(s, self.info.cpus)
+            cpus.update_from(s, self.info.config.cpus)
         switches = self.switches_panel
         if _shown(switches):
-            switches.update_from(s, self.info.cpus, cpus.show_all)
+            switches.update_from(s, self.info.config.cpus, cpus.show_all)
         scaling = self.scaling_panel
         if self.baseline is not None:
             scaling.name_baseline(self.baseline.label_for(self.info))

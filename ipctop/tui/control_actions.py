@@ -71,24 +71,24 @@ class ControlActions:
     def action_choose_workload(self: AppHost) -> None:
         choices = [(name, cls.summary or cls.original) for name, cls in WORKLOADS.items()]
         self.push_screen(
-            ChoiceScreen("workload", choices, self.info.workload),
+            ChoiceScreen("workload", choices, self.info.config.workload),
             lambda name: self._restart(workload=name),
         )
 
     def action_choose_placement(self: AppHost) -> None:
         choices = [(p, PLACEMENT_HELP.get(p, "")) for p in PLACEMENTS]
         self.push_screen(
-            ChoiceScreen("placement", choices, self.info.placement),
+            ChoiceScreen("placement", choices, self.info.config.placement),
             lambda name: self._restart(placement=name),
         )
 
     def action_toggle_mode(self: AppHost) -> None:
-        other = [m for m in MODES if m != self.info.mode][0]
+        other = [m for m in MODES if m != self.info.config.mode][0]
         self._restart(mode=other)
 
     def _restart(self: AppHost, **change: str | None) -> None:
         ((key, value),) = change.items()
-        if value is None or value == getattr(self.info, key):
+        if value is None or value == getattr(self.info.config, key):
             return
         self._control(f"switch {key} to {value}", self.source.reconfigure, **{key: value})
 

@@ -19,7 +19,7 @@ from textual.app import ComposeResult
 
 from ..analysis.settle import Settler
 from ..live.baseline import Baseline
-from ..output.records.record import Record, RunConfig
+from ..output.records.record import Record
 from ..output.records.record_box import Box
 from .app import IpctopApp
 from .keys import KeySpec, bindings
@@ -88,7 +88,7 @@ class DemoApp(IpctopApp):
     def __init__(self, *args: Any, pace: float = 8.0, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.pace = pace
-        self.steps = story(len(self.info.cpus))
+        self.steps = story(len(self.info.config.cpus))
         self.step = 0
         self.held = False
         self._step_at = time.monotonic()
@@ -187,21 +187,14 @@ class DemoApp(IpctopApp):
         record = Record(
             kind="sweep",
             box=Box.model_validate({"kernel_release": info.kernel, "cpu_model": info.cpu_model}),
-            config=RunConfig.model_validate(
-                {
-                    "workload": info.workload,
-                    "placement": info.placement,
-                    "mode": info.mode,
-                    "engine": info.engine,
-                    "cpus": list(info.cpus),
-                    # A live curve has no fixed run length: each point is the settler's reading.
-                    "seconds": self.pace,
-                    "warmup": 0.0,
-                    "repeat": 1,
-                    "interval": info.interval,
-                }
+            # The run's own configuration; a live curve has no fixed run length:
+            # each point is the settler's reading.
+            config=info.config.model_copy(
+                update={"seconds": self.pace, "warmup": 0.0, "repeat": 1}
             ),
             points=list(points),
-            source=f"{info.placement}-core",  # its name on the baseline bar and the chart
+            source=f"{info.config.placement}-core",  # its name on the baseline bar and the chart
         )
-        self._show_baseline(Baseline(record=record, points=points, path=f"{info.placement}-core"))
+        self._show_baseline(
+            Baseline(record=record, points=points, path=f"{info.config.placement}-core")
+        )

@@ -38,7 +38,7 @@ class SweepActions:
         if not self.source.controllable:
             self._say(f"{self.info.source} source: cannot sweep", "warning")
             return
-        target = len(self.info.cpus)
+        target = len(self.info.config.cpus)
         pairs = self.source.pair_count()
         if pairs >= target:
             self._say(f"every CPU already has a pair ({pairs}/{target}); remove some first")

@@ -11,6 +11,7 @@ import sys
 import psutil
 import pytest
 from conftest import ROOT, run_cli, two_cpus, wait_for
+from ipctop_child import ipctop
 
 from ipctop.engine.config import EngineConfig
 from ipctop.engine.counters import check_slots
@@ -139,8 +140,12 @@ def test_the_rooms_sweep_prints_each_load_s_rate_with_its_interval() -> None:
 def test_ends_past_the_counter_block_are_refused_with_what_fits() -> None:
     with pytest.raises(UsageError, match=r"^52 rooms of chat are 4,160 ends; .* at most 51 rooms$"):
         check_slots(52, 4 * USERS, "room", "chat")
-    with pytest.raises(UsageError, match=r"1 more rooms fit$"):
+    with pytest.raises(UsageError, match=r": 1 more room fits$"):
         check_slots(2, 4 * USERS, "room", "chat", free=100)
+    with pytest.raises(UsageError, match=r"^3 rooms of chat .*: 2 more rooms fit$"):
+        check_slots(3, 4 * USERS, "room", "chat", free=200)
+    with pytest.raises(UsageError, match=r"^1 room of chat .*: 0 more rooms fit$"):
+        check_slots(1, 4 * USERS, "room", "chat", free=40)
     check_slots(51, 4 * USERS, "room", "chat")  # 4,080 of 4,096: fits
 
 
@@ -184,12 +189,8 @@ def test_the_rooms_sweep_samples_above_its_rooms() -> None:
     """80 runnable threads a room starved a sampler at their nice: every reading came
     late and every window was dropped as a stall (15 rooms measured 0 msgs/s). The
     sweep's own thread, which samples, runs raised; the room's ends at nice 0."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ipctop", "sweep", "-w", "chat", "--rooms", "1", "--transport",
-         "unix", "--seconds", "4", "--warmup", "0.5", "--repeat", "1"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-    )  # fmt: skip
-    try:
+    with ipctop("sweep", "-w", "chat", "--rooms", "1", "--transport", "unix",
+                "--seconds", "4", "--warmup", "0.5", "--repeat", "1") as proc:  # fmt: skip
         seen: dict[int, int] = {}
 
         def room_running() -> bool:
@@ -200,10 +201,6 @@ def test_the_rooms_sweep_samples_above_its_rooms() -> None:
         raised = max(-20, os.getpriority(os.PRIO_PROCESS, 0) - RAISE)
         assert seen[proc.pid] == raised, "the sampling thread runs at its process's nice"
         out, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert proc.returncode == 0, err
     assert "stall" not in err
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import pytest
-from conftest import ROOT, run_cli, wait_for
+from conftest import run_cli, wait_for
+from ipctop_child import ipctop, stop
 
 from ipctop.engine.config import EngineConfig
 from ipctop.engine.contention import others_on
@@ -20,16 +20,13 @@ from ipctop.live.engine_warnings import PREFIX, EngineWarnings
 
 @pytest.fixture
 def other_ipctop():
-    first = subprocess.Popen(
-        [sys.executable, "-m", "ipctop", "run", "--cpus", "0", "--seconds", "120"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT,
-    )  # fmt: skip
-    try:
-        assert wait_for(lambda: first.pid in {pid for pid, _ in others_on([0])}, 30.0)
-        yield first.pid
-    finally:
-        first.terminate()
-        first.wait(30)
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    with ipctop("run", "--cpus", "0", "--seconds", "120", **quiet) as first:
+        try:
+            assert wait_for(lambda: first.pid in {pid for pid, _ in others_on([0])}, 30.0)
+            yield first.pid
+        finally:
+            stop(first)  # SIGTERM: it removes its own objects before the next test looks
 
 
 def _said(stderr: str, line: str) -> int:

@@ -5,14 +5,14 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import psutil
 import pytest
-from conftest import ROOT, run_cli, wait_for
+from conftest import run_cli, wait_for
+from ipctop_child import ipctop
 
 from ipctop.engine.profile import perf_status
 
@@ -32,22 +32,15 @@ def _perf_children(pid: int) -> list[psutil.Process]:
 @needs_perf
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
 def test_perf_dies_with_a_killed_run(how: signal.Signals) -> None:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ipctop", "run", "--profile", "--seconds", "60", "--cpus", "0"],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
+    with ipctop(
+        "run", "--profile", "--seconds", "60", "--cpus", "0",
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    ) as proc:  # fmt: skip
         assert wait_for(lambda: _perf_children(proc.pid), 60), "perf never started under the run"
         perf = _perf_children(proc.pid)
         time.sleep(0.5)  # perf is recording, not just forked
         proc.send_signal(how)
         proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     _, alive = psutil.wait_procs(perf, timeout=15)
     for p in alive:
         p.kill()  # do not leave it running for the next test

@@ -10,12 +10,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 
-import psutil
 import pytest
-from conftest import ROOT, posix_queues, run_cli
+from conftest import posix_queues, run_cli
+from ipctop_child import ipctop, kill_reaper_then_engine, stop
 
 from ipctop.engine.reaper import session_dir
 
@@ -33,17 +32,6 @@ def session_files() -> set[str]:
     return {p.name for p in session_dir().iterdir() if p.name != "live-session.lock"}
 
 
-def kill_reaper_then_engine(proc: subprocess.Popen) -> None:
-    reapers = [c for c in psutil.Process(proc.pid).children()
-               if "ipctop.engine.reaper" in " ".join(c.cmdline())]  # fmt: skip
-    assert len(reapers) == 1
-    reapers[0].kill()
-    # A zombie until the engine reaps it, which the engine (stopped next) never does.
-    assert wait_for(lambda: not reapers[0].is_running() or reapers[0].status() == "zombie")
-    proc.kill()
-    proc.wait(10)
-
-
 def mqueue_mounted() -> bool:
     with open("/proc/mounts") as f:
         return any(line.split()[1:3] == ["/dev/mqueue", "mqueue"] for line in f)
@@ -59,23 +47,14 @@ needs_mqueue = pytest.mark.skipif(
 )
 def test_clean_removes_what_a_killed_session_left(workload: str) -> None:
     files_before, queues_before = session_files(), posix_queues()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ipctop", "run", "-w", workload, "--cpus", "0", "--seconds", "60"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        cwd=ROOT,
-        text=True,
-    )
-    try:
+    with ipctop(
+        "run", "-w", workload, "--cpus", "0", "--seconds", "60", stderr=subprocess.DEVNULL
+    ) as proc:
         assert proc.stdout.readline().startswith("# ipctop run"), "the run never started"
         mine = {f for f in session_files() - files_before
                 if (session_dir() / f).read_text().split()[:1] == [str(proc.pid)]}  # fmt: skip
         assert len(mine) == 1, mine
         kill_reaper_then_engine(proc)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     # What main left forever: the session file, and the queues of a posix-mq pair.
     assert mine <= session_files()
     left_queues = posix_queues() - queues_before
@@ -96,24 +75,20 @@ def test_clean_removes_what_a_killed_session_left(workload: str) -> None:
 @needs_mqueue
 def test_clean_keeps_a_live_sessions_file_and_queues() -> None:
     files_before = session_files()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ipctop", "run", "-w", "posix-mq", "--cpus", "0",
-         "--seconds", "60"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT, text=True,
-    )  # fmt: skip
-    try:
-        assert proc.stdout.readline().startswith("# ipctop run")
-        mine = {f for f in session_files() - files_before
-                if (session_dir() / f).read_text().split()[:1] == [str(proc.pid)]}  # fmt: skip
-        queues = {q for q in posix_queues() if q.startswith(f"ipctop-{proc.pid}-")}
-        r = run_cli("clean")
-        assert r.returncode == 0
-        assert mine <= session_files()
-        assert queues <= posix_queues() and len(queues) == 2
-        assert os.path.exists(session_dir() / next(iter(mine)))
-    finally:
-        proc.terminate()
-        proc.wait(30)
+    with ipctop("run", "-w", "posix-mq", "--cpus", "0", "--seconds", "60",
+                stderr=subprocess.DEVNULL) as proc:  # fmt: skip
+        try:
+            assert proc.stdout.readline().startswith("# ipctop run")
+            mine = {f for f in session_files() - files_before
+                    if (session_dir() / f).read_text().split()[:1] == [str(proc.pid)]}  # fmt: skip
+            queues = {q for q in posix_queues() if q.startswith(f"ipctop-{proc.pid}-")}
+            r = run_cli("clean")
+            assert r.returncode == 0
+            assert mine <= session_files()
+            assert queues <= posix_queues() and len(queues) == 2
+            assert os.path.exists(session_dir() / next(iter(mine)))
+        finally:
+            stop(proc)  # SIGTERM: it removes its own objects
 
 
 # --- 13: another ipctop on the same CPUs ----------------------------------------------
@@ -122,22 +97,19 @@ def test_clean_keeps_a_live_sessions_file_and_queues() -> None:
 def test_second_ipctop_on_the_same_cpu_warns_in_samples_and_record(tmp_path) -> None:
     from ipctop.engine.contention import others_on
 
-    first = subprocess.Popen(
-        [sys.executable, "-m", "ipctop", "run", "--cpus", "0", "--seconds", "60"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT,
-    )  # fmt: skip
-    try:
-        assert wait_for(lambda: first.pid in {pid for pid, _ in others_on([0])})
-        r = run_cli("run", "--cpus", "0", "--seconds", "2", "--jsonl")
-        assert r.returncode == 0, r.stderr
-        events = [e for line in r.stdout.splitlines() for e in json.loads(line)["events"]]
-        want = f"contention: another ipctop (pid {first.pid}) runs pairs on CPU(s) 0 too"
-        assert any(e.startswith(want) for e in events), events
-        out = tmp_path / "sweep.json"
-        r = run_cli("sweep", "--cpus", "0", "--seconds", "1.5", "--warmup", "0",
-                    "--repeat", "1", "--max-pairs", "1", "--json", str(out))  # fmt: skip
-        assert r.returncode == 0, r.stderr  # a warning, not a failure
-        assert any(e.startswith(want) for e in json.loads(out.read_text())["events"])
-    finally:
-        first.terminate()
-        first.wait(30)
+    with ipctop("run", "--cpus", "0", "--seconds", "60",
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as first:  # fmt: skip
+        try:
+            assert wait_for(lambda: first.pid in {pid for pid, _ in others_on([0])})
+            r = run_cli("run", "--cpus", "0", "--seconds", "2", "--jsonl")
+            assert r.returncode == 0, r.stderr
+            events = [e for line in r.stdout.splitlines() for e in json.loads(line)["events"]]
+            want = f"contention: another ipctop (pid {first.pid}) runs pairs on CPU(s) 0 too"
+            assert any(e.startswith(want) for e in events), events
+            out = tmp_path / "sweep.json"
+            r = run_cli("sweep", "--cpus", "0", "--seconds", "1.5", "--warmup", "0",
+                        "--repeat", "1", "--max-pairs", "1", "--json", str(out))  # fmt: skip
+            assert r.returncode == 0, r.stderr  # a warning, not a failure
+            assert any(e.startswith(want) for e in json.loads(out.read_text())["events"])
+        finally:
+            stop(first)  # SIGTERM: it removes its own objects

@@ -10,12 +10,12 @@ import json
 import os
 import re
 import subprocess
-import sys
 import time
 
 import psutil
 import pytest
-from conftest import ROOT, two_cpus, wait_for
+from conftest import two_cpus, wait_for
+from ipctop_child import ipctop, read_until
 
 from ipctop.engine.config import EngineConfig
 from ipctop.engine.engine import Engine, resolve_engine
@@ -76,13 +76,6 @@ def test_a_moved_end_that_cannot_answer_is_still_reported_next() -> None:
     assert len(said) == 1 and "affinity is now [1]" in said[0], after.events
 
 
-def _start_run(*args: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", "ipctop", "run", *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-    )  # fmt: skip
-
-
 def _ends_of(proc: subprocess.Popen) -> list[psutil.Process]:
     """The forked ends: children running the parent's own command line (not the reaper)."""
     me = psutil.Process(proc.pid)
@@ -91,38 +84,27 @@ def _ends_of(proc: subprocess.Popen) -> list[psutil.Process]:
 
 def _first_sample(proc: subprocess.Popen) -> list[str]:
     """Read stdout up to the first sample line: the pairs are running by then."""
-    lines = []
-    for line in proc.stdout:
-        lines.append(line)
-        if line.startswith(("t=", "{")):
-            return lines
-    raise AssertionError(f"the run printed no sample: {proc.stderr.read()}")
+    lines = read_until(proc.stdout, lambda line: line.startswith(("t=", "{")), limit=10_000)
+    assert lines and lines[-1].startswith(("t=", "{")), f"no sample: {proc.stderr.read()}"
+    return lines
 
 
 def _finish(proc: subprocess.Popen, head: list[str], timeout: float = 60) -> tuple[str, str]:
-    try:
-        out, err = proc.communicate(timeout=timeout)
-        return "".join(head) + out, err
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    out, err = proc.communicate(timeout=timeout)  # the caller's `with ipctop` reaps it
+    return "".join(head) + out, err
 
 
 @native
 def test_an_end_stopped_for_good_is_a_stall_and_exit_1() -> None:
-    proc = _start_run("--mode", "processes", "--pairs", "2", "--cpus", "0", "--seconds", "6")
-    try:
+    with ipctop(
+        "run", "--mode", "processes", "--pairs", "2", "--cpus", "0", "--seconds", "6"
+    ) as proc:
         head = _first_sample(proc)
         assert len(_ends_of(proc)) == 4
         victim = _ends_of(proc)[-1]  # an end of pair 1
         time.sleep(0.5)
         victim.suspend()  # SIGSTOP, for good: the run must notice and say so
         out, err = _finish(proc, head)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert proc.returncode == 1, err
     assert "Traceback" not in err
     assert "stall: pair 1 made no round for" in err, err
@@ -132,9 +114,8 @@ def test_an_end_stopped_for_good_is_a_stall_and_exit_1() -> None:
 
 @native
 def test_an_end_stopped_and_continued_is_left_out_and_exit_0() -> None:
-    proc = _start_run("--mode", "processes", "--pairs", "1", "--cpus", "0", "--seconds", "8",
-                      "--jsonl")  # fmt: skip
-    try:
+    with ipctop("run", "--mode", "processes", "--pairs", "1", "--cpus", "0", "--seconds", "8",
+                "--jsonl") as proc:  # fmt: skip
         head = _first_sample(proc)
         assert len(_ends_of(proc)) == 2
         victim = _ends_of(proc)[0]
@@ -143,10 +124,6 @@ def test_an_end_stopped_and_continued_is_left_out_and_exit_0() -> None:
         time.sleep(3.5)  # the stop itself (not an assert): past the 2 s threshold
         victim.resume()
         out, err = _finish(proc, head)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     samples = [json.loads(ln) for ln in out.splitlines()]
     assert all("stalled" not in s or s["stalled"] == [0] for s in samples)
     assert any(s.get("stalled") == [0] for s in samples), (
@@ -165,8 +142,7 @@ def test_an_end_stopped_and_continued_is_left_out_and_exit_0() -> None:
 
 @pytest.mark.parametrize("mode", ["threads", "processes"])
 def test_ipctop_itself_stopped_is_a_sample_gap(mode: str) -> None:
-    proc = _start_run("--mode", mode, "--pairs", "1", "--cpus", "0", "--seconds", "6")
-    try:
+    with ipctop("run", "--mode", mode, "--pairs", "1", "--cpus", "0", "--seconds", "6") as proc:
         head = _first_sample(proc)
         time.sleep(0.5)
         me = psutil.Process(proc.pid)
@@ -174,10 +150,6 @@ def test_ipctop_itself_stopped_is_a_sample_gap(mode: str) -> None:
         time.sleep(3.0)  # the stop itself (not an assert): longer than the 2 s stated
         me.resume()
         out, err = _finish(proc, head)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert proc.returncode == 0, err
     assert "between two readings (period 0.5 s)" in err, err
     assert "left out of the rates" in err, err
@@ -188,13 +160,9 @@ def test_ipctop_itself_stopped_is_a_sample_gap(mode: str) -> None:
 @native
 def test_a_sweep_says_so_and_its_record_carries_the_stall(tmp_path) -> None:
     out_json = tmp_path / "r.json"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ipctop", "sweep", "--mode", "processes", "--cpus", "0",
-         "--max-pairs", "1", "--seconds", "6", "--warmup", "0.2", "--repeat", "1",
-         "--json", str(out_json)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-    )  # fmt: skip
-    try:
+    with ipctop("sweep", "--mode", "processes", "--cpus", "0", "--max-pairs", "1",
+                "--seconds", "6", "--warmup", "0.2", "--repeat", "1",
+                "--json", str(out_json)) as proc:  # fmt: skip
         assert wait_for(lambda: len(_ends_of(proc)) == 2, 60), "the ends did not start"
         victim = _ends_of(proc)[0]
         time.sleep(0.5)
@@ -202,10 +170,6 @@ def test_a_sweep_says_so_and_its_record_carries_the_stall(tmp_path) -> None:
         time.sleep(3.5)  # the stop itself, past the 2 s threshold
         victim.resume()
         out, err = _finish(proc, [])
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert proc.returncode == 0, err
     assert "stall: pair 0 made no round for" in out + err, (out, err)
     step = json.loads(out_json.read_text())["steps"][0]

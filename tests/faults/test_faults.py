@@ -13,20 +13,11 @@ import time
 import psutil
 import pytest
 from conftest import ROOT, run_cli, sysv_objects, wait_for
+from ipctop_child import ipctop, kill_reaper_then_engine, stop
 
 from ipctop.engine.reaper import tag_of
 
 root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root for a private IPC namespace")
-
-
-def start(*args: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", "ipctop", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-    )
 
 
 def objects_of(tagged_only: bool = True) -> set:
@@ -44,8 +35,7 @@ def workers_of(proc: subprocess.Popen) -> list[psutil.Process]:
 @pytest.mark.parametrize("mode", ["threads", "processes"])
 def test_sigkill_of_the_main_process_leaves_nothing(mode: str) -> None:
     before = objects_of()
-    proc = start("run", "--pairs", "2", "--cpus", "0", "--mode", mode, "--seconds", "60")
-    try:
+    with ipctop("run", "--pairs", "2", "--cpus", "0", "--mode", mode, "--seconds", "60") as proc:
         assert wait_for(lambda: len(objects_of() - before) == 2), "pairs never started"
         ends = 4 if mode == "processes" else 0
         assert wait_for(lambda: len(workers_of(proc)) == ends), "ends never started"
@@ -56,10 +46,6 @@ def test_sigkill_of_the_main_process_leaves_nothing(mode: str) -> None:
         assert wait_for(lambda: not (objects_of() - before), timeout=2.0), objects_of() - before
         assert wait_for(lambda: not any(w.is_running() and w.status() != "zombie"
                                         for w in workers), timeout=2.0)  # fmt: skip
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.mark.parametrize(
@@ -68,17 +54,11 @@ def test_sigkill_of_the_main_process_leaves_nothing(mode: str) -> None:
 def test_signal_cleans_up_and_exits_128_plus_n(sig: int, code: int, tmp_path) -> None:
     before = objects_of()
     out = tmp_path / "sweep.json"
-    proc = start("sweep", "--workload", "sysv-sem", "--cpus", "0", "--mode", "processes",
-                 "--seconds", "30", "--warmup", "0", "--repeat", "1", "--json", str(out))  # fmt: skip
-    try:
+    with ipctop("sweep", "--workload", "sysv-sem", "--cpus", "0", "--mode", "processes",
+                "--seconds", "30", "--warmup", "0", "--repeat", "1", "--json", str(out)) as proc:  # fmt: skip
         assert wait_for(lambda: len(objects_of() - before) == 1), "sweep never started"
         time.sleep(0.3)
-        proc.send_signal(sig)
-        _, err = proc.communicate(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        _, err = stop(proc, sig, timeout=10)
     assert proc.returncode == code, err
     assert "Traceback" not in err
     assert not (objects_of() - before)
@@ -90,16 +70,13 @@ def test_queue_removed_with_ipcrm_under_a_running_pair() -> None:
     if not shutil.which("ipcrm"):
         pytest.skip("ipcrm is not installed")
     before = objects_of()
-    proc = start("run", "--pairs", "2", "--cpus", "0", "--seconds", "3", "--interval", "0.2")
-    try:
+    with ipctop(
+        "run", "--pairs", "2", "--cpus", "0", "--seconds", "3", "--interval", "0.2"
+    ) as proc:
         assert wait_for(lambda: len(objects_of() - before) == 2)
         victim = max(int(i) for _, _, i in objects_of() - before)
         subprocess.run(["ipcrm", "-q", str(victim)], check=True)
         out, err = proc.communicate(timeout=20)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert proc.returncode == 1  # a pair failed: the run says so in its exit code
     assert "removed externally" in err
     assert "Traceback" not in err
@@ -150,31 +127,21 @@ def test_clean_removes_only_dead_sessions_objects() -> None:
     import sysv_ipc
 
     before = objects_of()
-    proc = start("run", "--pairs", "1", "--cpus", "0", "--seconds", "60")
     stranger = sysv_ipc.MessageQueue(None, sysv_ipc.IPC_CREX, mode=0o600)  # not ipctop's
     try:
-        assert wait_for(lambda: len(objects_of() - before) == 1)
-        reaper = [c for c in psutil.Process(proc.pid).children()
-                  if "ipctop.engine.reaper" in " ".join(c.cmdline())]  # fmt: skip
-        assert len(reaper) == 1
-        # Kill the reaper first, then the run: the worst case clean exists for.
-        reaper[0].kill()
-        assert wait_for(lambda: not reaper[0].is_running() or reaper[0].status() == "zombie")
-        proc.kill()
-        proc.wait(5)
-        left = objects_of() - before
-        assert len(left) == 1
-        dry = run_cli("clean", "--dry-run")
-        assert "would remove" in dry.stdout and objects_of() - before == left
-        r = run_cli("clean")
-        assert r.returncode == 0 and "removed msg" in r.stdout, r.stdout
-        assert not (objects_of() - before)
-        stranger.send(b"x")  # it still answers: clean did not touch another's queue
+        with ipctop("run", "--pairs", "1", "--cpus", "0", "--seconds", "60") as proc:
+            assert wait_for(lambda: len(objects_of() - before) == 1)
+            kill_reaper_then_engine(proc)  # the worst case clean exists for
+            left = objects_of() - before
+            assert len(left) == 1
+            dry = run_cli("clean", "--dry-run")
+            assert "would remove" in dry.stdout and objects_of() - before == left
+            r = run_cli("clean")
+            assert r.returncode == 0 and "removed msg" in r.stdout, r.stdout
+            assert not (objects_of() - before)
+            stranger.send(b"x")  # it still answers: clean did not touch another's queue
     finally:
         stranger.remove()
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.mark.timeout(300)  # 50 start-stop cycles take minutes beside another load

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from conftest import run_cli
 
 from ipctop.engine.config import EngineConfig
@@ -177,16 +178,19 @@ def test_a_records_box_and_ab_are_typed_and_write_what_they_read() -> None:
     assert bare.box.kernel == "unknown kernel" and bare.to_dict()["box"] == {}
 
 
-def test_the_run_info_is_a_run_configuration_and_the_session_record_keeps_it() -> None:
+def test_the_run_info_holds_the_records_run_configuration_as_it_is() -> None:
     config = EngineConfig("sysv-sem-multi", cpus=(0,), threads=3, think_ns=5)
-    info = RunInfo.of(config, "native", interval=0.5, kernel="6.1.0", cpu_model="cpu")
-    assert isinstance(info, RunConfig)
-    assert (info.workload, info.cpus, info.interval, info.source) == (
+    run = RunConfig.of(config, "native", interval=0.5)
+    info = RunInfo(run, kernel="6.1.0", cpu_model="cpu")
+    assert info.config is run  # what the session record keeps: one object, no copy
+    assert (info.config.workload, info.config.cpus, info.interval, info.source) == (
         "sysv-sem-multi",
         (0,),
         0.5,
         "live",
     )
-    kept = info.run_config().to_dict()
-    assert kept == RunConfig.of(config, "native", interval=0.5).to_dict()
+    kept = info.config.to_dict()
     assert "kernel" not in kept and kept["threads"] == 3 and kept["sems"] == 128
+    assert "size" not in kept  # no payload: absent, as a sweep's record has it
+    with pytest.raises(ValueError, match="interval"):
+        RunInfo(RunConfig.of(config, "native"), kernel="6.1.0", cpu_model="cpu")

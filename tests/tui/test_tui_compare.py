@@ -71,19 +71,17 @@ def test_fake_unsettled_points_are_not_compared() -> None:
 
 
 def test_next_mechanism_skips_refusals_and_non_pairs_with_reasons() -> None:
-    info = INFO.model_copy(
-        update=dict(workload="signal")
-    )  # next in the registry: spin, refused on one CPU
+    info = INFO.changed(workload="signal")  # next in the registry: spin, refused on one CPU
     name, skipped = next_mechanism(info)
     assert name == "spin-yield"
     assert [n for n, _ in skipped] == ["spin"]
     assert "placement same is refused" in skipped[0][1]
     assert why_not("sysv-lifecycle", INFO) == "not a ping-pong pair"
     assert why_not("sysv-sem-multi", INFO) == "not a ping-pong pair"
-    assert why_not("spin", INFO.model_copy(update=dict(placement="cross"))) is None
-    assert why_not("spin", INFO.model_copy(update=dict(engine="python"))) is not None
-    assert comparable(INFO, INFO.model_copy(update=dict(workload="futex")))
-    assert not comparable(INFO, INFO.model_copy(update=dict(workload="futex", placement="cross")))
+    assert why_not("spin", INFO.changed(placement="cross")) is None
+    assert why_not("spin", INFO.changed(engine="python")) is not None
+    assert comparable(INFO, INFO.changed(workload="futex"))
+    assert not comparable(INFO, INFO.changed(workload="futex", placement="cross"))
 
 
 # Two readings must settle (CV < 5 % over 3 s) and the pairs restart between them: on a
@@ -125,7 +123,7 @@ def test_W_switches_mechanism_and_keeps_the_old_curve_on_the_real_engine() -> No
             # app.info follows the engine as soon as the restart returns; the
             # session changes with the first sample of the new run.
             await wait_for(pilot, lambda: app.session.workload == "sysv-sem", "sysv-sem samples")
-            assert app.info.workload == "sysv-sem"
+            assert app.info.config.workload == "sysv-sem"
             kept = app.session.compared()["sysv-msg"]
             assert [(p.pairs, p.repeats) for p in kept][: len(old)] == [
                 (p.pairs, p.repeats) for p in old
@@ -150,7 +148,7 @@ def test_fake_fixed_comparison_two_curves(snap_compare) -> None:
     async def both_runs(pilot) -> None:
         a = pilot.app
         for _ in range(400):
-            if a.session.count and a.info.workload == "futex" and a.session.settled:
+            if a.session.count and a.info.config.workload == "futex" and a.session.settled:
                 if a.session.latest.t == a.source.samples[-1].t:
                     break
             await pilot.pause(0.01)

@@ -53,7 +53,7 @@ def test_demo_steps_through_the_story_on_the_real_engine() -> None:
             # Settling depends on the box's load; the baseline is whatever settled so far.
             settled = [p.pairs for p in app.session.points() if p.settled]
             await pilot.press("n")  # cross placement, the same-core curve as the baseline
-            await wait_for(pilot, lambda: app.info.placement == "cross", "cross placement")
+            await wait_for(pilot, lambda: app.info.config.placement == "cross", "cross placement")
             assert app.baseline is not None and app.baseline.name == "same-core"
             assert [p.pairs for p in app.baseline.points] == settled
             # Named by what differs from the run shown, not by its (same) kernel.

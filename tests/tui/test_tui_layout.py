@@ -23,7 +23,7 @@ SIZES = ((80, 24), (120, 40), (200, 60))
 async def comparison_settled(pilot) -> None:
     a = pilot.app
     for _ in range(400):
-        if a.session.count and a.info.workload == "futex" and a.session.settled:
+        if a.session.count and a.info.config.workload == "futex" and a.session.settled:
             if a.session.latest.t == a.source.samples[-1].t:
                 break
         await pilot.pause(0.01)

@@ -138,7 +138,9 @@ def test_workload_switch_restarts_cleanly_with_the_same_pair_count() -> None:
                 "the new pairs to run",
             )
             await wait_for(
-                pilot, lambda: app.info.workload == target and app.session.latest, "new samples"
+                pilot,
+                lambda: app.info.config.workload == target and app.session.latest,
+                "new samples",
             )
             assert len(pair_threads()) == 4
 

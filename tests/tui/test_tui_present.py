@@ -128,17 +128,13 @@ def test_verdict_names_the_baseline_by_what_differs_from_the_run(tmp_path: Path)
     slower = ScalingPoint.from_repeats(1, [0.8e5], windows=[0.8e5 * w for w in wobble])
     base = _baseline((theirs,), tmp_path)
     same = base.record.config.placement
-    info = app().info.model_copy(
-        update=dict(placement="cross", workload=base.record.config.workload)
-    )
-    info = info.model_copy(
-        update=dict(mode=base.record.config.mode, engine=base.record.config.engine)
-    )
-    info = info.model_copy(update=dict(kernel=base.kernel))
+    info = app().info.changed(placement="cross", workload=base.record.config.workload)
+    info = info.changed(mode=base.record.config.mode, engine=base.record.config.engine)
+    info = info.changed(kernel=base.kernel)
     _digits, line = baseline_verdict(base, [slower], 1, info)
     assert f"against baseline placement {same}:" in line.plain, line.plain
     assert "kernel" not in line.plain  # the same kernel is not what the comparison is about
-    alike = info.model_copy(update=dict(placement=same))
+    alike = info.changed(placement=same)
     assert base.label_for(alike) == f"baseline {base.name} (same settings)"
 
 

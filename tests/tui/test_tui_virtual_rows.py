@@ -105,7 +105,7 @@ def test_threads_table_builds_only_the_rows_on_screen_real_engine() -> None:
             assert len(panel._rows.threads) == 2 * PAIRS
             # The switches panel reads the same sorted threads by index.
             switches = app.query_one(SwitchesPanel)
-            switches.update_from(app.session, app.info.cpus, False)
+            switches.update_from(app.session, app.info.config.cpus, False)
             assert switches.row_count() == len(switches._rows) + 2 * PAIRS
             last = switches.row(switches.row_count() - 1, 60)[0][0][0]
             assert last.startswith(f"{PAIRS - 1:>4}B"), last
@@ -144,7 +144,7 @@ def test_cpus_table_at_64_cpus_builds_only_the_rows_on_screen_fake_topology() ->
     for s in fixed_samples():
         base = s.cpus[0]
         samples.append(replace(s, cpus=tuple(replace(base, cpu=c) for c in range(64))))
-    source = FixedSource(samples, INFO.model_copy(update={"cpus": tuple(range(64))}), monitor_cpu=3)
+    source = FixedSource(samples, INFO.changed(cpus=tuple(range(64))), monitor_cpu=3)
     app = IpctopApp(source, own_cpu=lambda _tids: 1.0)
 
     async def go() -> None:

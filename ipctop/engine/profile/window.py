@@ -14,6 +14,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...plain import from_plain
 from .parse import Tally, is_kernel
 
 TOP = 20  # symbols kept per record step: the head of the table, not the tail
@@ -52,16 +53,13 @@ class SymbolShare:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SymbolShare:
-        return cls(
-            name=str(d["name"]),
-            dso=str(d.get("dso", "")),
-            self_samples=int(d.get("self", 0)),
-            total_samples=int(d.get("total", 0)),
-            self_pct=float(d.get("self_pct", 0.0)),
-            total_pct=float(d.get("total_pct", 0.0)),
-            windows_self_pct=tuple(float(x) for x in d.get("windows_self_pct", ())),
-            windows_total_pct=tuple(float(x) for x in d.get("windows_total_pct", ())),
-        )
+        # Kept for the written names (self, total) and the zeros an older record left out.
+        read = {_SHARE_FIELDS.get(k, k): v for k, v in d.items()}
+        return from_plain(cls, {**_SHARE_ZEROS, **read})
+
+
+_SHARE_FIELDS = {"self": "self_samples", "total": "total_samples"}  # a record's key: the field
+_SHARE_ZEROS = {"dso": "", "self_samples": 0, "total_samples": 0, "self_pct": 0.0, "total_pct": 0.0}
 
 
 @dataclass(frozen=True)

@@ -250,7 +250,7 @@ class RunConfig(BaseModel):
 
     @classmethod
     def of(
-        cls: type[_Run],
+        cls,
         config: EngineConfig,
         engine: str,
         *,
@@ -259,7 +259,7 @@ class RunConfig(BaseModel):
         repeat: int | None = None,
         interval: float | None = None,
         **more: Any,
-    ) -> _Run:
+    ) -> RunConfig:
         return cls(
             workload=config.workload,
             placement=config.placement,
@@ -282,7 +282,6 @@ class RunConfig(BaseModel):
         return self.model_dump(mode="json")
 
 
-_Run = TypeVar("_Run", bound=RunConfig)  # RunConfig.of makes a subclass's (live.RunInfo)
 _Known = TypeVar("_Known", "StepThread", "StepUnit", "Step")  # what _known reads
 
 

@@ -170,7 +170,7 @@ class PresentScreen(Screen[None]):
         latest = session.latest
         pairs = latest.pairs if latest is not None else None
         self.query_one("#present-title", Static).update(
-            f"ipctop · {info.workload} · {info.placement} · {info.mode} · engine {info.engine}"
+            f"ipctop · {info.config.workload} · {info.config.placement} · {info.config.mode} · engine {info.config.engine}"
             f" · {info.source}"
         )
         head = session.headline()

@@ -90,10 +90,15 @@ class RunHeader(HeaderBand):
         s = session.latest
         # Line 1 fits the same way: the CPU model goes first, then the kernel, then the
         # program's name; what runs, its engine and a source other than live stay.
-        runs = f"{info.workload} · {info.placement} · {info.mode}"
+        runs = f"{info.config.workload} · {info.config.placement} · {info.config.mode}"
         first: list[Piece] = [
             ("ipctop ", "bold", KEEP, ((NAME, ""),)),
-            (f"{runs} · engine {info.engine}", "", KEEP, ((WORDS, f"{runs} · {info.engine}"),)),
+            (
+                f"{runs} · engine {info.config.engine}",
+                "",
+                KEEP,
+                ((WORDS, f"{runs} · {info.config.engine}"),),
+            ),
             (f" · kernel {info.kernel}", "dim", CPUS),
             (f" · {info.cpu_model}", "dim", LAST),
         ]
@@ -102,11 +107,11 @@ class RunHeader(HeaderBand):
             kind = info.source.split()[0]
             first.append((f" · {info.source}", "bold", KEEP, ((TERSE, f" · {kind}"),)))
         active = s.pairs if s is not None else (pairs or 0)
-        ncpu = len(info.cpus)
+        ncpu = len(info.config.cpus)
         pieces: list[Piece] = [
             (f"pairs {active}/{ncpu} CPUs", "bold", KEEP, ((TERSE, f"pairs {active}/{ncpu}"),))
         ]
-        pieces.append((f" ({format_cpu_list(info.cpus)})", "bold", CPUS))
+        pieces.append((f" ({format_cpu_list(info.config.cpus)})", "bold", CPUS))
         if s is not None and s.oversubscribed:
             pieces.append((" oversubscribed", "bold reverse", KEEP))
         head = session.headline()
