@@ -1,8 +1,8 @@
 """`python -m ipctop.lab`: say what is missing, or boot a guest and run the in-guest tests.
 
     python -m ipctop.lab --needs
-    python -m ipctop.lab [--cpus 8|32|64] [--accel auto|kvm|tcg] [--out DIR] [--short]
-                         [-- CMD ...]
+    python -m ipctop.lab [--cpus 8|32|64] [--accel auto|kvm|tcg] [--out DIR]
+                         [--short | --smoke] [-- CMD ...]
 
 Exit codes: 0 the guest's tests (or command) passed; 1 they failed, or the
 guest timed out or never ran its command; 2 usage; 4 the lab's needs are
@@ -53,20 +53,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--timeout", type=float, default=3600.0, help="seconds before the guest is killed (3600)"
     )
-    p.add_argument(
+    scope = p.add_mutually_exclusive_group()
+    scope.add_argument(
         "--short",
         action="store_true",
-        help="CI's scope: check and matrix on 4 CPUs that hold every class, not all",
+        help="check and matrix on 4 CPUs that hold every class, not all",
+    )
+    scope.add_argument(
+        "--smoke",
+        action="store_true",
+        help="CI's scope: only the topology and /proc tests (no check, matrix or monitor)",
     )
     p.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD ...: run CMD in the guest")
     return p
 
 
-def _guest_argv(out: str, cpus: int, accel_name: str, short: bool, command: list[str]) -> list[str]:
+def _guest_argv(out: str, cpus: int, accel_name: str, scope: str, command: list[str]) -> list[str]:
     topo = PRESETS[cpus]
     argv = [sys.executable, "-m", "ipctop.lab.inside", out]
-    argv += [str(topo.sockets), str(topo.cores), str(topo.threads), accel_name]
-    argv.append("short" if short else "full")
+    argv += [str(topo.sockets), str(topo.cores), str(topo.threads), accel_name, scope]
     return argv + (["--", *command] if command else [])
 
 
@@ -121,7 +126,8 @@ def _boot(
     for why in acc.tried:
         print(f"lab: not used: {why}", file=sys.stderr)
     print(f"lab: accelerator {acc.note()}", file=sys.stderr)
-    argv = _guest_argv(out, args.cpus, acc.name, args.short, command)
+    scope = "smoke" if args.smoke else "short" if args.short else "full"
+    argv = _guest_argv(out, args.cpus, acc.name, scope, command)
     run = guest.run(kernel, topo, acc, out, argv, args.timeout)
     summary = {
         "preset": args.cpus,
@@ -133,6 +139,7 @@ def _boot(
         "boot_seconds": run.boot_seconds,
         "total_seconds": run.total_seconds,
         "returncode": run.returncode,
+        "scope": scope,
         "command": list(run.command),
         "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }

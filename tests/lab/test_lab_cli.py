@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 
+import pytest
 from conftest import ROOT
 
+from ipctop.lab.accel import choose, kvm_is_pvm
+from ipctop.lab.needs import find_kernels
 from ipctop.lab.topology import PRESETS
 
 
@@ -47,3 +51,28 @@ def test_presets_give_qemu_the_layout_they_describe() -> None:
     assert small.smp() == "8,sockets=2,cores=2,threads=2"
     assert small.vng_numa() == ["--numa", "1024M,cpus=0-3", "--numa", "1024M,cpus=4-7"]
     assert PRESETS[32].describe().startswith("32 CPUs: 2 sockets x 8 cores x 2 threads")
+
+
+def test_a_pvm_kvm_is_told_from_a_hardware_one(tmp_path) -> None:
+    # A named fake /sys/module: one box has only one kind of KVM.
+    for loaded, pvm in (
+        (["kvm", "kvm_pvm"], True),
+        (["kvm", "kvm_pvm", "kvm_amd"], False),
+        (["kvm", "kvm_intel"], False),
+        ([], False),
+    ):
+        d = tmp_path / "-".join(loaded or ["none"])
+        for m in loaded:
+            (d / m).mkdir(parents=True)
+        assert kvm_is_pvm(str(d)) is pvm, loaded
+
+
+@pytest.mark.skipif(not kvm_is_pvm(), reason="this box's /dev/kvm is not PVM's")
+@pytest.mark.skipif(not find_kernels(), reason="no /boot/vmlinuz-*-amd64 (linux-image-amd64)")
+def test_auto_skips_a_pvm_kvm_at_once_and_says_why() -> None:
+    t0 = time.monotonic()
+    acc = choose(find_kernels()[-1], "auto")
+    # No 20 s boot probe per CPU model: PVM is known not to boot a stock kernel.
+    assert time.monotonic() - t0 < 5.0
+    assert acc.name == "tcg" and acc.emulated
+    assert any("PVM" in why for why in acc.tried), acc.tried

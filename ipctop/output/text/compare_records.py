@@ -39,6 +39,7 @@ from ipctop.analysis.stats import (
 )
 from ipctop.errors import UsageError
 from ipctop.output.records.record import record_points
+from ipctop.output.text.compare_boxes import box_differences, kernel_difference
 from ipctop.output.text.compare_rows import (
     NOT_JUDGED_WHY,
     CompareRow,
@@ -98,10 +99,32 @@ def mismatches(a: Record, b: Record) -> tuple[list[str], list[str]]:
     return differ, unknown
 
 
+def _check_boxes(first: Record, other: Record, force: bool) -> list[str]:
+    """Boxes that differ are refused unless force; the kernels are then said with them.
+    Another kernel alone is what compare is for: the side labels name it."""
+    boxes = box_differences(first.box, other.box)
+    if not boxes:
+        return []
+    kernels = kernel_difference(first.box, other.box)
+    than = "the kernels'" if kernels else "the records'"
+    msg = (
+        f"{first.name} ({first.box.kernel}) and {other.name} ({other.box.kernel}) were "
+        f"made on different boxes ({', '.join(boxes)}): a difference would be the "
+        f"boxes' as much as {than}"
+    )
+    if not force:
+        raise UsageError(f"{msg}; pass --force to compare them anyway")
+    notes = []
+    if kernels:
+        notes.append(f"kernels differ: {first.name} has {kernels[0]}, {other.name} {kernels[1]}")
+    return notes + [f"forced: {first.name} vs {other.name}: {d}" for d in boxes]
+
+
 def _check_alike(records: list[Record], force: bool) -> list[str]:
     first = records[0]
     notes: list[str] = []
     for other in records[1:]:
+        notes.extend(_check_boxes(first, other, force))
         differ, unknown = mismatches(first, other)
         if differ:
             msg = (
