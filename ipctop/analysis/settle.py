@@ -26,7 +26,7 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 from ipctop.analysis.autocorr import SeriesMemory, slope_se
-from ipctop.analysis.stats import Summary, logs_of, summarize
+from ipctop.analysis.stats import Summary, logs_of, summarize, t_quantile
 
 if TYPE_CHECKING:
     from ipctop.engine.sample import Sample
@@ -202,9 +202,7 @@ class Settler:
         b, se, df = slope_se(ts, logs, self.r)
         if b == 0.0:
             return None
-        from scipy.stats import t as student
-
-        half = float(student.ppf(0.975, df)) * se
+        half = t_quantile(df, 0.95) * se
         if abs(b) <= half:
             return None
         change = 100.0 * math.expm1(b * (ts[-1] - ts[0]))

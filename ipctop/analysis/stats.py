@@ -190,10 +190,13 @@ def geomean(values: Sequence[float]) -> float:
     return math.exp(statistics.fmean(logs_of(values)))
 
 
-def _t_quantile(df: float, confidence: float) -> float:
-    from scipy.stats import t
+def t_quantile(df: float, confidence: float) -> float:
+    # scipy.special's stdtrit is what t.ppf computes, bit for bit, without the
+    # distribution's argument machinery: 1.6 us a call instead of 86, and the
+    # monitor asks for several intervals at every sample.
+    from scipy.special import stdtrit
 
-    return float(t.ppf(0.5 + confidence / 2.0, df))
+    return float(stdtrit(df, 0.5 + confidence / 2.0))
 
 
 def log_mean(
@@ -228,7 +231,7 @@ def summarize(
     if n < 2:
         return Summary(n, med, None, None, METHOD_LOG_T, float(values[0]), unit, None)
     mean, se, df, r_used = log_mean(values, unit, r)
-    half = min(_t_quantile(df, confidence) * se, _MAX_HALF)
+    half = min(t_quantile(df, confidence) * se, _MAX_HALF)
     method = METHOD_LOG_T
     if unit == WINDOWS:
         method += f", AR(1) r {r_used:.2f}"
@@ -324,7 +327,7 @@ def log_difference(
                           tuple(notes))  # fmt: skip
     from scipy.stats import t
 
-    half = min(_t_quantile(df, confidence) * se, _MAX_HALF)
+    half = min(t_quantile(df, confidence) * se, _MAX_HALF)
     p = float(2.0 * t.sf(abs(d) / se, df))
     return Difference(
         n_a,

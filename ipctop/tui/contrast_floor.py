@@ -32,6 +32,7 @@ SYSTEMS = {
 }
 _BLACK = RichColor.from_rgb(0, 0, 0)
 _WHITE = RichColor.from_rgb(255, 255, 255)
+MEMO_MAX = 4096
 _STEPS = (0.2, 0.4, 0.6, 0.8, 1.0)  # how far towards black or white to try
 
 
@@ -55,12 +56,16 @@ class ContrastFloor(LineFilter):
         super().__init__(enabled=enabled)
         self.system = SYSTEMS.get(color_system or "truecolor", ColorSystem.TRUECOLOR)
         self.minimum = AA
+        # (style, background) -> the fixed style, read before lru_cache's wrapper:
+        # a plain dict lookup per segment, on every line of every frame.
+        self._memo: dict[tuple[Style | None, RichColor], Style] = {}
 
     def set_minimum(self, ratio: float) -> None:
         """Raise (presentation: 7:1, AAA) or restore the floor; styles are judged again."""
         if ratio != self.minimum:
             self.minimum = ratio
             self.fixed.cache_clear()
+            self._memo.clear()
 
     def shown(self, color: RichColor) -> tuple[int, int, int]:
         """The RGB the terminal will show for a colour, after rich's downgrade.
@@ -77,13 +82,19 @@ class ContrastFloor(LineFilter):
 
     def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
         bg = background.rich_color
+        memo = self._memo
         out = []
         for seg in segments:
             text, style, control = seg
             if control or style is None and not text:
                 out.append(seg)
                 continue
-            out.append(Segment(text, self.fixed(style or Style(), bg)))
+            fixed = memo.get((style, bg))
+            if fixed is None:
+                if len(memo) >= MEMO_MAX:
+                    memo.clear()  # styles are few; this only bounds a pathological run
+                fixed = memo[style, bg] = self.fixed(style or Style(), bg)
+            out.append(Segment(text, fixed))
         return out
 
     @lru_cache(maxsize=4096)  # noqa: B019 - one filter per app, styles are few and immutable

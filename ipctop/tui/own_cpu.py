@@ -5,12 +5,13 @@ redraw read as 54 % (screenshots/scaling.svg): a reading covers at least
 OWN_CPU_MIN_WINDOW, even when a test or a screenshot asks for one now.
 
 One reading of 1 s is a few ticks (at 2 % CPU two on average; 0, 1 or 3
-are common), too coarse to tell 8 % from 12 %. So the footer's figure is the
-median over the last OWN_CPU_SPAN seconds of blocks of OWN_CPU_BLOCK
-readings, with the interval analysis.stats.summarize gives for them (one
-block is one window; blocks of 3 s make a block with no tick rare down to
-1 % CPU; one that had none reads as half a tick). Until OWN_CPU_MIN_BLOCKS
-blocks exist it shows the last reading.
+are common), too coarse to tell 8 % from 12 %. So the footer's figure is taken over
+the last OWN_CPU_SPAN seconds in batch means, blocks of OWN_CPU_BLOCK
+readings, with the interval analysis.stats.summarize gives for them: its
+estimate and its AR(1)-corrected interval, as neighbouring blocks still share
+the box's drifting load (one block is one window; blocks of 3 s make a block
+with no tick rare down to 1 % CPU; one that had none reads as half a tick).
+Until OWN_CPU_MIN_BLOCKS blocks exist it shows the last reading.
 """
 
 from __future__ import annotations
@@ -41,11 +42,14 @@ class OwnCpuFigure:
     unit: str = OWN_CPU_UNIT
 
     def text(self) -> str:
+        """'2.1 % [1.8, 2.5] of a CPU over 30 s, n=10 × 3 s': the estimate the
+        interval is built around (summarize's geometric mean), not the median,
+        so the figure always lies inside its interval."""
         s = self.summary
-        figure = f"{s.median:.1f} % CPU"
+        figure = f"{s.figure:.1f} %"
         if s.low is not None and s.high is not None:
             figure += f" [{s.low:.1f}, {s.high:.1f}]"
-        return f"{figure} over {self.span_s:.0f} s, n={s.n} × {self.unit}"
+        return f"{figure} of a CPU over {self.span_s:.0f} s, n={s.n} × {self.unit}"
 
 
 def span_figure(readings: list[tuple[float, float]]) -> OwnCpuFigure | None:
@@ -77,6 +81,10 @@ class OwnCpu:
         self._at = 0.0
         # (end time, window seconds, %): the span's readings, oldest first
         self._readings: deque[tuple[float, float, float]] = deque()
+        # The span's figure until the readings change (once a second): the interval
+        # costs a t quantile, and the footer is drawn at every redraw.
+        self._figure: OwnCpuFigure | None = None
+        self._figure_stale = True
 
     def prime(self, tids: set[int], now: float) -> None:
         self._read(tids)
@@ -90,6 +98,7 @@ class OwnCpu:
         ):
             self.value = self._read(tids)
             self._at = now
+            self._figure_stale = True
             if self.value is not None:
                 self._readings.append((now, since, self.value))
             while (
@@ -100,7 +109,10 @@ class OwnCpu:
 
     def figure(self) -> OwnCpuFigure | None:
         """The footer's figure over the span, once it has enough blocks."""
-        return span_figure([(dt, pct) for _, dt, pct in self._readings])
+        if self._figure_stale:
+            self._figure = span_figure([(dt, pct) for _, dt, pct in self._readings])
+            self._figure_stale = False
+        return self._figure
 
     def text(self) -> str:
         """What the footer says: the span's figure, else the last reading, else measuring."""

@@ -20,6 +20,7 @@ from ipctop.analysis.stats import (
     noise_floor,
     require_interval,
     summarize,
+    t_quantile,
 )
 from ipctop.output.records.record_checks import number_problems
 
@@ -277,3 +278,11 @@ def test_a_drift_that_abba_cancels_is_not_a_difference() -> None:
     d = stats.paired_difference(blocks)
     assert d.verdict == NO_DIFFERENCE
     assert d.ratio == pytest.approx(1.0, abs=1e-3)
+
+
+def test_t_quantile_is_scipys_t_ppf_exactly() -> None:
+    # The fast path (scipy.special.stdtrit) must give the very figures t.ppf gave,
+    # so no interval anywhere moves by a bit.
+    for df in (0.5, 0.93, 1.0, 2.5, 4.0, 7.77, 19.0, 58.2, 1000.0):
+        for confidence in (0.9, 0.95, 0.99):
+            assert t_quantile(df, confidence) == float(sps.t.ppf(0.5 + confidence / 2.0, df))

@@ -8,6 +8,7 @@ over a few ms of window is a large share. A reading covers 0.5 s or more.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 
 import pytest
@@ -74,7 +75,7 @@ def test_the_footer_figure_is_the_median_of_3_s_blocks_over_the_span() -> None:
     assert fig.summary.n == len(readings) // OWN_CPU_BLOCK == 5
     assert fig.summary.median == pytest.approx(3.0)
     assert fig.span_s == pytest.approx(15.0)
-    assert meter.text() == "3.0 % CPU [3.0, 3.0] over 15 s, n=5 × 3 s"
+    assert meter.text() == "3.0 % [3.0, 3.0] of a CPU over 15 s, n=5 × 3 s"
     # The same blocks through summarize directly: the interval the footer prints.
     direct = summarize([3.0] * 5)
     assert (fig.summary.low, fig.summary.high) == (direct.low, direct.high)
@@ -121,7 +122,7 @@ def test_live_footer_states_the_span_once_it_has_one() -> None:
             a.redraw_now()
             await pilot.pause(0.1)
             line = str(a.status_line.render())
-            assert "ipctop: 2.0 % CPU [2.0, 2.0] over 15 s, n=5 × 3 s" in line, line
+            assert "ipctop: 2.0 % [2.0, 2.0] of a CPU over 15 s, n=5 × 3 s" in line, line
 
     asyncio.run(go())
 
@@ -136,3 +137,31 @@ def test_a_block_without_a_tick_reads_as_half_a_tick_not_as_no_log() -> None:
     # Nine correlated blocks (AR(1)-corrected at the prior r): the interval may reach
     # past the one block that saw a tick, but stays finite and near it.
     assert fig.summary.high is not None and fig.summary.high <= 2 * 100.0 * TICK_S
+
+
+def test_the_footer_figure_lies_inside_its_interval_and_says_its_span() -> None:
+    # Skewed blocks (2, 2, 2, 2, 9 %, twice): their median (2) is not the estimate
+    # summarize builds the interval around; the figure printed is that estimate.
+    readings = ([2.0] * 12 + [9.0] * 3) * 2
+    fig = _fed(readings).figure()
+    assert fig is not None and fig.summary.low is not None and fig.summary.high is not None
+    assert fig.summary.median != pytest.approx(fig.summary.figure)
+    assert fig.summary.low <= fig.summary.figure <= fig.summary.high
+    m = re.fullmatch(
+        r"(\d+\.\d) % \[(\d+\.\d), (\d+\.\d)\] of a CPU over (\d+) s, n=(\d+) × 3 s", fig.text()
+    )
+    assert m is not None, fig.text()
+    figure, low, high, span, n = (float(g) for g in m.groups())
+    assert low <= figure <= high and figure == round(fig.summary.figure, 1)
+    assert span == 30 and n == 10
+
+
+def test_the_footer_figure_is_worked_out_once_per_reading_not_per_redraw() -> None:
+    meter = OwnCpu(lambda _tids: 3.0)
+    meter.prime(set(), 0.0)
+    for i in range(OWN_CPU_BLOCK * OWN_CPU_MIN_BLOCKS):
+        meter.update(set(), (i + 1) * OWN_CPU_EVERY)
+    first = meter.figure()
+    assert first is not None and meter.figure() is first  # no reading between: the same
+    meter.update(set(), meter._at + OWN_CPU_EVERY)  # a new reading: worked out again
+    assert meter.figure() is not first

@@ -199,3 +199,57 @@ def test_latency_sparklines_share_a_scale_kept_per_sample() -> None:
     # Pair 0 goes: its 900 no longer holds the scale up; pair 1's past still counts.
     s.feed(_timed(2.0, {1: 50.0}))
     assert s.latency_scale(24) == 300.0 and s.latency_scale(1) == 50.0
+
+
+def _spy_render_line(panel: RowsView) -> list[int]:
+    """Record every line the compositor asks the panel to render (content lines)."""
+    drawn: list[int] = []
+    real = panel.render_line
+
+    def render_line(y: int):
+        drawn.append(y)
+        return real(y)
+
+    panel.render_line = render_line  # type: ignore[method-assign]
+    return drawn
+
+
+def test_rows_whose_figures_did_not_change_are_not_rendered_again() -> None:
+    # Fixed samples: after they are all in, a redraw formats the same rows; the
+    # compositor still walks the screen (the status line moves), but no threads
+    # or CPUs line is rendered again. A row whose text changes is, and only it.
+    async def go() -> None:
+        app = IpctopApp(FixedSource(fixed_samples(), INFO))
+        async with app.run_test(size=(120, 40)) as pilot:
+            threads, cpus = app.query_one(ThreadsPanel), app.query_one(CpusPanel)
+            await _wait(pilot, lambda: app.session.count == len(fixed_samples()), "all samples")
+            app.redraw_now()
+            drawn_threads, drawn_cpus = _spy_render_line(threads), _spy_render_line(cpus)
+
+            async def still() -> bool:
+                # Painted and settled (an auto height may lay out once more under load).
+                drawn_threads.clear()
+                drawn_cpus.clear()
+                await pilot.pause(0.1)
+                return not drawn_threads and not drawn_cpus
+
+            deadline = time.monotonic() + TIMEOUT
+            while not await still():
+                assert time.monotonic() < deadline, "the panels never stopped repainting"
+            app._message = "a status line that changed"  # something else on screen moves
+            app.redraw_now()
+            await pilot.pause(0.1)
+            assert drawn_threads == [] and drawn_cpus == [], (drawn_threads, drawn_cpus)
+            # One row's figures change: its line alone is rendered again.
+            real_row = threads.row
+
+            def row(index: int, width: int):
+                pieces, style = real_row(index, width)
+                return ([*pieces[:-1], (" changed", None)] if index == 1 else pieces), style
+
+            threads.row = row  # type: ignore[method-assign]
+            app.redraw_now()
+            await pilot.pause(0.1)
+            assert drawn_threads == [2], drawn_threads  # row 1 is line 2, under the heading
+
+    asyncio.run(go())

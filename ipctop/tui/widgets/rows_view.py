@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual.geometry import Region, Size
@@ -51,6 +52,10 @@ class RowsView(ScrollView, can_focus=True):
         self._styles: dict[tuple[str | None, str | None], Style] = {}
         self._frame = (0, 0, 0)  # (width, height, scroll) the shown lines were made for
         self._lines: list[Row | None] = []
+        # The content region by what it depends on: Textual computes it afresh on
+        # every read, and render_line asked once per line (a quarter of a line's cost).
+        self._region_key: tuple[object, ...] = ()
+        self._region = Region()
 
     # -- for subclasses ------------------------------------------------------------
     def row_count(self) -> int:
@@ -117,7 +122,15 @@ class RowsView(ScrollView, can_focus=True):
             self.refresh(Region(0, y, width, 1))
 
     def _frame_now(self) -> tuple[int, int, int]:
-        region = self.scrollable_content_region
+        key = (
+            self.size,
+            self.styles.gutter,
+            self.show_vertical_scrollbar,
+            self.show_horizontal_scrollbar,
+        )
+        if key != self._region_key:
+            self._region_key, self._region = key, self.scrollable_content_region
+        region = self._region
         return (max(0, region.width), max(0, region.height), round(self.scroll_y))
 
     def _line(self, y: int, frame: tuple[int, int, int]) -> Row | None:
@@ -140,4 +153,11 @@ class RowsView(ScrollView, can_focus=True):
             return Strip.blank(width, self._style(None, None))
         pieces, row_style = line
         segments = [Segment(text, self._style(name, row_style)) for text, name in pieces if text]
-        return Strip(segments).crop_extend(0, width, self._style(None, row_style))
+        # Padded here and the strip told its length, instead of crop_extend measuring
+        # each segment's cells again; ASCII text is as wide as it is long.
+        used = sum(len(t) if t.isascii() else cell_len(t) for t, _, _ in segments)
+        if used > width:
+            return Strip(segments).crop_extend(0, width, self._style(None, row_style))
+        if used < width:
+            segments.append(Segment(" " * (width - used), self._style(None, row_style)))
+        return Strip(segments, width)
