@@ -114,13 +114,19 @@ def _junit_counts(out: Path) -> tuple[dict[str, int], list[ET.Element]]:
     return counts, guest_tests
 
 
-@pytest.mark.timeout(900)
+@pytest.mark.timeout(1200)
 def test_smoke_guest_runs_the_topology_and_proc_tests_on_its_own_kernel(tmp_path: Path) -> None:
-    out = tmp_path / "out"
-    # --timeout 600: a boot that hangs (once, under load, 14 min without reaching
-    # its command) fails within CI's budget; the smoke run took 190 s here.
-    argv = _lab("--cpus", "8", "--smoke", "--timeout", "600", "--out", str(out))
-    res = _run_to_the_end(argv, timeout=840)
+    # A boot hung once (under load, 14 min without reaching its command; the smoke
+    # run takes about 190 s): a guest that never reached its command is booted once
+    # more, and a second hang fails. A guest that ran its command is judged as it is.
+    for attempt in (1, 2):
+        out = tmp_path / f"out{attempt}"
+        argv = _lab("--cpus", "8", "--smoke", "--timeout", "480", "--out", str(out))
+        res = _run_to_the_end(argv, timeout=540)
+        reached = (out / "facts" / "uname.txt").exists()
+        if reached or attempt == 2:
+            break
+        print(f"lab guest never reached its command (attempt 1): {res.stderr[-400:]}")
     log = (out / "pytest.log").read_text() if (out / "pytest.log").exists() else res.stderr
     assert res.returncode == 0, log[-4000:]
     assert not _guest_processes(out)
