@@ -11,6 +11,7 @@ import glob
 import math
 import os
 from dataclasses import dataclass
+from functools import cached_property
 
 from ..analysis.point_diff import point_difference
 from ..analysis.scaling import ScalingPoint, diff_pct
@@ -18,6 +19,7 @@ from ..analysis.stats import Difference
 from ..errors import RecordError
 from ..output.records.record import Record, record_points
 from ..output.records.record_io import read_record
+from ..output.records.spread_store import find_spread, read_spreads
 from ..output.text.compare_records import SAME_KEYS
 from .sources import RunInfo
 
@@ -70,15 +72,38 @@ class Baseline:
             return f"baseline {self.name} (same settings)"
         return f"baseline {', '.join(differs)}"
 
+    @cached_property
+    def _spread(self) -> tuple[float | None, float]:
+        """(s.d. %, its degrees of freedom): the session spread the record measured
+        (check --sessions), else the one stored for its box and this one (as compare
+        finds it), else none: the runs' spread stands in and the verdict says so."""
+        s = self.record.sessions
+        if s is not None:
+            return s.session_sd_pct, s.session_df if s.session_df > 0 else math.inf
+        here = os.uname()
+        cfg = self.record.config
+        try:
+            found = find_spread(
+                read_spreads(),
+                [(self.record.box.hostname, self.record.box.kernel_release),
+                 (here.nodename, here.release)],
+                cfg.workload, cfg.cpus, cfg.placement, cfg.mode,
+            )  # fmt: skip
+        except RecordError:
+            return None, math.inf  # a broken store costs the session term, not the Diff
+        if found.spread is None:
+            return None, math.inf
+        df = found.spread.session_df
+        return found.spread.session_sd_pct, df if df > 0 else math.inf
+
     @property
     def session_sd_pct(self) -> float | None:
-        """This box's session spread when the record measured it (check --sessions)."""
-        return self.record.sessions.session_sd_pct if self.record.sessions else None
+        """This box's session spread: the record's, else the one stored for this box."""
+        return self._spread[0]
 
     @property
     def session_df(self) -> float:
-        s = self.record.sessions
-        return s.session_df if s is not None and s.session_df > 0 else math.inf
+        return self._spread[1]
 
     def difference(self, theirs: ScalingPoint, live: ScalingPoint) -> Difference:
         """live/theirs across sessions (analysis.point_diff), with the record's

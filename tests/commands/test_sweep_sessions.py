@@ -35,6 +35,8 @@ def test_a_sweep_keeps_its_own_workloads_session_spread(tmp_path: Path) -> None:
     for path in (a, b):
         r = run_cli(*sweep, "--json", str(path), timeout=120)
         assert r.returncode == 0, r.stderr
+    # The TUI's Diff against a record without a spread finds the stored one too.
+    assert load_baseline(a).session_sd_pct == sp["session_sd_pct"]
     r = run_cli("compare", str(a), str(b), "--fail-below", "50", timeout=60)
     assert r.returncode == 0, (r.stdout, r.stderr)
     day = json.loads(out.read_text())["created"][:10]
