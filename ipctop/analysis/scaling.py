@@ -189,6 +189,9 @@ class _Slot:
     provisional: float | None = None
     windows: list[float] = field(default_factory=list)  # every settled visit's samples
     replaced: int = 0  # earlier visits dropped because the latest one disagreed with them
+    # The settled point as last built: its interval is the costly part, and the
+    # screen asks for the curve at every redraw while visits come seconds apart.
+    point: ScalingPoint | None = field(default=None, compare=False)
 
 
 class ScalingCurve:
@@ -229,6 +232,7 @@ class ScalingCurve:
             slot.settled.append(float(total))
             slot.windows.extend(new)
             slot.provisional = None
+            slot.point = None
         elif not slot.settled:
             slot.provisional = float(total)
 
@@ -236,7 +240,9 @@ class ScalingCurve:
         out = []
         for pairs in sorted(self._slots):
             slot = self._slots[pairs]
-            if slot.settled:
+            if slot.settled and slot.point is not None:
+                out.append(slot.point)
+            elif slot.settled:
                 # The total stays the median of the visits; the windows give the interval.
                 point = ScalingPoint.from_repeats(pairs, slot.settled, settled=True)
                 if slot.windows:
@@ -249,6 +255,7 @@ class ScalingCurve:
                         settled=half is not None and half <= CI_MAX_PCT,
                         windows=tuple(slot.windows),
                     )
+                slot.point = point
                 out.append(point)
             elif slot.provisional is not None:
                 out.append(ScalingPoint(pairs, slot.provisional, settled=False))

@@ -154,3 +154,17 @@ def test_fmt_int_rounds_and_separates() -> None:
     assert fmt_int(948_005.4) == "948,005"
     assert fmt_int(None) == "-"
     assert fmt_int(18_100_000) == "18,100,000"
+
+
+def test_a_settled_point_is_built_once_per_visit_and_anew_after_the_next():
+    """The screen asks for the curve at every redraw: a settled point's interval is
+    made once, and a new visit (or a provisional reading elsewhere) makes it again."""
+    curve = ScalingCurve()
+    curve.add(1, 100.0, settled=True, windows=[99.0, 100.0, 101.0, 100.0, 99.5, 100.5])
+    first = curve.points()[0]
+    curve.add(2, 150.0, settled=False)  # another pair count's provisional reading
+    assert curve.points()[0] is first
+    curve.add(1, 100.5, settled=True, windows=[100.0, 99.0, 101.0, 100.5, 100.0, 99.5])
+    again = curve.points()[0]
+    assert again is not first and again.repeats == (100.0, 100.5)
+    assert len(again.windows) == 12
