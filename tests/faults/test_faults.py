@@ -15,13 +15,32 @@ import pytest
 from conftest import ROOT, run_cli, sysv_objects, wait_for
 from ipctop_child import ipctop, kill_reaper_then_engine, stop
 
-from ipctop.engine.reaper import tag_of
+from ipctop.engine.reaper import session_owner, tag_of
 
 root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root for a private IPC namespace")
 
 
 def objects_of(tagged_only: bool = True) -> set:
     return {o for o in sysv_objects() if not tagged_only or tag_of(int(o[1])) is not None}
+
+
+class Run:
+    """The SysV objects of one ipctop child, by the session tags it claimed: another
+    ipctop on a shared box (a benchmark beside the suite) makes tagged objects too."""
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        self.pid = proc.pid
+        self.tags: set[int] = set()
+
+    def objects(self) -> set:
+        """Its objects now; tags are learned while the child owns them."""
+        out = set()
+        for o in objects_of():
+            tag = tag_of(int(o[1]))
+            if tag is not None and (tag in self.tags or session_owner(tag) == self.pid):
+                self.tags.add(tag)
+                out.add(o)
+        return out
 
 
 def workers_of(proc: subprocess.Popen) -> list[psutil.Process]:
@@ -34,16 +53,16 @@ def workers_of(proc: subprocess.Popen) -> list[psutil.Process]:
 
 @pytest.mark.parametrize("mode", ["threads", "processes"])
 def test_sigkill_of_the_main_process_leaves_nothing(mode: str) -> None:
-    before = objects_of()
     with ipctop("run", "--pairs", "2", "--cpus", "0", "--mode", mode, "--seconds", "60") as proc:
-        assert wait_for(lambda: len(objects_of() - before) == 2), "pairs never started"
+        run = Run(proc)
+        assert wait_for(lambda: len(run.objects()) == 2), "pairs never started"
         ends = 4 if mode == "processes" else 0
         assert wait_for(lambda: len(workers_of(proc)) == ends), "ends never started"
         workers = workers_of(proc)
         proc.kill()
         proc.wait(5)
         # Within 2 s: no worker and no object of that run remains.
-        assert wait_for(lambda: not (objects_of() - before), timeout=2.0), objects_of() - before
+        assert wait_for(lambda: not run.objects(), timeout=2.0), run.objects()
         assert wait_for(lambda: not any(w.is_running() and w.status() != "zombie"
                                         for w in workers), timeout=2.0)  # fmt: skip
 
@@ -52,16 +71,16 @@ def test_sigkill_of_the_main_process_leaves_nothing(mode: str) -> None:
     "sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGHUP, 129)]
 )
 def test_signal_cleans_up_and_exits_128_plus_n(sig: int, code: int, tmp_path) -> None:
-    before = objects_of()
     out = tmp_path / "sweep.json"
     with ipctop("sweep", "--workload", "sysv-sem", "--cpus", "0", "--mode", "processes",
                 "--seconds", "30", "--warmup", "0", "--repeat", "1", "--json", str(out)) as proc:  # fmt: skip
-        assert wait_for(lambda: len(objects_of() - before) == 1), "sweep never started"
+        run = Run(proc)
+        assert wait_for(lambda: len(run.objects()) == 1), "sweep never started"
         time.sleep(0.3)
         _, err = stop(proc, sig, timeout=10)
     assert proc.returncode == code, err
     assert "Traceback" not in err
-    assert not (objects_of() - before)
+    assert not run.objects()
     record = json.loads(out.read_text())
     assert record["interrupted"] is True
 
@@ -69,12 +88,12 @@ def test_signal_cleans_up_and_exits_128_plus_n(sig: int, code: int, tmp_path) ->
 def test_queue_removed_with_ipcrm_under_a_running_pair() -> None:
     if not shutil.which("ipcrm"):
         pytest.skip("ipcrm is not installed")
-    before = objects_of()
     with ipctop(
         "run", "--pairs", "2", "--cpus", "0", "--seconds", "3", "--interval", "0.2"
     ) as proc:
-        assert wait_for(lambda: len(objects_of() - before) == 2)
-        victim = max(int(i) for _, _, i in objects_of() - before)
+        run = Run(proc)
+        assert wait_for(lambda: len(run.objects()) == 2)
+        victim = max(int(i) for _, _, i in run.objects())
         subprocess.run(["ipcrm", "-q", str(victim)], check=True)
         out, err = proc.communicate(timeout=20)
     assert proc.returncode == 1  # a pair failed: the run says so in its exit code
@@ -82,7 +101,7 @@ def test_queue_removed_with_ipcrm_under_a_running_pair() -> None:
     assert "Traceback" not in err
     last = [ln for ln in out.splitlines() if ln.startswith("t=")][-1]
     assert "0A@0=" in last and not last.split("0A@0=")[1].startswith("0 ")  # pair 0 went on
-    assert not (objects_of() - before)
+    assert not run.objects()
 
 
 @root
@@ -126,19 +145,19 @@ def test_enosys_maps_to_unsupported() -> None:
 def test_clean_removes_only_dead_sessions_objects() -> None:
     import sysv_ipc
 
-    before = objects_of()
     stranger = sysv_ipc.MessageQueue(None, sysv_ipc.IPC_CREX, mode=0o600)  # not ipctop's
     try:
         with ipctop("run", "--pairs", "1", "--cpus", "0", "--seconds", "60") as proc:
-            assert wait_for(lambda: len(objects_of() - before) == 1)
+            run = Run(proc)
+            assert wait_for(lambda: len(run.objects()) == 1)
             kill_reaper_then_engine(proc)  # the worst case clean exists for
-            left = objects_of() - before
+            left = run.objects()
             assert len(left) == 1
             dry = run_cli("clean", "--dry-run")
-            assert "would remove" in dry.stdout and objects_of() - before == left
+            assert "would remove" in dry.stdout and run.objects() == left
             r = run_cli("clean")
             assert r.returncode == 0 and "removed msg" in r.stdout, r.stdout
-            assert not (objects_of() - before)
+            assert not run.objects()
             stranger.send(b"x")  # it still answers: clean did not touch another's queue
     finally:
         stranger.remove()
