@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""The sampler's own cost a sample on this box's CPU count, in units that survive emulation.
+
+Starts --pairs sysv-sem pairs (default 64: 128 ends) spread over every allowed
+CPU, samples them as the monitor does (0.5 s), and times each Sampler.sample()
+on the sampling thread's own CPU clock. Beside it, a fixed piece of Python
+(the calibration) is timed the same way, so the cost can be given as
+calibrations a sample: a TCG guest runs everything 10-50 times slower, but
+the sampler and the calibration alike, so a 64-CPU guest's figure divided by
+a 2-CPU box's (or a smaller guest's) says what 64 CPUs cost the sampler:
+/proc/stat and /proc/interrupts rows, per-CPU reads, the CPUs a sample lists.
+
+    python bench/sampler_scale.py [--pairs 64] [--samples 40] [--json FILE]
+    python -m ipctop.lab --cpus 64 -- .venv/bin/python bench/sampler_scale.py
+
+Issue 29's goal: the 64-CPU figure at most twice the 2-CPU one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from ipctop.analysis.stats import summarize  # noqa: E402
+from ipctop.engine.config import EngineConfig  # noqa: E402
+from ipctop.engine.engine import Engine, resolve_engine  # noqa: E402
+from ipctop.engine.sampler import Sampler  # noqa: E402
+
+
+def calibration_ms() -> float:
+    """CPU ms of a fixed Python loop: what an emulated CPU's slowness is measured in."""
+    times = []
+    for _ in range(7):
+        t0 = time.thread_time()
+        total = 0
+        for i in range(200_000):
+            total += i % 7
+        times.append((time.thread_time() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--pairs", type=int, default=64)
+    p.add_argument("--samples", type=int, default=40)
+    p.add_argument("--json", help="write the figures here")
+    args = p.parse_args()
+    cpus = tuple(sorted(os.sched_getaffinity(0)))
+    kind = resolve_engine("native")
+    config = EngineConfig(workload="sysv-sem", placement="free", cpus=cpus, engine=kind)
+    cal_before = calibration_ms()
+    with Engine(config) as engine:
+        engine.start(args.pairs)
+        sampler = Sampler(engine, 0.5)
+        sampler.sample()
+        costs = []
+        listed = 0
+        for _ in range(args.samples):
+            time.sleep(0.5)
+            t0 = time.thread_time()
+            s = sampler.sample()
+            costs.append((time.thread_time() - t0) * 1e3)
+            listed = len(s.cpus)
+        sampler.close()
+    cal = statistics.median([cal_before, calibration_ms()])
+    cost = summarize(costs)
+    units = [c / cal for c in costs]
+    u = summarize(units)
+    ends = 2 * args.pairs
+    load = os.getloadavg()[0]
+    print(f"engine {kind}; {len(cpus)} CPUs allowed, {listed} in each sample; {ends} ends")
+    print(
+        f"sampler: {cost.figure:.2f} ms CPU a sample [{cost.low:.2f}, {cost.high:.2f}] "
+        f"({cost.basis}); calibration {cal:.2f} ms; "
+        f"{u.figure:.3f} calibrations a sample [{u.low:.3f}, {u.high:.3f}]; load {load:.1f}"
+    )
+    if args.json:
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "cpus": len(cpus),
+                    "ends": ends,
+                    "engine": kind,
+                    "ms_per_sample": [cost.figure, cost.low, cost.high],
+                    "calibration_ms": cal,
+                    "calibrations_per_sample": [u.figure, u.low, u.high],
+                    "samples": len(costs),
+                    "load": load,
+                }
+            )
+            + "\n"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
