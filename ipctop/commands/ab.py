@@ -43,6 +43,7 @@ from ..box import read_box
 from ..engine.config import EngineConfig
 from ..engine.costs import merge
 from ..engine.engine import Engine, resolve_engine
+from ..engine.outside_cpu import BUSY_PCT, OutsideCpu
 from ..engine.profile.span import SpanProfiler
 from ..errors import IpctopError, UsageError
 from ..live.ab_live import ORDER  # the TUI's A/B (key a) shares it
@@ -192,6 +193,7 @@ def run(args: argparse.Namespace) -> int:
     cpus = sorted({c for s in sides.values() for c in s.config.cpus})
     profiler = start_profiler(args, cpus)
     said = EngineWarnings()
+    outside = OutsideCpu()
     try:
         with profiler or nullcontext():  # perf stops on every path
             stop = SteinStop(args.precision)
@@ -209,7 +211,8 @@ def run(args: argparse.Namespace) -> int:
             f"--max-seconds {args.max_seconds:g} allowed {len(blocks)} ABBA block(s) of "
             f"{elapsed / max(len(blocks), 1):.1f} s; an interval needs at least 2"
         ) from None
-    print(_result_line(d, len(blocks), elapsed, args, stop))
+    busy = _busy_note(outside.pct(), args)
+    print(_result_line(d, len(blocks), elapsed, args, stop, busy))
     for s in (a, b):
         print(f"  {s.name}: {_summary_text(s.windows, unit(args))}")
     print(_latency_text(lat_blocks, sides))
@@ -221,6 +224,7 @@ def run(args: argparse.Namespace) -> int:
         rec = ab_record(
             Box.of(read_box()), sides, blocks, results, d, args, kind, elapsed,
             latency=_latency_record(lat_blocks, sides), profiles=profiles, costs=costs,
+            outside_pct=busy.outside_pct, not_judged=busy.not_judged,
         )  # fmt: skip
         rec.warnings = said.lines or None
         note, ok = write_or_keep(Path(args.json), lambda p: write_record(p, rec))
@@ -380,16 +384,45 @@ def _block_line(
     return f"block {n} ({t:.0f} s): A {a:,.0f}  B {b:,.0f} {unit}{tail}"
 
 
+@dataclass(frozen=True)
+class BusyNote:
+    """Other processes' CPU during the run, and why ops/s is not judged (or "")."""
+
+    outside_pct: float | None
+    not_judged: str
+
+
+def _busy_note(outside_pct: float | None, args: argparse.Namespace) -> BusyNote:
+    if outside_pct is None or args.metric == "cpu" or outside_pct <= BUSY_PCT:
+        return BusyNote(outside_pct, "")
+    return BusyNote(
+        outside_pct,
+        f"not judged: other processes used {outside_pct:.0f} % of a CPU during the run "
+        f"(above {BUSY_PCT:.0f} %), and ops/s moves with their load (on a loaded box 3 of "
+        "14 A/A runs called a change): rerun on a quiet box, or judge --metric cpu",
+    )
+
+
 def _result_line(
-    d: Difference, n: int, elapsed: float, args: argparse.Namespace, stop: SteinStop
+    d: Difference,
+    n: int,
+    elapsed: float,
+    args: argparse.Namespace,
+    stop: SteinStop,
+    busy: BusyNote | None = None,
 ) -> str:
     planned = stop.plan is not None and n >= stop.plan.blocks
     why = "the planned blocks done" if planned else "time up"
+    verdict = "not judged (a busy box)" if busy and busy.not_judged else d.verdict
     line = (
-        f"B/A: {fmt_diff(d)} · {d.verdict} · {d.test}, n={n} blocks "
+        f"B/A: {fmt_diff(d)} · {verdict} · {d.test}, n={n} blocks "
         f"({n * len(ORDER)} slots), {elapsed:.0f} s ({why}; ±{d.half_width_pct:.1f} %)"
         f"\n  stop rule: {stop.describe()}"
     )
+    if busy is not None and busy.outside_pct is not None:
+        line += f"\n  other processes used {busy.outside_pct:.0f} % of a CPU meanwhile"
+    if busy is not None and busy.not_judged:
+        return line + f"\n  {busy.not_judged}"
     if d.verdict == NO_DIFFERENCE:
         # What "none shown" is worth: a change inside the half-width could not be seen.
         line += (

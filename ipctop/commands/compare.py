@@ -23,7 +23,7 @@ from ..analysis.stats import TooFewWindows, fmt_diff, paired_difference
 from ..analysis.verdicts import fmt_rate
 from ..errors import EXIT_FAILED, EXIT_NOT_JUDGED, EXIT_OK, RecordError, UsageError
 from ..output.exports.gnuplot import write_gnuplot
-from ..output.records.ab_record import ab_blocks
+from ..output.records.ab_record import NOT_JUDGED, ab_blocks
 from ..output.records.matrix_record import MatrixRecord, is_matrix, matrix_from_dict
 from ..output.records.output_paths import check_output_file
 from ..output.records.record import Record, record_points
@@ -306,7 +306,14 @@ def _ab(record: Record, args: argparse.Namespace) -> int:
         for name, side in (("A", record.ab.sides.A), ("B", record.ab.sides.B)):
             what = " ".join(p for p in (side.options, side.cmd) if p)
             print(f"{name}: {what or '(the shared options)'}")
-    print(f"B/A: {fmt_diff(d)} · {d.verdict} · {d.test}, {len(blocks)} blocks")
+    # The run itself may have declined to judge ops/s (a busy box): so does its reading.
+    result = record.ab.result if record.ab is not None else None
+    why = str(result.get("not_judged_why", "")) if result else ""
+    declined = result is not None and result.get("verdict") == NOT_JUDGED
+    verdict = "not judged (a busy box)" if declined else d.verdict
+    print(f"B/A: {fmt_diff(d)} · {verdict} · {d.test}, {len(blocks)} blocks")
+    if declined:
+        print(f"  {why}")
     for line in noise_lines([record]):
         print(line)
     table = ab_latency_table(record)
@@ -315,6 +322,9 @@ def _ab(record: Record, args: argparse.Namespace) -> int:
     delta = ab_profile_delta(record)
     if delta:
         print(delta)
+    if args.fail_below is not None and declined:
+        print(f"ipctop: --fail-below: {why}", file=sys.stderr)
+        return EXIT_NOT_JUDGED
     if args.fail_below is not None and d.below(args.fail_below):
         print(f"B is more than {args.fail_below:g} % below A over the whole interval")
         return EXIT_FAILED

@@ -52,6 +52,8 @@ def ab_record(
     latency: dict[str, Any] | None = None,
     profiles: dict[str, Any] | None = None,
     costs: dict[str, Any] | None = None,
+    outside_pct: float | None = None,
+    not_judged: str = "",
 ) -> Record:
     """The record; latency, the sides' profiles (engine.profile.Profile) and their costs
     when the run measured them."""
@@ -84,7 +86,7 @@ def ab_record(
                 },
                 "restore_cmd": args.restore_cmd,
                 "blocks": [{"A": list(x), "B": list(y)} for x, y in blocks],
-                "result": d.to_dict(),
+                "result": _result(d, outside_pct, not_judged),
                 "precision_pct": args.precision,
                 "max_seconds": args.max_seconds,
                 "window_s": args.window,
@@ -95,6 +97,22 @@ def ab_record(
             }
         ),
     )
+
+
+def _result(d: Difference, outside_pct: float | None, not_judged: str) -> dict[str, Any]:
+    """The difference as the record keeps it, with the others' CPU during the run and,
+    when ops/s was not judged for it, the verdict "not judged" and why (commands.ab)."""
+    out = d.to_dict()
+    if outside_pct is not None:
+        out["outside_cpu_pct"] = round(outside_pct, 1)
+    if not_judged:
+        out["verdict"] = NOT_JUDGED
+        out["not_judged_why"] = not_judged
+    return out
+
+
+#: an ab result whose ops/s the run declined to judge (a busy box)
+NOT_JUDGED = "not judged"
 
 
 def ab_blocks(record: Record) -> list[tuple[list[float], list[float]]]:
