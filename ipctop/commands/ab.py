@@ -43,7 +43,7 @@ from ..box import read_box
 from ..engine.config import EngineConfig
 from ..engine.costs import merge
 from ..engine.engine import Engine, resolve_engine
-from ..engine.outside_cpu import BUSY_PCT, OutsideCpu
+from ..engine.outside_cpu import OutsideCpu
 from ..engine.profile.span import SpanProfiler
 from ..errors import IpctopError, UsageError
 from ..live.ab_live import ORDER  # the TUI's A/B (key a) shares it
@@ -57,6 +57,7 @@ from ..output.text.ab_latency_text import format_ab_latency
 from ..output.text.profile_table import format_delta
 from ..plain import to_plain
 from ..signals import deferred
+from .ab_busy import BusyNote, busy_note
 from .common import (
     MAX_PAIRS,
     add_profile_option,
@@ -211,7 +212,7 @@ def run(args: argparse.Namespace) -> int:
             f"--max-seconds {args.max_seconds:g} allowed {len(blocks)} ABBA block(s) of "
             f"{elapsed / max(len(blocks), 1):.1f} s; an interval needs at least 2"
         ) from None
-    busy = _busy_note(outside.pct(), args)
+    busy = busy_note(outside.pct(), args.metric)
     print(_result_line(d, len(blocks), elapsed, args, stop, busy))
     for s in (a, b):
         print(f"  {s.name}: {_summary_text(s.windows, unit(args))}")
@@ -382,25 +383,6 @@ def _block_line(
     b = sum(got["B"]) / max(len(got["B"]), 1)
     tail = f" · B/A {fmt_diff(d)} after {n} blocks" if d else ""
     return f"block {n} ({t:.0f} s): A {a:,.0f}  B {b:,.0f} {unit}{tail}"
-
-
-@dataclass(frozen=True)
-class BusyNote:
-    """Other processes' CPU during the run, and why ops/s is not judged (or "")."""
-
-    outside_pct: float | None
-    not_judged: str
-
-
-def _busy_note(outside_pct: float | None, args: argparse.Namespace) -> BusyNote:
-    if outside_pct is None or args.metric == "cpu" or outside_pct <= BUSY_PCT:
-        return BusyNote(outside_pct, "")
-    return BusyNote(
-        outside_pct,
-        f"not judged: other processes used {outside_pct:.0f} % of a CPU during the run "
-        f"(above {BUSY_PCT:.0f} %), and ops/s moves with their load (on a loaded box 3 of "
-        "14 A/A runs called a change): rerun on a quiet box, or judge --metric cpu",
-    )
 
 
 def _result_line(
