@@ -297,18 +297,12 @@ PyObject *ipctop_lat_read(PyObject *self, PyObject *a)
         PyList_SET_ITEM(out, p, both);
     }
 done:
-    if (vs.obj)
-        PyBuffer_Release(&vs);
-    if (vn.obj)
-        PyBuffer_Release(&vn);
-    if (vo.obj)
-        PyBuffer_Release(&vo);
-    if (vl.obj)
-        PyBuffer_Release(&vl);
-    if (vr.obj)
-        PyBuffer_Release(&vr);
-    if (vw.obj)
-        PyBuffer_Release(&vw);
+    /* PyBuffer_Release does nothing for a view never filled (its obj is NULL). */
+    {
+        Py_buffer *views[] = {&vs, &vn, &vo, &vl, &vr, &vw};
+        for (size_t k = 0; k < sizeof views / sizeof views[0]; k++)
+            PyBuffer_Release(views[k]);
+    }
     return out;
 }
 
