@@ -46,6 +46,7 @@ from ..engine.engine import Engine, resolve_engine
 from ..engine.outside_cpu import OutsideCpu
 from ..engine.profile.span import SpanProfiler
 from ..errors import IpctopError, UsageError
+from ..live.ab_busy import BusyNote, busy_note
 from ..live.ab_live import ORDER  # the TUI's A/B (key a) shares it
 from ..live.engine_warnings import EngineWarnings
 from ..live.measure import RunResult, measure_engine
@@ -57,7 +58,6 @@ from ..output.text.ab_latency_text import format_ab_latency
 from ..output.text.profile_table import format_delta
 from ..plain import to_plain
 from ..signals import deferred
-from .ab_busy import BusyNote, busy_note
 from .common import (
     MAX_PAIRS,
     add_profile_option,

@@ -47,7 +47,7 @@ def test_hooks_run_in_abba_order_and_the_record_reads_back(tmp_path: Path) -> No
 def test_option_sets_a_known_think_time_is_a_regression(tmp_path: Path) -> None:
     # 20 µs per round at each end is most of a round on any box: B must lose. Judged
     # per CPU-second, which a shared box's other load does not move (ops/s is not
-    # judged on a busy box: test_ab_busy.py).
+    # judged on a busy box: tests/commands/test_ab_busy.py; live/ab_busy.py).
     r = run_cli(
         "ab", *QUICK, "--max-seconds", "60", "--precision", "20", "--metric", "cpu",
         "--a", "--think-ns 0", "--b", "--think-ns 20000",
