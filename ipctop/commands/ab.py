@@ -46,7 +46,7 @@ from ..engine.engine import Engine, resolve_engine
 from ..engine.outside_cpu import OutsideCpu
 from ..engine.profile.span import SpanProfiler
 from ..errors import IpctopError, UsageError
-from ..live.ab_busy import BusyNote, busy_note
+from ..live.ab_busy import BUSY_VERDICT, BusyNote, busy_note
 from ..live.ab_live import ORDER  # the TUI's A/B (key a) shares it
 from ..live.engine_warnings import EngineWarnings
 from ..live.measure import RunResult, measure_engine
@@ -395,7 +395,7 @@ def _result_line(
 ) -> str:
     planned = stop.plan is not None and n >= stop.plan.blocks
     why = "the planned blocks done" if planned else "time up"
-    verdict = "not judged (a busy box)" if busy and busy.not_judged else d.verdict
+    verdict = BUSY_VERDICT if busy and busy.not_judged else d.verdict
     line = (
         f"B/A: {fmt_diff(d)} · {verdict} · {d.test}, n={n} blocks "
         f"({n * len(ORDER)} slots), {elapsed:.0f} s ({why}; ±{d.half_width_pct:.1f} %)"

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 from ..engine.outside_cpu import BUSY_PCT
 
+BUSY_VERDICT = "not judged (a busy box)"  # in place of ops/s's verdict, here and in the TUI
+
 
 @dataclass(frozen=True)
 class BusyNote:
@@ -16,7 +18,11 @@ class BusyNote:
     not_judged: str
 
 
-def busy_note(outside_pct: float | None, metric: str) -> BusyNote:
+def busy_note(
+    outside_pct: float | None,
+    metric: str,
+    advice: str = "rerun on a quiet box, or judge --metric cpu",
+) -> BusyNote:
     """ops/s is not judged when others took more than BUSY_PCT of a CPU during the run."""
     if outside_pct is None or metric == "cpu" or outside_pct <= BUSY_PCT:
         return BusyNote(outside_pct, "")
@@ -24,5 +30,5 @@ def busy_note(outside_pct: float | None, metric: str) -> BusyNote:
         outside_pct,
         f"not judged: other processes used {outside_pct:.0f} % of a CPU during the run "
         f"(above {BUSY_PCT:.0f} %), and ops/s moves with their load (on a loaded box 3 of "
-        "14 A/A runs called a change): rerun on a quiet box, or judge --metric cpu",
+        f"14 A/A runs called a change): {advice}",
     )

@@ -24,8 +24,10 @@ from ..analysis.stopping import SteinStop
 from ..cpus import choose_cpus, read_topology
 from ..engine.config import EngineConfig
 from ..engine.engine import Engine
+from ..engine.outside_cpu import OutsideCpu
 from ..engine.workloads import OPTIONS
 from ..errors import IpctopError, UsageError
+from .ab_busy import BUSY_VERDICT, busy_note
 from .sources import LiveSource
 
 ORDER = "ABBA"  # a block of four cancels a linear drift of the box
@@ -106,6 +108,16 @@ class AbProgress:
     b_rate: float | None
     done: bool = False
     why: str = ""  # "precision reached", "time up", "stopped", or the error
+    # Other processes' CPU since the A/B began, and why ops/s is not judged (live/ab_busy.py).
+    outside_pct: float | None = None
+    not_judged: str = ""
+
+    @property
+    def verdict(self) -> str:
+        """The difference's verdict, unless a busy box leaves ops/s unjudged."""
+        if self.not_judged:
+            return BUSY_VERDICT
+        return self.difference.verdict if self.difference is not None else ""
 
     @property
     def fraction(self) -> float:
@@ -141,12 +153,14 @@ class LiveAB:
         self.blocks: list[tuple[list[float], list[float]]] = []
         self.stop_rule = SteinStop(precision_pct)
         self._cancel = threading.Event()
+        self._outside: OutsideCpu | None = None
 
     def cancel(self) -> None:
         self._cancel.set()
 
     def run(self) -> AbProgress:
         t0 = time.monotonic()
+        self._outside = OutsideCpu()
         why = ""
         last: AbProgress | None = None
         try:
@@ -211,6 +225,9 @@ class LiveAB:
     def _progress(self, t0: float, slot: str, slots: int = -1, **kw: Any) -> AbProgress:
         a = [x for blk, _ in self.blocks for x in blk]
         b = [x for _, blk in self.blocks for x in blk]
+        # The live A/B judges ops/s only, which moves with other processes' load.
+        outside = self._outside.pct() if self._outside else None
+        busy = busy_note(outside, "ops", "rerun on a quiet box, or `ipctop ab --metric cpu`")
         return AbProgress(
             blocks=len(self.blocks),
             slot=slot,
@@ -220,6 +237,8 @@ class LiveAB:
             difference=self._difference(),
             a_rate=sum(a) / len(a) if a else None,
             b_rate=sum(b) / len(b) if b else None,
+            outside_pct=busy.outside_pct,
+            not_judged=busy.not_judged,
             **kw,
         )
 

@@ -103,9 +103,11 @@ class AbActions:
             self._say(f"A/B {p.why}: {p.blocks} block(s), too few for an interval", "warning")
             return
         severity = "error" if p.why.startswith("error") else "information"
-        if d.verdict == REGRESSION:
+        if p.verdict == REGRESSION or p.not_judged:
             severity = "warning"
-        self._say(f"A/B {p.why}: B/A {fmt_diff(d)}, {d.verdict}", severity)
+        self._say(f"A/B {p.why}: B/A {fmt_diff(d)}, {p.verdict}", severity)
+        if p.not_judged:
+            self._say(p.not_judged, "warning")
 
     def action_stop_ab(self: AppHost) -> None:
         if self._ab is not None:

@@ -50,8 +50,10 @@ class AbPanel(HeaderBand):
         else:
             text.append(f"B/A: {fmt_diff(d)} · ")
             style = {REGRESSION: "bold reverse red", IMPROVEMENT: "bold reverse green"}
-            text.append(d.verdict, style.get(d.verdict, "bold"))
+            text.append(p.verdict, style.get(p.verdict, "bold"))
             text.append(f" · {d.test}, {p.blocks} blocks")
             if p.a_rate is not None and p.b_rate is not None:
                 text.append(f" · A {p.a_rate:,.0f}, B {p.b_rate:,.0f} ops/s")
+        if p.outside_pct is not None and (p.not_judged or p.done):
+            text.append(f" · others used {p.outside_pct:.0f} % of a CPU")
         self.show(text)
