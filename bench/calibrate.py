@@ -7,10 +7,12 @@ Modes:
   compare   real A/A: pairs of separate `ipctop sweep` sessions at default
             settings, then `ipctop compare --json` as a user runs it (no
             --session-sd); false verdicts counted. Before the trials, `ipctop
-            check --sessions K` runs once (--spread check, the default) and
+            sweep --sessions K` runs once and
             stores the box's spread in a state folder of this run's own, so
             every compare finds it itself: the automatic path is what is
-            counted, and a compare that did not use it stops the run. With
+            counted, and a compare that did not use it stops the run
+            (--spread sweep, the default since 12-06: `sweep --sessions K` at
+            the same CPUs; compare uses a spread only for its own CPUs). With
             --spread none nothing is stored and compare must decline every
             verdict (counted as not judged). A leave-one-trial-out
             --session-sd pass follows as before (3+ trials).
@@ -20,6 +22,10 @@ Modes:
             and a call is that paired interval excluding 0.
   rejudge   the session pass and the TUI's baseline Diff again, on the A/A
             records an earlier `compare --keep DIR` kept (no new runs).
+  stored    the kept A/A records (--keep DIR, several folders joined by commas)
+            compared again as a user does, each trial with a spread stored from
+            --sessions K other sessions of the same records (their 1-pair runs,
+            as `sweep --sessions K` measures): the stored path on real sessions.
 
 Every rate is printed with its count and a Clopper-Pearson 95 % interval.
 Run the real modes on a quiet box (nothing else running) and give the load average.
@@ -56,6 +62,7 @@ from ipctop.analysis.stats import (
     summarize,
 )
 from ipctop.analysis.stopping import PILOT_BLOCKS, blocks_needed
+from ipctop.live.baseline import load_baseline
 
 
 def clopper_pearson(k: int, n: int) -> tuple[float, float]:
@@ -184,10 +191,20 @@ def _ipctop(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def store_spread(cpus: str, sessions: int, quick: bool) -> None:
-    """`ipctop check --sessions K` once: the box's spread, stored where compare looks."""
+def store_spread(cpus: str, sessions: int, quick: bool, how: str, workload: str) -> None:
+    """`ipctop sweep --sessions K` (or `check --sessions K`) once: the box's spread,
+    stored where compare looks. compare uses a stored spread only for the CPUs it was
+    measured on, and check measures one CPU: the sweep's is the one a 0-1 compare finds."""
     t0 = time.monotonic()
-    p = _ipctop("check", "--sessions", str(sessions), "--cpus", cpus, *(["--quick"] * quick))
+    if how == "sweep":
+        short = ["--seconds", "0.5", "--warmup", "0.2", "--repeat", "2", "--max-pairs", "1"]
+        with tempfile.TemporaryDirectory() as tmp:
+            p = _ipctop(
+                "sweep", "-w", workload, "--cpus", cpus, "--sessions", str(sessions),
+                "--json", os.path.join(tmp, "sessions.json"), *(short if quick else []),
+            )  # fmt: skip
+    else:
+        p = _ipctop("check", "--sessions", str(sessions), "--cpus", cpus, *(["--quick"] * quick))
     if p.returncode not in (0, 1):  # 1: a check line failed; the sessions still ran
         raise SystemExit(f"check --sessions failed: {p.stderr.strip()}")
     line = next((ln.strip() for ln in p.stdout.splitlines() if "session spread:" in ln), "")
@@ -269,7 +286,7 @@ def compare_trial(
         p = _ipctop("compare", *paths, "--json", "-", "--fail-below", str(fail_below))
         doc = json.loads(p.stdout[p.stdout.index("{") :])
         source = doc.get("session_sd_source") or ""
-        if stored and (not doc["judged"] or "measured by check --sessions on" not in source):
+        if stored and (not doc["judged"] or "--sessions on" not in source):
             raise SystemExit(f"trial {i + 1}: compare did not use the stored spread: {doc}")
         if not stored and (doc["judged"] or p.returncode not in (0, 5)):
             raise SystemExit(f"trial {i + 1}: compare judged without a spread: {doc}")
@@ -326,9 +343,16 @@ def session_pass(fail_below: float) -> Callable[[str, int], None]:
         # as the TUI does with a baseline record that measured no session spread
         # (the runs' spread stands in), and with one that did (the trial's
         # leave-one-out spread, as the record of `check --sessions` would give).
-        tui = stand_in = measured = 0
+        # And as the TUI runs it (live/baseline.py): the spread `check --sessions`
+        # stored for this box, found in the same state folder compare read.
+        os.environ.update(STATE_ENV)
+        tui = stand_in = measured = stored = 0
+        stored_sd: set[str] = set()
         for i in range(trials):
             a, b = sessions[(i, "a")], sessions[(i, "b")]
+            baseline = load_baseline(os.path.join(tmp, f"{i}a.json"))
+            if baseline.session_sd_pct is not None:
+                stored_sd.add(f"{baseline.session_sd_pct:.2f} % (df {baseline.session_df:g})")
             for pairs in sorted(set(a) & set(b)):
                 base = ScalingPoint.from_repeats(pairs, a[pairs])
                 live = ScalingPoint.from_repeats(pairs, b[pairs][:1])
@@ -336,9 +360,28 @@ def session_pass(fail_below: float) -> Callable[[str, int], None]:
                 stand_in += point_difference(base, live).verdict != NO_DIFFERENCE
                 d = point_difference(base, live, session_sd_pct=sds[i])
                 measured += d.verdict != NO_DIFFERENCE
+                stored += baseline.difference(base, live).verdict != NO_DIFFERENCE
         what = "TUI baseline Diff (one new run vs 3 baseline runs)"
         print(rate_line(f"{what}, session spread unmeasured: points called", stand_in, tui))
         print(rate_line(f"{what}, leave-one-out session spread: points called", measured, tui))
+        if stored_sd:
+            label = f"stored spread {', '.join(sorted(stored_sd))}"
+            print(rate_line(f"{what}, as the TUI runs it ({label}): points called", stored, tui))
+            # What compare, run as a user runs it, says it could have seen (issue 23's power).
+            small = []
+            for i in range(trials):
+                paths = [os.path.join(tmp, f"{i}{side}.json") for side in "ab"]
+                p = _ipctop("compare", *paths, "--json", "-")
+                doc = json.loads(p.stdout[p.stdout.index("{") :])
+                if doc.get("smallest_change_pct") is not None:
+                    small.append(float(doc["smallest_change_pct"]))
+            if small:
+                small.sort()
+                print(
+                    f"compare's smallest change it can show (stored spread), {len(small)} "
+                    f"comparisons: median ±{small[len(small) // 2]:.1f} %, "
+                    f"{small[0]:.1f} .. {small[-1]:.1f} %"
+                )
         label = (
             f"with --session-sd (leave-one-trial-out, {min(sds):.1f}-{max(sds):.1f} %, "
             f"from {2 * (trials - 1)} sessions each)"
@@ -381,17 +424,82 @@ def check_trial() -> Callable[[str, int], tuple]:
     return one
 
 
+def stored_pass(dirs: list[str], k: int, fail_below: float) -> None:
+    """Each kept A/A compared with a spread stored from k sessions of other trials."""
+    from ipctop.output.records.spread_store import StoredSpread, now_utc, remember
+
+    trials = []
+    for d in dirs:
+        i = 0
+        while os.path.exists(os.path.join(d, f"{i}b.json")):
+            trials.append((os.path.join(d, f"{i}a.json"), os.path.join(d, f"{i}b.json")))
+            i += 1
+    if len(trials) <= k:
+        raise SystemExit(f"stored needs more than --sessions {k} kept trials, got {len(trials)}")
+    called = judged = failed = 0
+    t0 = time.monotonic()
+    sds = []
+    for i, paths in enumerate(trials):
+        with open(paths[0]) as f:
+            rec = json.load(f)
+        others = [trials[(i + 1 + j) % len(trials)][0] for j in range(k)]  # not trial i's
+        spread = session_spread([_repeats(o)[1] for o in others])
+        cfg, box = rec["config"], rec["box"]
+        entry = StoredSpread(
+            host=box["hostname"], kernel=box["kernel_release"], workload=cfg["workload"],
+            placement=cfg["placement"], mode=cfg["mode"], cpus=tuple(cfg["cpus"]),
+            sessions=spread.sessions, runs_per_session=spread.runs_per_session,
+            session_sd_pct=spread.session_sd_pct, run_sd_pct=spread.run_sd_pct,
+            session_df=spread.session_df, measured_by="calibrate stored", when=now_utc(),
+        )  # fmt: skip
+        with tempfile.TemporaryDirectory() as state:
+            STATE_ENV["XDG_STATE_HOME"] = state
+            os.environ["XDG_STATE_HOME"] = state
+            remember(entry)
+            p = _ipctop("compare", *paths, "--json", "-", "--fail-below", str(fail_below))
+        doc = json.loads(p.stdout[p.stdout.index("{") :])
+        if not doc["judged"]:
+            raise SystemExit(f"trial {i + 1}: the stored spread was not used: {doc['not_judged']}")
+        sds.append((spread.session_sd_pct, doc["session_sd_pct"], doc["smallest_change_pct"]))
+        c = sum(x["verdict"] in ("regression", "improvement") for x in doc["points"])
+        called += c
+        judged += sum(bool(x["judged"]) for x in doc["points"])
+        failed += int(c > 0 or p.returncode == 1)
+    took = time.monotonic() - t0
+    est = sorted(a for a, _, _ in sds)
+    term = sorted(b for _, b, _ in sds)
+    small = sorted(c for _, _, c in sds if c is not None)
+    print(
+        f"stored spreads from {k} other sessions each: session part {est[0]:.1f} .. "
+        f"{est[-1]:.1f} % ({sum(e == 0 for e in est)} of {len(est)} estimated 0), "
+        f"session term used {term[0]:.1f} .. {term[-1]:.1f} % (df {k - 1}); the smallest "
+        f"change compare said it could show: median ±{small[len(small) // 2]:.1f} %, "
+        f"{small[0]:.1f} .. {small[-1]:.1f}"
+    )
+    print(rate_line(f"compare with a {k}-session stored spread: points called", called, judged))
+    print(
+        rate_line(
+            f"compare with a {k}-session stored spread: comparisons with any verdict or a "
+            f"failed gate",
+            failed,
+            len(trials),
+            took,
+        )  # fmt: skip
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("mode", choices=("simulate", "compare", "ab", "check", "rejudge"))
+    ap.add_argument("mode", choices=("simulate", "compare", "ab", "check", "rejudge", "stored"))
     ap.add_argument("--trials", type=int, default=20)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--workload", default="sysv-sem")
     ap.add_argument("--cpus", default="0-1")
     ap.add_argument("--fail-below", type=float, default=3.0)
     ap.add_argument(
-        "--spread", choices=("check", "none"), default="check",
-        help="compare: run `check --sessions` once first (stored spread), or store none",
+        "--spread", choices=("sweep", "check", "none"), default="sweep",
+        help="compare: run `sweep --sessions` (default) or `check --sessions` once first "
+        "(the stored spread), or store none",
     )  # fmt: skip
     ap.add_argument("--sessions", type=int, default=5, help="check --sessions K (default 5)")
     ap.add_argument(
@@ -413,7 +521,13 @@ def main() -> None:
         kept = 0
         while os.path.exists(os.path.join(args.keep, f"{kept}b.json")):
             kept += 1
+        if os.path.isdir(os.path.join(args.keep, "state")):  # compare's stored spread, kept
+            STATE_ENV["XDG_STATE_HOME"] = os.path.abspath(os.path.join(args.keep, "state"))
         session_pass(args.fail_below)(args.keep, kept)
+    elif args.mode == "stored":
+        if not args.keep:
+            raise SystemExit("stored reads the records of --keep DIR[,DIR...]")
+        stored_pass(args.keep.split(","), args.sessions, args.fail_below)
     elif args.mode == "simulate":
         simulate(args.trials if args.trials != 20 else 2000, args.seed)
     elif args.mode == "compare":
@@ -422,11 +536,11 @@ def main() -> None:
         if not args.keep:
             atexit.register(shutil.rmtree, state, True)
         STATE_ENV["XDG_STATE_HOME"] = os.path.abspath(os.path.join(state, "state"))
-        stored = args.spread == "check"
+        stored = args.spread != "none"
         if stored:
-            if args.workload != "sysv-sem":  # check --sessions measures sysv-sem only
-                raise SystemExit("--spread check needs --workload sysv-sem")
-            store_spread(args.cpus, args.sessions, args.short)
+            if args.spread == "check" and args.workload != "sysv-sem":
+                raise SystemExit("--spread check needs --workload sysv-sem")  # all it measures
+            store_spread(args.cpus, args.sessions, args.short, args.spread, args.workload)
         short = ["--seconds", "0.5", "--warmup", "0.2", "--repeat", "2", "--max-pairs", "1"]
         real_aa(
             f"compare A/A {args.workload} --cpus {args.cpus}, spread {args.spread}",
@@ -440,7 +554,10 @@ def main() -> None:
             start=args.start,
         )
     elif args.mode == "check":
-        real_aa("check noise floor A/A", args.trials, check_trial(), args.out, keep=args.keep)
+        real_aa(
+            "check noise floor A/A", args.trials, check_trial(), args.out,
+            keep=args.keep, start=args.start,
+        )  # fmt: skip
     else:
         real_aa(
             f"ab A/A metric {args.metric or 'default'}",

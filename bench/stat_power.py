@@ -50,9 +50,9 @@ def cpu_rate(seconds: float = 3.0) -> float:
     return statistics.median(cpu_windows(r))
 
 
-def ab(a: str, b: str, extra: list[str]) -> dict:
+def ab(a: str, b: str, extra: list[str], keep: Path | None = None) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "ab.json"
+        out = keep if keep is not None else Path(tmp) / "ab.json"
         t0 = time.monotonic()
         done = subprocess.run(
             [sys.executable, "-m", "ipctop", "ab", "-q", "--a", a, "--b", b,
@@ -93,6 +93,10 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--cost", type=float, default=5.0, help="the planted slowdown, in %%")
     ap.add_argument(
+        "--keep", metavar="DIR", type=Path,
+        help="keep every ab record here (aa-N.json, ab-N.json), blocks and all",
+    )  # fmt: skip
+    ap.add_argument(
         "extra", nargs="*", help="after --: options passed to every ipctop ab (--max-seconds S)"
     )
     args = ap.parse_args()
@@ -118,8 +122,11 @@ def main() -> None:
     rows: dict[str, list[dict]] = {"A/A": [], "A/B": []}
     print(f"{'kind':4}  {'#':>2}  {'B/A [%]':>8}  {'95% interval':>16}  {'blocks':>6}  "
           f"{'s':>5}  verdict")  # fmt: skip
+    if args.keep is not None:
+        args.keep.mkdir(parents=True, exist_ok=True)
     for kind, b in plan:
-        r = ab("--think-ns 0", b, args.extra)
+        name = f"{kind.replace('/', '').lower()}-{len(rows[kind]) + 1}.json"
+        r = ab("--think-ns 0", b, args.extra, args.keep / name if args.keep else None)
         rows[kind].append(r)
         lo, hi = 100 * (r["low"] - 1), 100 * (r["high"] - 1)
         print(f"{kind:4}  {len(rows[kind]):>2}  {100 * (r['ratio'] - 1):>+8.1f}  "

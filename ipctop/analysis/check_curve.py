@@ -80,6 +80,7 @@ def judge_baseline(
     name: str,
     session_sd_pct: float | None = None,
     no_spread: str = "",
+    session_df: float = math.inf,
 ) -> Verdict:
     """This box's absolute rate against the known-good record's at the same setting.
 
@@ -90,7 +91,7 @@ def judge_baseline(
     if len(run.windows) < 2 or len(base_windows) < 2:
         return Verdict(WARN, subject, f"{run.label}: too few windows to compare with {name}")
     var = math.log1p(session_sd_pct / 100.0) ** 2 if session_sd_pct else 0.0
-    d = difference(base_windows, run.windows, session_var=var)
+    d = difference(base_windows, run.windows, session_var=var, session_df=session_df)
     text = f"{run.label}: {fmt_rate(run.total_ops_per_s)} ops/s, {fmt_diff(d)} against {name}"
     if session_sd_pct is None:
         why = f" ({no_spread})" if no_spread else ""

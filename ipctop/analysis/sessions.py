@@ -59,3 +59,20 @@ def session_spread(groups: Sequence[Sequence[float]]) -> SessionSpread:
     den = msb**2 / (k - 1) + msw**2 / (k * (r - 1))
     df = ((msb - msw) ** 2 / den) if var_s > 0 and den > 0 else 0.0
     return SessionSpread(k, r, _pct(var_s), _pct(msw), df)
+
+
+def session_term(
+    session_sd_pct: float, run_sd_pct: float, runs_per_session: int, sessions: int
+) -> tuple[float, float]:
+    """(s.d. in %, degrees of freedom) of the session level a comparison of two single
+    sessions adds: the spread of one session's mean of its runs, var_s + var_runs / R.
+
+    That is what K measured sessions estimate directly (their means' variance, with
+    K - 1 degrees of freedom), even when the session part alone comes out as 0: with
+    few sessions the runs often vary more than the sessions' means do, the estimate is
+    truncated at 0, and a 0 taken as known let real A/A compares call a change in 4 of
+    16 points (BENCHMARKS.md). It counts the runs' noise once more than the records'
+    own runs do, so it errs wide."""
+    var = math.log1p(session_sd_pct / 100.0) ** 2
+    var += math.log1p(run_sd_pct / 100.0) ** 2 / max(runs_per_session, 1)
+    return _pct(var), float(max(sessions - 1, 1))

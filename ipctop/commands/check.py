@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from contextlib import nullcontext
@@ -24,6 +25,7 @@ from typing import Any
 
 from ..analysis.check_curve import NoiseFloor, aa_noise_floor, judge_baseline, judge_noise
 from ..analysis.readings import CheckReadings
+from ..analysis.sessions import session_term
 from ..analysis.stats import TooFewWindows, summarize
 from ..analysis.verdicts import FAIL, Verdict, exit_code, judge_check, overall
 from ..box import describe, read_box
@@ -181,35 +183,41 @@ def _against(baseline: Record, readings: CheckReadings) -> list[Verdict]:
     """Every run of the baseline's setting against its step at the same pair count."""
     cfg = baseline.config
     steps = {s.pairs: s for s in baseline.steps}
-    sd, no_spread = baseline_spread(baseline)
+    sd, df, no_spread = baseline_spread(baseline)
     out = []
     for run in readings.runs():
         step = steps.get(run.pairs)
         if run.workload == cfg.workload and run.placement == "same" and step:
             windows = step.windows or step.repeats
-            out.append(judge_baseline(run, windows, baseline.name, sd, no_spread))
+            out.append(judge_baseline(run, windows, baseline.name, sd, no_spread, df))
     if not out:
         raise UsageError(f"--baseline {baseline.name} has no step this check measures")
     return out
 
 
-def baseline_spread(baseline: Record) -> tuple[float | None, str]:
+def baseline_spread(baseline: Record) -> tuple[float | None, float, str]:
     """The session spread for this check (a new session) against the baseline's: the
     one the record carries, else the one stored for this box, kernel and workload."""
-    if baseline.sessions is not None:
-        return baseline.sessions.session_sd_pct, ""
+    s = baseline.sessions
+    if s is not None:  # the spread of a session's mean (analysis.sessions.session_term)
+        sd, df = session_term(s.session_sd_pct, s.run_sd_pct, s.runs_per_session, s.sessions)
+        return sd, df, ""
     uname = os.uname()
     try:
         found = find_spread(
             read_spreads(), [(uname.nodename, uname.release)], baseline.config.workload
         )
     except RecordError as exc:
-        return None, str(exc)
+        return None, math.inf, str(exc)
     if found.spread is not None:
-        return found.spread.session_sd_pct, ""
-    return None, (
-        f"{found.why_not}; record the baseline with `check --sessions 5 --record`, or run "
-        f"`ipctop sweep -w {baseline.config.workload} --sessions 5` once on this box"
+        return (*found.spread.term(), "")
+    return (
+        None,
+        math.inf,
+        (
+            f"{found.why_not}; record the baseline with `check --sessions 5 --record`, or run "
+            f"`ipctop sweep -w {baseline.config.workload} --sessions 5` once on this box"
+        ),
     )
 
 

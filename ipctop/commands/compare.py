@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from contextlib import nullcontext, redirect_stdout
 from pathlib import Path
 
+from ..analysis.sessions import session_term
 from ..analysis.stats import TooFewWindows, fmt_diff, paired_difference
 from ..analysis.verdicts import fmt_rate
 from ..errors import EXIT_FAILED, EXIT_NOT_JUDGED, EXIT_OK, RecordError, UsageError
@@ -120,10 +121,11 @@ def run(args: argparse.Namespace) -> int:
     json_path = getattr(args, "json", None)
     if json_path and json_path != "-":
         check_output_file(json_path, "--json")
-    sd, source, why_not = _session_sd(args, records)
+    sd, df, source, why_not = _session_sd(args, records)
     cmp = compare(
-        sides, force=args.force, session_sd_pct=sd, session_source=source, no_spread_why=why_not
-    )
+        sides, force=args.force, session_sd_pct=sd, session_source=source,
+        no_spread_why=why_not, session_df=df,
+    )  # fmt: skip
     with redirect_stdout(sys.stderr) if json_path == "-" else nullcontext():
         code = _print_all(args, cmp, records)
     if json_path:
@@ -135,28 +137,37 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
-def _session_sd(args: argparse.Namespace, records: list[Record]) -> tuple[float | None, str, str]:
-    """(the spread, where it came from, why none was stored): --session-sd, else the
-    widest a record carries, else the one this box stored for the records' host,
-    kernel and workload (check --sessions, sweep --sessions)."""
+def _session_sd(
+    args: argparse.Namespace, records: list[Record]
+) -> tuple[float | None, float, str, str]:
+    """(the session term's s.d. %, its df, where it came from, why none was stored):
+    --session-sd (taken as known), else the widest a record carries, else the one this
+    box stored for the records' host, kernel, workload and CPUs (check --sessions,
+    sweep --sessions). A measured spread enters as the spread of a session's mean with
+    its K - 1 degrees of freedom (analysis.sessions.session_term)."""
     given: float | None = getattr(args, "session_sd", None)
     if given is not None:
-        return given, f"session spread {given:g} % s.d. (--session-sd)", ""
-    carried = [r for r in records if r.sessions is not None]
+        return given, math.inf, f"session spread {given:g} % s.d. (--session-sd)", ""
+    carried = [r.sessions for r in records if r.sessions is not None]
     if carried:
-        widest = max(carried, key=lambda r: r.sessions.session_sd_pct)  # type: ignore[union-attr]
-        s = widest.sessions
-        assert s is not None
+        terms = [
+            (session_term(s.session_sd_pct, s.run_sd_pct, s.runs_per_session, s.sessions), s)
+            for s in carried
+        ]
+        (sd, df), s = max(terms, key=lambda t: t[0][0])
+        widest = next(r for r in records if r.sessions is s)
         return (
-            s.session_sd_pct,
-            f"session spread {s.session_sd_pct:.1f} % s.d., measured by --sessions "
+            sd,
+            df,
+            f"session term {sd:.1f} % s.d. of a session's mean, df {df:g} (sessions "
+            f"{s.session_sd_pct:.1f} %, runs {s.run_sd_pct:.1f} %), measured by --sessions "
             f"in {widest.name}, n={s.sessions}",
             "",
         )
     try:
         entries = read_spreads()
     except RecordError as exc:
-        return None, "", str(exc)  # a broken store costs its verdicts, not the table
+        return None, math.inf, "", str(exc)  # a broken store costs its verdicts, not the table
     cfg = records[0].config
     found = find_spread(
         entries,
@@ -167,8 +178,9 @@ def _session_sd(args: argparse.Namespace, records: list[Record]) -> tuple[float 
         cfg.mode,
     )
     if found.spread is None:
-        return None, "", found.why_not
-    return found.spread.session_sd_pct, found.spread.legend(), ""
+        return None, math.inf, "", found.why_not
+    sd, df = found.spread.term()
+    return sd, df, found.spread.legend(), ""
 
 
 def _print_all(args: argparse.Namespace, cmp: Comparison, records: list[Record]) -> int:

@@ -15,6 +15,7 @@ from functools import cached_property
 
 from ..analysis.point_diff import point_difference
 from ..analysis.scaling import ScalingPoint, diff_pct
+from ..analysis.sessions import session_term
 from ..analysis.stats import Difference
 from ..errors import RecordError
 from ..output.records.record import Record, record_points
@@ -79,7 +80,8 @@ class Baseline:
         finds it), else none: the runs' spread stands in and the verdict says so."""
         s = self.record.sessions
         if s is not None:
-            return s.session_sd_pct, s.session_df if s.session_df > 0 else math.inf
+            # The spread of a session's mean with its K - 1 df, never a truncated 0.
+            return session_term(s.session_sd_pct, s.run_sd_pct, s.runs_per_session, s.sessions)
         here = os.uname()
         cfg = self.record.config
         try:
@@ -93,8 +95,7 @@ class Baseline:
             return None, math.inf  # a broken store costs the session term, not the Diff
         if found.spread is None:
             return None, math.inf
-        df = found.spread.session_df
-        return found.spread.session_sd_pct, df if df > 0 else math.inf
+        return found.spread.term()
 
     @property
     def session_sd_pct(self) -> float | None:

@@ -46,7 +46,7 @@ def pair(tmp_path: Path) -> tuple[str, str]:
     return make(tmp_path / "a.json", [1e6, 2e6]), make(tmp_path / "b.json", [0.9e6, 1.8e6])
 
 
-def stored(sd: float, workload: str = "sysv-sem") -> None:
+def stored(sd: float, workload: str = "sysv-sem", cpus: tuple[int, ...] = (0, 1)) -> None:
     remember(
         StoredSpread(
             host=HOST,
@@ -54,7 +54,7 @@ def stored(sd: float, workload: str = "sysv-sem") -> None:
             workload=workload,
             placement="same",
             mode="threads",
-            cpus=(0,),
+            cpus=cpus,
             sessions=5,
             runs_per_session=3,
             session_sd_pct=sd,
@@ -96,14 +96,42 @@ def test_the_stored_spread_is_used_and_named(pair: tuple[str, str]) -> None:
     stored(4.0)
     r = run_cli("compare", *pair, "--fail-below", "3")
     assert r.returncode == 0, (r.stdout, r.stderr)
+    # The spread of a session's mean (4 % and 0.8 % / sqrt 3 of runs), with 4 df.
     assert (
-        "session spread 4.0 % s.d., measured by check --sessions on 2026-12-05, n=5 "
-        f"(stored for {HOST}, {KERNEL}, sysv-sem on CPUs 0): added to every interval"
+        "session term 4.0 % s.d. of a session's mean, df 4 (sessions 4.0 %, runs 0.8 %), "
+        f"measured by check --sessions on 2026-12-05, n=5 (stored for {HOST}, {KERNEL}, "
+        "sysv-sem on CPUs 0,1): added to every interval"
     ) in r.stdout
     assert "not judged" not in r.stdout
     # The flag still wins over the stored one.
     r = run_cli("compare", *pair, "--session-sd", "0", "--fail-below", "3")
     assert r.returncode == 1 and "(--session-sd)" in r.stdout
+
+
+def test_a_stored_spread_of_other_cpus_is_not_used(pair: tuple[str, str]) -> None:
+    stored(4.0, cpus=(0,))  # what check --sessions stores: one CPU's sessions
+    r = run_cli("compare", *pair, "--fail-below", "3")
+    assert r.returncode == 5, r.stdout
+    assert "(stored spread: none stored for CPUs 0,1 (only CPUs 0))" in r.stdout
+
+
+def test_a_stored_spread_of_0_still_adds_its_sessions_means_spread(
+    pair: tuple[str, str], tmp_path: Path
+) -> None:
+    # Five sessions whose runs varied more than their means: the session part is 0,
+    # which taken as known judged -10 % a regression on runs alone. The means' own
+    # spread (0.8 % / sqrt 3 here, 4 df) is never 0 and is what the interval gets.
+    stored(0.0)
+    out = tmp_path / "cmp.json"
+    r = run_cli("compare", *pair, "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    d = json.loads(out.read_text())
+    want = 100 * math.expm1(math.log1p(0.008) / math.sqrt(3))
+    assert d["session_sd_pct"] == pytest.approx(want) and d["session_df"] == 4
+    known = json.loads(run_cli("compare", *pair, "--session-sd", "0", "--json", "-").stdout)
+    assert known["session_df"] is None  # given as known
+    wide, narrow = d["points"][0], known["points"][0]
+    assert wide["high_pct"] - wide["low_pct"] > narrow["high_pct"] - narrow["low_pct"]
 
 
 def test_a_stored_spread_of_another_workload_is_not_used(pair: tuple[str, str]) -> None:
@@ -141,7 +169,10 @@ def test_json_says_judged_or_not_and_why(pair: tuple[str, str], tmp_path: Path) 
     out = tmp_path / "cmp.json"
     r = run_cli("compare", *pair, "--json", str(out))
     d = json.loads(out.read_text())
-    assert d["judged"] is True and d["not_judged"] is None and d["session_sd_pct"] == 2.0
-    assert d["session_sd_source"].startswith("session spread 2.0 % s.d., measured by check")
+    assert d["judged"] is True and d["not_judged"] is None and d["session_df"] == 4
+    assert d["session_sd_pct"] == pytest.approx(
+        100 * math.expm1(math.hypot(math.log1p(0.02), math.log1p(0.008) / math.sqrt(3)))
+    )
+    assert d["session_sd_source"].startswith("session term 2.1 % s.d. of a session's mean")
     assert [(p["judged"], p["not_judged_why"]) for p in d["points"]] == [(True, None)] * 2
     assert d["points"][0]["verdict"] in ("regression", "no difference shown")

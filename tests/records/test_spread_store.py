@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 
@@ -85,11 +86,29 @@ def test_records_without_a_host_get_none() -> None:
     assert found.spread is None and "host or kernel" in found.why_not
 
 
-def test_the_same_cpus_are_preferred_then_the_newest() -> None:
+def test_only_the_same_cpus_are_used_then_the_newest() -> None:
+    # A real A/A (12-06): check's spread of CPU 0 judged sweeps of CPUs 0-1 and called
+    # changes in 4 of 16 points; a spread is of the CPUs it was measured on.
     old_same = spread(cpus=(0, 1), session_sd_pct=4.0, when="2026-12-01T00:00:00+00:00")
     new_other = spread(cpus=(0,), session_sd_pct=1.5, when="2026-12-06T00:00:00+00:00")
+    newer_same = spread(cpus=(0, 1), session_sd_pct=2.0, when="2026-12-05T00:00:00+00:00")
     assert find_spread([old_same, new_other], BOX, "sysv-sem", (0, 1)).spread == old_same
-    assert find_spread([old_same, new_other], BOX, "sysv-sem", (2, 3)).spread == new_other
+    both = [old_same, new_other, newer_same]
+    assert find_spread(both, BOX, "sysv-sem", (0, 1)).spread == newer_same
+    found = find_spread([old_same, new_other], BOX, "sysv-sem", (2, 3))
+    assert found.spread is None
+    assert found.why_not == "none stored for CPUs 2,3 (only CPUs 0; 0,1)"
+    # No CPUs asked (check --baseline): any, the newest.
+    assert find_spread([old_same, new_other], BOX, "sysv-sem").spread == new_other
+
+
+def test_the_session_term_is_a_session_means_spread_with_k_minus_1_df() -> None:
+    # var_s + var_runs / R on the log scale; K - 1 df, whatever the split.
+    s = spread(session_sd_pct=0.0, run_sd_pct=6.0, sessions=5)
+    sd, df = s.term()
+    want = math.expm1(math.sqrt(math.log1p(0.06) ** 2 / s.runs_per_session))
+    assert sd == pytest.approx(100 * want) and sd > 0 and df == 4
+    assert "session term" in s.legend() and "df 4" in s.legend()
 
 
 def test_two_kernels_each_need_their_own_entry_and_the_widest_is_used() -> None:
@@ -104,7 +123,10 @@ def test_the_legend_says_what_when_and_how_many() -> None:
     assert (
         spread()
         .legend()
-        .startswith("session spread 2.0 % s.d., measured by check --sessions on 2026-12-05, n=5")
+        .startswith(
+            "session term 2.1 % s.d. of a session's mean, df 4 (sessions 2.0 %, runs 0.8 %), "
+            "measured by check --sessions on 2026-12-05, n=5"
+        )
     )
 
 

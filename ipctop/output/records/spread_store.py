@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ipctop.analysis.sessions import session_term
 from ipctop.errors import RecordError
 from ipctop.output.records.bounded_read import read_bounded_text
 from ipctop.output.records.record_io import atomic_write_text
@@ -61,11 +62,19 @@ class StoredSpread:
     def day(self) -> str:
         return self.when[:10]
 
+    def term(self) -> tuple[float, float]:
+        """(s.d. %, df) a comparison of two single sessions adds (analysis.sessions)."""
+        return session_term(
+            self.session_sd_pct, self.run_sd_pct, self.runs_per_session, self.sessions
+        )
+
     def legend(self) -> str:
         """What compare's legend says of the spread it added."""
         cpus = ",".join(str(c) for c in self.cpus)
+        sd, df = self.term()
         return (
-            f"session spread {self.session_sd_pct:.1f} % s.d., measured by {self.measured_by} "
+            f"session term {sd:.1f} % s.d. of a session's mean, df {df:g} (sessions "
+            f"{self.session_sd_pct:.1f} %, runs {self.run_sd_pct:.1f} %), measured by {self.measured_by} "
             f"on {self.day}, n={self.sessions} (stored for {self.host}, {self.kernel}, "
             f"{self.workload} on CPUs {cpus})"
         )
@@ -161,12 +170,16 @@ def find_spread(
                 missing = f"none stored for {workload} on {host}, {kernel} (only {have})"
             return Found(None, missing)
         want = tuple(cpus)
-        chosen.append(
-            max(
-                fits,
-                key=lambda e: (e.cpus == want, (e.placement, e.mode) == (placement, mode), e.when),
-            )
-        )
+        if want:
+            # A spread is of the CPUs it was measured on: one CPU's sessions say little
+            # of a two-CPU sweep's (12-06: check's 1-CPU spread judged 0-1 sweeps).
+            same = [e for e in fits if e.cpus == want]
+            if not same:
+                have = "; ".join(sorted({",".join(map(str, e.cpus)) for e in fits}))
+                cpu_list = ",".join(map(str, want))
+                return Found(None, f"none stored for CPUs {cpu_list} (only CPUs {have})")
+            fits = same
+        chosen.append(max(fits, key=lambda e: ((e.placement, e.mode) == (placement, mode), e.when)))
     if not chosen:
         return Found(None, "no records")
     return Found(max(chosen, key=lambda e: e.session_sd_pct))

@@ -166,12 +166,16 @@ def _scaling(curve: dict[int, SidePoint]) -> list[ScalingPoint]:
     return [ScalingPoint(pairs=n, total_ops_per_s=p.figure) for n, p in curve.items()]
 
 
-def _interval(a: SidePoint, b: SidePoint, session_var: float) -> Difference | None:
+def _interval(
+    a: SidePoint, b: SidePoint, session_var: float, session_df: float = math.inf
+) -> Difference | None:
     if a.n < 2 or b.n < 2:
         return None
     # Sessions already carry their spread; one record a side gets the given one.
     extra = session_var if SESSIONS not in (a.unit, b.unit) else 0.0
-    return difference(a.values, b.values, unit=a.unit, unit_b=b.unit, session_var=extra)
+    return difference(
+        a.values, b.values, unit=a.unit, unit_b=b.unit, session_var=extra, session_df=session_df
+    )
 
 
 def separate_sessions(a: Sequence[Record], b: Sequence[Record]) -> bool:
@@ -186,10 +190,12 @@ def compare(
     session_sd_pct: float | None = None,
     session_source: str = "",
     no_spread_why: str = "",
+    session_df: float = math.inf,
 ) -> Comparison:
     """Compare every side against the first; a side is a record or several pooled.
     Refuses unlike records (any of MATCH_KEYS) unless force. session_sd_pct is the
-    box's session-to-session s.d. (in %), added where a side is one session;
+    box's session-to-session s.d. (in %), added where a side is one session, with
+    session_df degrees of freedom (a measured spread's; infinite when given as known);
     without it, a side that is one session against a baseline of one other
     session is shown but not judged (no_spread_why: why no stored one fitted)."""
     groups = [_records(s) for s in sides]
@@ -214,7 +220,7 @@ def compare(
         intervals: list[Difference | None] = [None]
         for p in pts[1:]:
             ok = p is not None and pts[0] is not None
-            intervals.append(_interval(pts[0], p, session_var) if ok else None)  # type: ignore[arg-type]
+            intervals.append(_interval(pts[0], p, session_var, session_df) if ok else None)  # type: ignore[arg-type]
         rows.append(
             CompareRow(
                 pairs=n,
@@ -234,6 +240,7 @@ def compare(
         forced=force,
         notes=tuple(notes),
         session_sd_pct=session_sd_pct,
+        session_df=session_df,
         session_source=session_source,
         not_judged=not_judged,
         blocked_sides=tuple(i for i, b in enumerate(blocked) if b),
@@ -382,6 +389,7 @@ def comparison_to_dict(cmp: Comparison) -> dict[str, object]:
         "confidence": CONFIDENCE,
         "family_wise": "holm",
         "session_sd_pct": cmp.session_sd_pct,
+        "session_df": cmp.session_df if math.isfinite(cmp.session_df) else None,
         "session_sd_source": cmp.session_source or None,
         "judged": not cmp.not_judged,
         "not_judged": cmp.not_judged or None,

@@ -3,6 +3,7 @@ its verdicts, the comparison and its regressions (compare_records builds them)."
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ipctop.analysis.stats import (
@@ -103,6 +104,7 @@ class Comparison:
     forced: bool = False
     notes: tuple[str, ...] = ()  # mismatches accepted because of force, and unknowns
     session_sd_pct: float | None = None  # the session spread added, when one was given
+    session_df: float = math.inf  # its degrees of freedom (a measured one's: K - 1)
     session_source: str = ""  # where that spread came from, for the legend
     not_judged: str = ""  # why sides of one session each got no verdict ("" when judged)
     blocked_sides: tuple[int, ...] = ()
