@@ -8,7 +8,8 @@ correlation r the variance of the mean is sigma^2 f(n, r) / n with
     f(n, r) = 1 + 2 sum_{k=1}^{n-1} (1 - k/n) r^k,
 
 and the sample variance underestimates sigma^2 by the factor (n - f) / (n - 1).
-Both are corrected here. The degrees of freedom are n - f - 1 (calibrated by simulation, see mean_se).
+Both are corrected here. The degrees of freedom are n - f, or for a short
+series Satterthwaite's moment match of s^2 where it is larger (see mean_se).
 r itself is estimated with Kendall's small-sample bias correction (the plain
 lag-1 estimate is low by about (1 + 3r) / n); below MIN_FOR_R values it is
 noise, and the caller must supply r from a longer series of the same session
@@ -17,6 +18,7 @@ noise, and the caller must supply r from a longer series of the same session
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from collections.abc import Sequence
@@ -39,6 +41,27 @@ def ar1_factor(n: int, r: float) -> float:
     if n <= 1 or r <= 0.0:
         return 1.0
     return 1.0 + 2.0 * sum((1.0 - k / n) * r**k for k in range(1, n))
+
+
+# Above this many values n - f is always the larger df (and the O(n^2) sums cost).
+SATTERTHWAITE_MAX_N = 32
+
+
+@functools.lru_cache(maxsize=1024)
+def satterthwaite_df(n: int, r: float) -> float:
+    """Degrees of freedom of the sample variance of n AR(1) values (unit variance, lag-1 r)
+    by matching its first two moments to a scaled chi-square (Satterthwaite, Box 1954):
+    tr(C S)^2 / tr((C S)^2), with S the AR(1) correlation matrix and C the centring."""
+    if n < 2:
+        return 0.0
+    if r <= 0.0:
+        return n - 1.0
+    # (C S)[i][j] = r^|i-j| - column mean of S at j.
+    col = [sum(r ** abs(i - j) for i in range(n)) / n for j in range(n)]
+    m = [[r ** abs(i - j) - col[j] for j in range(n)] for i in range(n)]
+    trace = sum(m[i][i] for i in range(n))
+    trace_sq = sum(m[i][j] * m[j][i] for i in range(n) for j in range(n))
+    return trace * trace / trace_sq if trace_sq > 0.0 else n - 1.0
 
 
 def lag1(xs: Sequence[float]) -> float:
@@ -91,8 +114,11 @@ def mean_se(xs: Sequence[float], r: float) -> MeanEstimate:
     # The degrees of freedom of s^2 under AR(1): n - f (n - 1 when independent)
     # kept coverage within 93-97 % for a known r up to 0.9 at n >= 10 (simulation,
     # bench/calibrate.py); n / f - 1, the naive effective n, overcovers badly
-    # (99-100 % at r 0.77).
-    df = max(n - f, 0.5)
+    # (99-100 % at r 0.77). Below that, n - f falls towards 0 while s^2 still
+    # carries the information of Satterthwaite's moment match, which is larger.
+    small = n <= SATTERTHWAITE_MAX_N
+    # r to 0.01 for the df alone: it moves smoothly with r, and a redraw asks often.
+    df = max(n - f, satterthwaite_df(n, round(r, 2)) if small else 0.0, 0.5)
     return MeanEstimate(statistics.fmean(xs), math.sqrt(var_mean), df, r, n)
 
 

@@ -131,6 +131,26 @@ def test_ar1_variance_factor_matches_the_covariance_matrix() -> None:
     assert autocorr.ar1_factor(10, 0.0) == 1.0
 
 
+def test_satterthwaite_df_matches_the_matrix_moments_of_the_sample_variance() -> None:
+    # E and Var of s^2 under AR(1) are traces of C S (numpy's matrices here, not the sums).
+    import numpy as np
+
+    for n, r in ((6, 0.77), (10, 0.9), (20, 0.5), (32, 0.95)):
+        i = np.arange(n)
+        m = (np.eye(n) - 1.0 / n) @ (r ** np.abs(i[:, None] - i[None, :]))
+        want = np.trace(m) ** 2 / np.trace(m @ m)
+        assert autocorr.satterthwaite_df(n, r) == pytest.approx(float(want), rel=1e-9)
+    assert autocorr.satterthwaite_df(5, 0.0) == 4.0  # independent: n - 1
+    # Short, strongly correlated series: the moment match beats n - f, which nears 0.
+    f = autocorr.ar1_factor(6, 0.9)
+    est = autocorr.mean_se([0.0, 0.1, 0.3, 0.2, 0.4, 0.3], 0.9)
+    assert est.df == pytest.approx(autocorr.satterthwaite_df(6, 0.9)) and est.df > 6 - f
+    # Long series keep n - f.
+    assert autocorr.mean_se([float(k % 3) for k in range(40)], 0.5).df == pytest.approx(
+        40 - autocorr.ar1_factor(40, 0.5)
+    )
+
+
 def test_lag1_estimate_of_a_planted_series_and_its_bias_correction() -> None:
     # Two plateaus twice over: mean 1/2, sum of squares 16/4 = 4, 12 of the 15
     # neighbours on one plateau (+1/4 each) and 3 across (-1/4): r = 2.25 / 4.
