@@ -85,9 +85,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--session-sd",
         type=percent,
         metavar="PCT",
-        help="this box's session-to-session s.d. in %% (`ipctop check --sessions` measures "
-        "and stores it, and compare then finds it itself), added to intervals where a side "
-        "is a single record",
+        help="this box's session-to-session s.d. in %%, taken as known (`ipctop sweep "
+        "--sessions 5` measures and stores it for its CPUs, and compare then finds it "
+        "itself, with its degrees of freedom), added to intervals where a side is a single "
+        "record",
     )
     p.add_argument(
         "--json",

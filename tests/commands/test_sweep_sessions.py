@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
+from ipctop.analysis.sessions import session_term
 from ipctop.live.baseline import load_baseline
 
 
@@ -24,9 +25,11 @@ def test_a_sweep_keeps_its_own_workloads_session_spread(tmp_path: Path) -> None:
     assert "posix-sem: session spread: s.d." in r.stdout
     sp = json.loads(out.read_text())["sessions"]
     assert (sp["sessions"], sp["runs_per_session"]) == (2, 3) and sp["run_sd_pct"] > 0
-    # As a baseline, the TUI's Diff takes the spread the record kept.
+    # As a baseline, the TUI's Diff takes the spread the record kept: the spread of a
+    # session's mean, with K - 1 df.
+    term = session_term(sp["session_sd_pct"], sp["run_sd_pct"], 3, 2)
     base = load_baseline(out)
-    assert base.session_sd_pct == sp["session_sd_pct"]
+    assert (base.session_sd_pct, base.session_df) == term and term[0] > 0
     # The box keeps it (the test's own XDG_STATE_HOME), and compare of two later
     # records that carry no spread, from separate sessions, finds it there.
     sweep = ("sweep", "-w", "posix-sem", "--cpus", "0", "--max-pairs", "1", "--seconds", "0.3",
@@ -36,13 +39,14 @@ def test_a_sweep_keeps_its_own_workloads_session_spread(tmp_path: Path) -> None:
         r = run_cli(*sweep, "--json", str(path), timeout=120)
         assert r.returncode == 0, r.stderr
     # The TUI's Diff against a record without a spread finds the stored one too.
-    assert load_baseline(a).session_sd_pct == sp["session_sd_pct"]
+    assert load_baseline(a).session_sd_pct == term[0]
     r = run_cli("compare", str(a), str(b), "--fail-below", "50", timeout=60)
     assert r.returncode == 0, (r.stdout, r.stderr)
     day = json.loads(out.read_text())["created"][:10]
     assert (
-        f"session spread {sp['session_sd_pct']:.1f} % s.d., measured by sweep --sessions on "
-        f"{day}, n=2 (stored for"
+        f"session term {term[0]:.1f} % s.d. of a session's mean, df 1 (sessions "
+        f"{sp['session_sd_pct']:.1f} %, runs {sp['run_sd_pct']:.1f} %), measured by sweep "
+        f"--sessions on {day}, n=2 (stored for"
     ) in r.stdout
 
 

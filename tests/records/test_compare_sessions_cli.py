@@ -17,7 +17,7 @@ from ipctop.output.records.spread_store import StoredSpread, remember
 
 E = (-0.02, -0.01, 0.0, 0.01, 0.02)  # planted run noise, s.d. 1.6 % on the log
 HOST, KERNEL = os.uname().nodename, os.uname().release
-NOT_JUDGED = "not judged: sessions differ by an unknown amount; run `ipctop check --sessions`"
+NOT_JUDGED = "not judged: sessions differ by an unknown amount; run `ipctop sweep --sessions 5`"
 
 
 def make(path: Path, totals: list[float], workload: str = "sysv-sem") -> str:

@@ -18,8 +18,8 @@ from ipctop.analysis.stats import (
 UNSETTLED = "unsettled: not judged"
 NOT_JUDGED = "not judged: sessions differ"
 NOT_JUDGED_WHY = (
-    "not judged: sessions differ by an unknown amount; run `ipctop check --sessions` once "
-    "on this box, or give --session-sd, or 2+ records a side"
+    "not judged: sessions differ by an unknown amount; run `ipctop sweep --sessions 5` "
+    "once on this box with these CPUs, or give --session-sd, or 2+ records a side"
 )
 NO_INTERVAL = "no interval (n < 2)"
 
