@@ -1,8 +1,8 @@
 """The sampler: owns the clock and turns counters and /proc into Samples.
 
 One reading costs a request and a read of each end's slot (native ends
-answer with their CPU and switch counts there; end_figures.py makes each
-end's figures), and one read each of
+answer with their CPU and switch counts there; end_pass.py: one native pass
+over every end, end_figures.py: the same in Python), and one read each of
 /proc/stat (the CPU split and steal), /proc/interrupts and /proc/pressure/cpu,
 and of each CPU's clock where cpufreq has one. Only ends that cannot answer (the Python
 engine) and the detail view read each thread's /proc files (stat and status;
@@ -22,8 +22,8 @@ from ..cpus import read_topology
 from . import procfs
 from .costs import CostTracker
 from .counters import request_word
-from .end_figures import PythonEnds
 from .end_launch import End
+from .end_pass import end_pass as make_end_pass
 from .engine import Engine
 from .latency import Tracker
 from .opstats import OpStats, op_stats
@@ -41,7 +41,10 @@ class Sampler:
         engine: Engine,
         interval: float = 0.5,
         proc: str = "/proc",
+        end_pass: str = "auto",
     ) -> None:
+        """end_pass: how every end's slot becomes its figures (end_pass.end_pass):
+        "auto" is the native pass where the extension has it."""
         if interval <= 0:
             raise ValueError("interval must be positive")
         self.engine = engine
@@ -65,7 +68,7 @@ class Sampler:
         self._latency = Tracker(engine.counters.latency) if engine.timing else None
         self._stalls = StallWatch(interval)
         self._task_files = TaskFiles(proc)  # each thread's /proc files, open across ticks
-        self._ends = PythonEnds(self._read_tasks, self._read_task)
+        self._ends = make_end_pass(end_pass, self._read_tasks, self._read_task)
         # Held for a whole reading: close() takes it before closing the files, so a
         # tick still reading (stop()'s join gave up on it) is waited out, never cut.
         self._tick = threading.Lock()
