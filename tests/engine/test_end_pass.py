@@ -315,3 +315,12 @@ def test_the_pass_is_chosen_by_name() -> None:
     assert isinstance(chosen, PythonEnds)
     auto = end_pass("auto", lambda ids, detail: [], lambda pid, tid: None)
     assert isinstance(auto, NativeEnds if HAS_PASS else PythonEnds)
+
+
+def test_an_extension_built_before_the_pass_leaves_the_python_pass(monkeypatch) -> None:
+    # FAKE: an install whose _native predates ends_figures (not rebuilt after a pull).
+    monkeypatch.setattr("ipctop.engine.objects._native", SimpleNamespace(read_tasks=None))
+    auto = end_pass("auto", lambda ids, detail: [], lambda pid, tid: None)
+    assert isinstance(auto, PythonEnds)
+    with pytest.raises(RuntimeError, match="rebuilt"):
+        end_pass("native", lambda ids, detail: [], lambda pid, tid: None)
