@@ -11,6 +11,12 @@ a 2-CPU box's (or a smaller guest's) says what 64 CPUs cost the sampler:
 /proc/stat and /proc/interrupts rows, per-CPU reads, the CPUs a sample lists.
 
     python bench/sampler_scale.py [--pairs 64] [--samples 40] [--json FILE]
+    python bench/sampler_scale.py --pairs 256 --samples 40 --compare
+
+--compare times the per-end reading both ways on one engine, in ABBA blocks:
+A is the Python pass (engine/end_figures.py, a Python object at a time), B
+the native pass (engine/end_pass.py); each is a Sampler of its own, sampled
+in turn, 0.5 s apart as the monitor samples.
     python -m ipctop.lab --cpus 64 -- .venv/bin/python bench/sampler_scale.py
 
 Issue 29's goal: the 64-CPU figure at most twice the 2-CPU one.
@@ -28,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ipctop.analysis.stats import summarize  # noqa: E402
+from ipctop.analysis.stats import fmt_diff, paired_difference, summarize  # noqa: E402
 from ipctop.engine.config import EngineConfig  # noqa: E402
 from ipctop.engine.engine import Engine, resolve_engine  # noqa: E402
 from ipctop.engine.sampler import Sampler  # noqa: E402
@@ -46,11 +52,46 @@ def calibration_ms() -> float:
     return statistics.median(times)
 
 
+def compare(engine: Engine, samples: int) -> str:
+    """A (the Python pass) against B (the native pass): ms of CPU a sample, and B/A."""
+    a = Sampler(engine, 0.5, end_pass="python")
+    b = Sampler(engine, 0.5, end_pass="native")
+    a.sample()
+    b.sample()
+
+    def timed(sampler: Sampler, k: int) -> list[float]:
+        out = []
+        for _ in range(k):
+            time.sleep(0.5)
+            t0 = time.thread_time()
+            sampler.sample()
+            out.append((time.thread_time() - t0) * 1e3)
+        return out
+
+    blocks = []
+    for _ in range(max(2, samples // 4)):
+        a1, b1, b2, a2 = timed(a, 1), timed(b, 1), timed(b, 1), timed(a, 1)
+        blocks.append((a1 + a2, b1 + b2))
+    a.close()
+    b.close()
+    ma = statistics.median(x for pa, _ in blocks for x in pa)
+    mb = statistics.median(x for _, pb in blocks for x in pb)
+    d = paired_difference(blocks)
+    return (
+        f"per-end Python (A) {ma:.2f} ms CPU a sample, native pass (B) {mb:.2f} ms "
+        f"(medians of {2 * len(blocks)} each); B/A {fmt_diff(d)} (unit: {len(blocks)} ABBA "
+        f"blocks); at 2 samples/s {ma / 5:.2f} % -> {mb / 5:.2f} % of one CPU"
+    )
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--pairs", type=int, default=64)
     p.add_argument("--samples", type=int, default=40)
     p.add_argument("--json", help="write the figures here")
+    p.add_argument(
+        "--compare", action="store_true", help="the Python per-end pass against the native one"
+    )
     args = p.parse_args()
     cpus = tuple(sorted(os.sched_getaffinity(0)))
     kind = resolve_engine("native")
@@ -58,6 +99,12 @@ def main() -> int:
     cal_before = calibration_ms()
     with Engine(config) as engine:
         engine.start(args.pairs)
+        if args.compare:
+            line = compare(engine, args.samples)
+            load = os.getloadavg()
+            print(f"engine {kind}; {len(cpus)} CPUs; {2 * args.pairs} ends; load {load[0]:.1f}")
+            print(line)
+            return 0
         sampler = Sampler(engine, 0.5)
         sampler.sample()
         costs = []

@@ -11,7 +11,7 @@ import errno
 import mmap
 import struct
 import time
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ..errors import UsageError
 from .latency import LatencyBlock
@@ -117,17 +117,7 @@ class CounterBlock:
         return len(self._free)
 
     def read(self, slot: int) -> SlotReading:
-        r = _LAYOUT.unpack_from(self.buf, slot * SLOT_SIZE)
-        return SlotReading(
-            rounds=r[0],
-            errors=r[1],
-            tid=r[2],
-            state=STATES.get(r[3], "unknown"),
-            last_errno=r[4],
-            bad_value=r[6],
-            ops=tuple(r[7:13]),
-            failed_op=r[13],
-        )
+        return read_slot(self.buf, slot)
 
     def state_code(self, slot: int) -> int:
         """The end's state as its number (see STATES): one small read, for polling."""
@@ -147,20 +137,12 @@ class CounterBlock:
 
     def request_stats(self, slot: int, seq: int) -> None:
         """Ask the end to publish its CPU and switch counts at its next round."""
-        _REQ.pack_into(self.buf, slot * SLOT_SIZE + _REQ_OFFSET, seq % _STATS_BUSY or 1)
+        post_request(self.buf, slot, request_word(seq))
 
     def stats(self, slot: int) -> EndStats | None:
         """The end's last whole answer; None if it never answered (Python ends never
         do) or is writing one right now, twice over (it takes a microsecond)."""
-        off = slot * SLOT_SIZE
-        for _ in range(2):
-            ack = _ACK.unpack_from(self.buf, off + _ACK_OFFSET)[0]
-            if ack == 0:
-                return None
-            fields = _STATS.unpack_from(self.buf, off + _STATS_OFFSET)
-            if ack != _STATS_BUSY and _ACK.unpack_from(self.buf, off + _ACK_OFFSET)[0] == ack:
-                return EndStats(ack, *fields)
-        return None
+        return read_answer(self.buf, slot)
 
     # -- the start gate (native/gate.c) -----------------------------------------
     def close_gate(self) -> int:
@@ -205,6 +187,44 @@ class EndStats(NamedTuple):
     ns: int  # CLOCK_MONOTONIC when it answered
     voluntary: int
     involuntary: int
+
+
+def read_slot(buf: Any, slot: int) -> SlotReading:
+    """One end's slot in `buf` (the block, or a copy of it: the sampler's tests)."""
+    r = _LAYOUT.unpack_from(buf, slot * SLOT_SIZE)
+    return SlotReading(
+        rounds=r[0],
+        errors=r[1],
+        tid=r[2],
+        state=STATES.get(r[3], "unknown"),
+        last_errno=r[4],
+        bad_value=r[6],
+        ops=tuple(r[7:13]),
+        failed_op=r[13],
+    )
+
+
+def read_answer(buf: Any, slot: int) -> EndStats | None:
+    """CounterBlock.stats of a slot in `buf`."""
+    off = slot * SLOT_SIZE
+    for _ in range(2):
+        ack = _ACK.unpack_from(buf, off + _ACK_OFFSET)[0]
+        if ack == 0:
+            return None
+        fields = _STATS.unpack_from(buf, off + _STATS_OFFSET)
+        if ack != _STATS_BUSY and _ACK.unpack_from(buf, off + _ACK_OFFSET)[0] == ack:
+            return EndStats(ack, *fields)
+    return None
+
+
+def post_request(buf: Any, slot: int, word: int) -> None:
+    """Post a request word (request_word) in one slot of `buf`."""
+    _REQ.pack_into(buf, slot * SLOT_SIZE + _REQ_OFFSET, word)
+
+
+def request_word(seq: int) -> int:
+    """What request `seq` is posted as: never 0 (no request) nor "busy"."""
+    return seq % _STATS_BUSY or 1
 
 
 class SlotWriter:

@@ -1,7 +1,8 @@
 """The sampler: owns the clock and turns counters and /proc into Samples.
 
 One reading costs a request and a read of each end's slot (native ends
-answer with their CPU and switch counts there), and one read each of
+answer with their CPU and switch counts there; end_pass.py: one native pass
+over every end, end_figures.py: the same in Python), and one read each of
 /proc/stat (the CPU split and steal), /proc/interrupts and /proc/pressure/cpu,
 and of each CPU's clock where cpufreq has one. Only ends that cannot answer (the Python
 engine) and the detail view read each thread's /proc files (stat and status;
@@ -16,37 +17,22 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from typing import NamedTuple
 
 from ..cpus import read_topology
 from . import procfs
 from .costs import CostTracker
-from .counters import EndStats, SlotReading
+from .counters import request_word
 from .end_launch import End
+from .end_pass import end_pass as make_end_pass
 from .engine import Engine
 from .latency import Tracker
 from .opstats import OpStats, op_stats
-from .sample import CpuSample, IpiSample, Sample, ThreadSample
+from .procfs import TaskStat
+from .sample import CpuSample, IpiSample, Sample
 from .stalls import StallWatch
 from .task_reads import TaskFiles
 
 ASK_LEAD = 0.05  # seconds between asking the ends and reading their answers
-
-
-class _Seen(NamedTuple):
-    """What one end showed at the last reading; switch counts carry their time.
-    A tuple, built positionally: the sampler makes one per end per sample."""
-
-    rounds: int
-    errors: int
-    vcsw: int | None
-    ivcsw: int | None
-    ops: tuple[int, ...]
-    at: float  # monotonic seconds when vcsw/ivcsw/cpu were true
-    ack: int | None  # the answer they came from; None when read from /proc
-    cpu: int | None
-    vrate: float | None
-    ivrate: float | None
 
 
 class Sampler:
@@ -55,7 +41,10 @@ class Sampler:
         engine: Engine,
         interval: float = 0.5,
         proc: str = "/proc",
+        end_pass: str = "auto",
     ) -> None:
+        """end_pass: how every end's slot becomes its figures (end_pass.end_pass):
+        "auto" is the native pass where the extension has it."""
         if interval <= 0:
             raise ValueError("interval must be positive")
         self.engine = engine
@@ -64,7 +53,6 @@ class Sampler:
         self.monitor_cpu: int | None = None
         self._t0 = time.monotonic()
         self._last_t = self._t0
-        self._seen: dict[tuple[int, str, int], _Seen] = {}
         self._cpu_prev = procfs.read_cpu_ticks(proc)
         self._psi_prev = procfs.cpu_pressure_total_us(proc)
         self._psi_at = self._t0
@@ -75,12 +63,12 @@ class Sampler:
         self._ipi_prev = procfs.read_ipis(proc)
         self._thread: threading.Thread | None = None
         self._halt = threading.Event()
-        self._drift_said: set[tuple[int, str, int]] = set()
         self._costs: CostTracker | None = None
         self._ask = 0  # the last stats request posted to the ends
         self._latency = Tracker(engine.counters.latency) if engine.timing else None
         self._stalls = StallWatch(interval)
         self._task_files = TaskFiles(proc)  # each thread's /proc files, open across ticks
+        self._ends = make_end_pass(end_pass, self._read_tasks, self._read_task)
         # Held for a whole reading: close() takes it before closing the files, so a
         # tick still reading (stop()'s join gave up on it) is waited out, never cut.
         self._tick = threading.Lock()
@@ -114,72 +102,18 @@ class Sampler:
         dt = max(now - self._last_t, 1e-9)
         self._last_t = now
         ends = self.engine.ends()
-        counters = self.engine.counters
         cpus, ctxt, ipis = self._cpus(), self._ctxt(dt), self._ipis(dt)
-        threads = []
-        tasks = {}
         names = self.engine.workload.ops
-        op_rates: list[list[float]] = []
-        seen: dict[tuple[int, str, int], _Seen] = {}
-        pairs = {p.index: p for p in self.engine.pairs}
-        progress: dict[int, int] = {}  # running pairs: rounds and calls, for stalls
         gap = self._stalls.gap(dt)
         if gap:
             events.append(gap)
-        readings = [counters.read(end.slot) for end in ends]
-        answers, read = self._answers(ends, readings)
-        # Every end /proc must tell about, read in one pass (native: one call, no GIL).
-        procs = iter(self._task_files.read([(e.pid, e.tid) for e, r in zip(ends, read) if r],
-                                           detail=self._costs is not None))  # fmt: skip
-        for end, r, ans, from_proc in zip(ends, readings, answers, read):
-            key = (end.pair, end.role, end.tid)
-            prev = self._seen.get(key)
-            pair = pairs.get(end.pair)
-            state = pair.state if pair is not None and not pair.active else r.state
-            task = next(procs) if from_proc else None
-            now_seen = self._switches(r, ans, from_proc, task, prev, now)
-            tasks[key] = task
-            if prev is None:
-                started = pair.started if pair is not None else now - dt
-                span = max(now - started, 1e-9)
-                ops = r.rounds / span
-                op_prev: tuple[int, ...] = (0,) * len(r.ops)
-                op_dt, errors_before = span, 0
-            else:
-                ops = (r.rounds - prev.rounds) / dt
-                op_prev, op_dt, errors_before = prev.ops, dt, prev.errors
-            if names:
-                op_rates.append([(a - b) / op_dt for a, b in zip(r.ops, op_prev)])
-            if r.errors > errors_before:
-                events.append(
-                    f"pair {end.pair} {end.role}: {r.errors - errors_before} wrong message(s) "
-                    f"in the shared queue (got pair id {r.bad_value}); not counted"
-                )
-            seen[key] = now_seen
-            if state == "running":
-                progress[end.pair] = progress.get(end.pair, 0) + r.rounds + sum(r.ops)
-            if end.bound_cpu is not None and end.tid and key not in self._drift_said:
-                now_seen, drift = self._moved(end, now_seen, key)
-                seen[key] = now_seen
-                if drift:
-                    events.append(drift)
-            threads.append(
-                ThreadSample(
-                    pair=end.pair,
-                    role=end.role,
-                    tid=end.tid,
-                    bound_cpu=end.bound_cpu,
-                    last_cpu=now_seen.cpu,
-                    rounds=r.rounds,
-                    ops_per_s=ops if state == "running" else 0.0,
-                    errors=r.errors,
-                    state=state,
-                    vcsw_per_s=now_seen.vrate,
-                    ivcsw_per_s=now_seen.ivrate,
-                )
-            )
-        self._seen = seen
-        stalled, said = self._stalls.update(now, progress)
+        detail = self._costs is not None
+        step = self._ends.step(
+            self.engine.counters.buf, ends, self.engine.pairs, now, dt, detail, bool(names)
+        )
+        events.extend(step.events)
+        threads = step.threads
+        stalled, said = self._stalls.update(now, step.progress)
         events.extend(said)
         costs = None
         per_op: OpStats | None = None
@@ -187,10 +121,10 @@ class Sampler:
             # msgbench: each phase's own rate over the last repeats, not a blend of five
             per_op = self.engine.workload.phase_stats(self.engine.pairs)
         elif names:
-            per_op = op_stats(names, op_rates)
+            per_op = op_stats(names, step.op_rates)
         if self._costs is not None:
             costs = self._costs.update(
-                ends, tuple(threads), tasks, ipis, dt,
+                ends, tuple(threads), step.tasks, ipis, dt,
                 self.engine.oversubscribed, self._siblings,
             )  # fmt: skip
         sample = Sample(
@@ -216,6 +150,12 @@ class Sampler:
         self.ask(ends)
         return sample
 
+    def _read_tasks(self, ids: list[tuple[int, int]], detail: bool) -> list[TaskStat | None]:
+        return self._task_files.read(ids, detail=detail)
+
+    def _read_task(self, pid: int, tid: int) -> TaskStat | None:
+        return procfs.read_task(pid, tid, self.proc)
+
     def latency_last(self, pair: int) -> tuple[bytearray, bytearray, bytearray] | None:
         """(rtt of A, one-way A to B, B to A) raw histograms of one pair's last interval."""
         return self._latency.last_of(pair) if self._latency is not None else None
@@ -223,109 +163,8 @@ class Sampler:
     def ask(self, ends: list[End] | None = None) -> None:
         """Ask every native end to publish its CPU and switch counts in its slot."""
         self._ask += 1
-        for end in self.engine.ends() if ends is None else ends:
-            self.engine.counters.request_stats(end.slot, self._ask)
-
-    def _answers(
-        self, ends: list[End], readings: list[SlotReading]
-    ) -> tuple[list[EndStats | None], list[bool]]:
-        """Each end's own answer, and whether /proc must be read for it instead.
-
-        A native end answers in its counter slot (no file opened); an end that
-        never answered (the Python engine, or one not yet past a round) and the
-        detail view (which needs its CPU times too) read /proc. An end that
-        answered before but not now (mid-answer) keeps what it said.
-        """
-        answers: list[EndStats | None] = []
-        read: list[bool] = []
-        detail = self._costs is not None
-        for end, r in zip(ends, readings):
-            ans = self.engine.counters.stats(end.slot) if r.tid and not detail else None
-            answers.append(ans)
-            if not r.tid or ans is not None:
-                read.append(False)
-            elif detail:
-                read.append(True)
-            else:
-                prev = self._seen.get((end.pair, end.role, end.tid))
-                read.append(prev is None or prev.ack is None)
-        return answers, read
-
-    def _switches(
-        self,
-        r: SlotReading,
-        ans: EndStats | None,
-        from_proc: bool,
-        task: procfs.TaskStat | None,
-        prev: _Seen | None,
-        now: float,
-    ) -> _Seen:
-        """Where the thread runs and how often it switches, from the source
-        _answers chose. Counts keep the time they were taken, so rates hold
-        whichever source gave them."""
-        cpu: int | None
-        vcsw: int | None
-        ivcsw: int | None
-        ack: int | None
-        if ans is not None:
-            if prev is not None and prev.ack == ans.ack:
-                # Not a round since we asked: blocked or waiting for a CPU.
-                ran = r.rounds != prev.rounds
-                return _Seen(
-                    r.rounds, r.errors, prev.vcsw, prev.ivcsw, r.ops, prev.at, prev.ack, prev.cpu,
-                    prev.vrate if ran else 0.0, prev.ivrate if ran else 0.0,
-                )  # fmt: skip
-            at, cpu, vcsw, ivcsw, ack = (
-                ans.ns / 1e9,
-                ans.cpu,
-                ans.voluntary,
-                ans.involuntary,
-                ans.ack,
-            )
-        elif r.tid and not from_proc and prev is not None:
-            # Answered before but not now (mid-answer): keep what it said.
-            return prev._replace(rounds=r.rounds, errors=r.errors, ops=r.ops)
-        else:
-            at, ack = now, None
-            cpu = task.last_cpu if task else None
-            vcsw = task.voluntary if task else None
-            ivcsw = task.involuntary if task else None
-        span = at - prev.at if prev is not None else 0.0
-        vrate = _rate(prev.vcsw, vcsw, span) if prev is not None and span > 0 else 0.0
-        ivrate = _rate(prev.ivcsw, ivcsw, span) if prev is not None and span > 0 else 0.0
-        if vcsw is None:
-            vrate = ivrate = None
-        return _Seen(r.rounds, r.errors, vcsw, ivcsw, r.ops, at, ack, cpu, vrate, ivrate)
-
-    def _moved(self, end: End, seen: _Seen, key: tuple[int, str, int]) -> tuple[_Seen, str | None]:
-        """Say once per thread that it left its CPU, in the sample after it did.
-
-        The end's own answer can be an interval old (it answers at its next
-        round), so its affinity is read too: one system call per end until
-        it is said. A thread moved (taskset) or widened by the kernel (its CPU
-        went offline) then has its real CPU read from /proc at once.
-        """
-        try:
-            allowed: set[int] | None = os.sched_getaffinity(end.tid)
-        except OSError:
-            allowed = None  # gone, or another user's: the answers still tell
-        moved = allowed is not None and allowed != {end.bound_cpu}
-        if moved and seen.cpu in (None, end.bound_cpu):
-            task = procfs.read_task(end.pid, end.tid, self.proc)
-            if task is not None and task.last_cpu is not None:
-                seen = seen._replace(cpu=task.last_cpu)
-        ran_off = seen.cpu is not None and seen.cpu != end.bound_cpu
-        if not moved and not ran_off:
-            return seen, None
-        self._drift_said.add(key)
-        why = ""
-        if moved:
-            why = (
-                f"; its affinity is now {sorted(allowed or ())} (moved with taskset, or CPU "
-                f"{end.bound_cpu} went offline)"
-            )
-        where = f"ran on CPU {seen.cpu}" if ran_off else "has not run elsewhere yet"
-        return seen, f"pair {end.pair} {end.role} is bound to CPU {end.bound_cpu} but {where}{why}"
+        ends = self.engine.ends() if ends is None else ends
+        self._ends.ask(self.engine.counters.buf, ends, request_word(self._ask))
 
     def _cpus(self) -> tuple[CpuSample, ...]:
         cur = procfs.read_cpu_ticks(self.proc)

@@ -499,6 +499,9 @@ PyObject *ipctop_lat_read(PyObject *self, PyObject *a);
 PyObject *ipctop_hackbench_run(PyObject *self, PyObject *a);
 PyObject *ipctop_read_tasks(PyObject *self, PyObject *a);
 PyObject *ipctop_gate_set(PyObject *self, PyObject *a);
+PyObject *ipctop_ends_read(PyObject *self, PyObject *a);
+PyObject *ipctop_ends_figures(PyObject *self, PyObject *a);
+PyObject *ipctop_ends_ask(PyObject *self, PyObject *a);
 
 /* Where each field of the counter slot is: tests/engine/test_workload_registry.py
  * checks that engine/counters.py reads the same offsets. */
@@ -562,6 +565,12 @@ static PyMethodDef methods[] = {
      "or (seconds, group seconds, task CPUs); GIL released"},
     {"read_tasks", ipctop_read_tasks, METH_VARARGS,
      "read_tasks(proc, [(pid, tid), ...], detail[, fds]) -> [None | 9 numbers]; GIL released"},
+    {"ends_read", ipctop_ends_read, METH_VARARGS,
+     "ends_read(counters, slots, detail, prev, prev_idx) -> (reading, [end read from /proc, ...])"},
+    {"ends_figures", ipctop_ends_figures, METH_VARARGS,
+     "ends_figures(reading, prev, prev_idx, tasks, started, inactive, watch, ident, now, dt, "
+     "cls, fields, states, with_ops) -> (seen, threads, progress, errors, op_rates, drift)"},
+    {"ends_ask", ipctop_ends_ask, METH_VARARGS, "ends_ask(counters, slots, word): post a request"},
     {NULL, NULL, 0, NULL},
 };
 
