@@ -12,7 +12,7 @@ from conftest import run_cli, two_cpus
 
 from ipctop.analysis.profile_delta import symbol_deltas
 from ipctop.box import read_box
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.engine import Engine
 from ipctop.engine.profile import Profile, perf_status
 from ipctop.engine.profile.parse import tally
@@ -29,7 +29,7 @@ needs_perf = pytest.mark.skipif(not STATUS.ok, reason=f"perf cannot profile here
 
 
 def _profiled(workload: str, placement: str = "same", seconds: float = 3.0) -> tuple:
-    config = EngineConfig(workload=workload, placement=placement, cpus=tuple(CPUS))
+    config = RunConfig(workload=workload, placement=placement, cpus=tuple(CPUS))
     with SpanProfiler(CPUS) as profiler, Engine(config) as engine:
         engine.start(1)
         with profiler.span(engine):

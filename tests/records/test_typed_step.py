@@ -7,13 +7,13 @@ import json
 import pytest
 from conftest import run_cli
 
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.costs import Costs
 from ipctop.engine.opstats import OpRate
 from ipctop.engine.stalls import StallSummary
 from ipctop.live.source_protocol import RunInfo
 from ipctop.output.records.ab_record import run_config
-from ipctop.output.records.record import Record, RunConfig, Step
+from ipctop.output.records.record import Record, Step
 from ipctop.output.records.record_ab import AbRecord
 from ipctop.output.records.record_box import Box
 from ipctop.output.records.record_io import read_record
@@ -57,11 +57,11 @@ def test_stalls_of_two_runs_add_and_read_back_typed() -> None:
 
 
 def test_one_run_configuration_carries_the_workloads_own_options() -> None:
-    """sweep's and ab's records both come from RunConfig.of: the run's fields and options."""
-    config = EngineConfig("sysv-sem-multi", cpus=(0,), threads=3, think_ns=5)
-    swept = RunConfig.of(config, "native", seconds=1.0, warmup=0.0, repeat=1).to_dict()
+    """sweep's and ab's records both come from RunConfig.as_run: the run's fields and options."""
+    config = RunConfig("sysv-sem-multi", cpus=(0,), threads=3, think_ns=5)
+    swept = config.as_run("native", seconds=1.0, warmup=0.0, repeat=1).said()
     assert swept["threads"] == 3 and swept["sems"] == 128 and swept["think_ns"] == 5
-    side = run_config(config, "native", 2).to_dict()
+    side = run_config(config, "native", 2).said()
     assert {k: side[k] for k in ("threads", "sems", "think_ns", "pairs")} == {
         "threads": 3,
         "sems": 128,
@@ -69,7 +69,7 @@ def test_one_run_configuration_carries_the_workloads_own_options() -> None:
         "pairs": 2,
     }
     assert side["seconds"] is None and side["window_s"] > 0
-    pipe = RunConfig.of(EngineConfig("pipe", cpus=(0,)), "native").to_dict()
+    pipe = RunConfig("pipe", cpus=(0,)).as_run("native").said()
     assert "threads" not in pipe and pipe["size"] == 1  # a pipe's token, no thread count
 
 
@@ -120,7 +120,7 @@ def test_a_steps_ops_latency_and_profile_are_typed_and_round_trip() -> None:
         k: d[k] for k in ("ops", "latency", "profile")
     }
     # Through a whole record, validated as a file is.
-    config = RunConfig.of(EngineConfig("sysv-msg", cpus=(0,)), "native", seconds=1.0)
+    config = RunConfig("sysv-msg", cpus=(0,)).as_run("native", seconds=1.0)
     rec = Record(kind="sweep", box={}, config=config, steps=[step])
     back = Record.from_dict(json.loads(json.dumps(rec.to_dict())))
     assert back.steps[0].ops == step.ops and back.steps[0].latency == step.latency
@@ -135,7 +135,7 @@ def _ab_dict() -> dict:
         "created": "2026-01-01T00:00:00+00:00",
         "interrupted": False,
         "box": {"kernel_release": "6.1.0", "online": [0, 1], "a newer fact": 1},
-        "config": RunConfig.of(EngineConfig("pipe", cpus=(0,)), "native").to_dict(),
+        "config": RunConfig("pipe", cpus=(0,)).as_run("native").said(),
         "steps": [],
         "points": [],
         "timeline": [],
@@ -179,8 +179,8 @@ def test_a_records_box_and_ab_are_typed_and_write_what_they_read() -> None:
 
 
 def test_the_run_info_holds_the_records_run_configuration_as_it_is() -> None:
-    config = EngineConfig("sysv-sem-multi", cpus=(0,), threads=3, think_ns=5)
-    run = RunConfig.of(config, "native", interval=0.5)
+    config = RunConfig("sysv-sem-multi", cpus=(0,), threads=3, think_ns=5)
+    run = config.as_run("native", interval=0.5)
     info = RunInfo(run, kernel="6.1.0", cpu_model="cpu")
     assert info.config is run  # what the session record keeps: one object, no copy
     assert (info.config.workload, info.config.cpus, info.interval, info.source) == (
@@ -189,8 +189,8 @@ def test_the_run_info_holds_the_records_run_configuration_as_it_is() -> None:
         0.5,
         "live",
     )
-    kept = info.config.to_dict()
+    kept = info.config.said()
     assert "kernel" not in kept and kept["threads"] == 3 and kept["sems"] == 128
     assert "size" not in kept  # no payload: absent, as a sweep's record has it
     with pytest.raises(ValueError, match="interval"):
-        RunInfo(RunConfig.of(config, "native"), kernel="6.1.0", cpu_model="cpu")
+        RunInfo(config.as_run("native"), kernel="6.1.0", cpu_model="cpu")

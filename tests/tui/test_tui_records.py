@@ -16,7 +16,7 @@ from pathlib import Path
 import psutil
 from conftest import made_here
 
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.sample import Sample, ThreadSample
 from ipctop.live.baseline import load_baseline
 from ipctop.live.fixed_run import INFO
@@ -48,7 +48,7 @@ async def wait_for(pilot, what: Callable[[], object], why: str) -> None:
 
 
 def live(pairs: int = 1) -> LiveSource:
-    source = LiveSource(EngineConfig(cpus=CPUS), interval=0.2)
+    source = LiveSource(RunConfig(cpus=CPUS), interval=0.2)
     source.open(pairs)
     return source
 
