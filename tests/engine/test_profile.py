@@ -21,7 +21,7 @@ from ipctop.engine.profile.window import SymbolShare, sides_to_dicts
 from ipctop.live.measure import measure_engine
 from ipctop.output.records.record import Record, Step
 from ipctop.output.records.record_io import read_record, write_record
-from ipctop.plain import to_plain
+from ipctop.plain import from_plain, to_plain
 
 CPUS = sorted(os.sched_getaffinity(0))[:2]
 STATUS = perf_status(CPUS)
@@ -201,7 +201,7 @@ def test_perf_script_fields_fixed_text_with_and_without_chains():
 
 def test_a_step_keeps_its_profile_and_a_step_without_one_writes_no_key():
     step = Step(pairs=1, total_ops_per_s=1.0, profile={"event": "cpu-clock", "na": "perf missing"})
-    assert Step.from_dict(step.to_dict()).profile == step.profile
+    assert from_plain(Step, step.to_dict()).profile == step.profile
     assert "profile" not in Step(pairs=1, total_ops_per_s=1.0).to_dict()
 
 

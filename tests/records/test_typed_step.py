@@ -18,6 +18,7 @@ from ipctop.output.records.record_ab import AbRecord
 from ipctop.output.records.record_box import Box
 from ipctop.output.records.record_io import read_record
 from ipctop.output.text.costs_table import format_costs
+from ipctop.plain import from_plain
 
 QUICK = ("--seconds", "0.5", "--warmup", "0", "--repeat", "1", "--cpus", "0")
 
@@ -40,9 +41,9 @@ def test_a_sweeps_costs_are_costs_and_round_trip(tmp_path) -> None:
 
 def test_a_step_built_from_a_plain_dict_holds_costs() -> None:
     d = {"pairs": 1, "total_ops_per_s": 10.0, "costs": {"cpu_us_per_round": 2.5, "flags": ["x"]}}
-    step = Step.from_dict(d)
+    step = from_plain(Step, d)
     assert step.costs == Costs(cpu_us_per_round=2.5, flags=("x",))
-    assert Step.from_dict({"pairs": 1, "total_ops_per_s": 1.0}).costs is None
+    assert from_plain(Step, {"pairs": 1, "total_ops_per_s": 1.0}).costs is None
 
 
 def test_stalls_of_two_runs_add_and_read_back_typed() -> None:
@@ -51,7 +52,7 @@ def test_stalls_of_two_runs_add_and_read_back_typed() -> None:
     both = a.plus(b)
     assert both == StallSummary(2.0, 1.75, 3, 1, (0, 1), (1,))
     step = Step(pairs=2, total_ops_per_s=5.0, stalls=both)
-    back = Step.from_dict(json.loads(json.dumps(step.to_dict())))
+    back = from_plain(Step, json.loads(json.dumps(step.to_dict())))
     assert back.stalls == both
     assert "stalls" not in Step(pairs=1, total_ops_per_s=1.0).to_dict()  # absent, not null
 
@@ -108,7 +109,7 @@ def test_a_steps_ops_latency_and_profile_are_typed_and_round_trip() -> None:
             "symbols": [symbol],
         },  # fmt: skip
     }
-    step = Step.from_dict(d)
+    step = from_plain(Step, d)
     assert step.ops is not None and step.latency is not None and step.profile is not None
     assert step.ops["msgget"] == OpRate(5.0, 5.0, 0.0, 5.0, 5.0, n=3)
     assert step.ops["msgsnd"].n is None

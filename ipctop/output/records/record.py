@@ -111,7 +111,8 @@ def _noise_in_range(n: StepNoise | None) -> StepNoise | None:
 
 
 def _known(cls: type[_Known], d: dict[str, Any]) -> _Known:
-    # Unvalidated: keys this version does not know are dropped (Record.from_dict validates).
+    # Unvalidated: keys this version does not know are dropped (Record.from_dict validates;
+    # a step alone reads through plain.from_plain).
     names = {f.name for f in fields(cls)}
     return cls(**{k: v for k, v in d.items() if k in names})
 
@@ -178,10 +179,6 @@ class Step:
             del d["units"]  # a pair sweep's steps read as before
         return d
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Step:
-        return _known(cls, d)
-
 
 def point_to_dict(p: ScalingPoint) -> dict[str, Any]:
     return {
@@ -217,7 +214,7 @@ class Sessions(BaseModel):
     session_df: Annotated[float, Field(ge=0, le=1e6)]
 
 
-_Known = TypeVar("_Known", "StepThread", "StepUnit", "Step")  # what _known reads
+_Known = TypeVar("_Known", "StepThread", "StepUnit")  # what _known reads
 
 
 class Record(BaseModel):
@@ -279,25 +276,22 @@ class Record(BaseModel):
         return os.path.basename(self.source) if self.source else "record"
 
     def to_dict(self) -> dict[str, Any]:
-        # Whatever it was read as, this writer's output is the current version.
+        # Whatever it was read as, this writer's output is the current version. The
+        # models' own serialisation writes what each says (the keys it was made or read
+        # with: a box read as {} writes {}); the optional ones are absent when unset.
+        said = self.model_dump(mode="json", include=set(_MODELS), exclude_unset=True)
         return {
             "schema": SCHEMA,
             "kind": self.kind,
             "created": self.created,
             "interrupted": self.interrupted,
-            "box": self.box.to_dict(),
-            "config": self.config.said(),
+            "box": said["box"],
+            "config": said["config"],
             "steps": [s.to_dict() for s in self.steps],
             "points": [point_to_dict(p) for p in self.points],
             "timeline": [s.to_dict() for s in self.timeline],
             "events": list(self.events),
-            **({"ab": self.ab.to_dict()} if self.ab is not None else {}),
-            **({"noise": self.noise.model_dump(mode="json")} if self.noise is not None else {}),
-            **(
-                {"sessions": self.sessions.model_dump(mode="json")}
-                if self.sessions is not None
-                else {}
-            ),
+            **{k: said[k] for k in _MODELS[2:] if said.get(k) is not None},
             **({"warnings": list(self.warnings)} if self.warnings else {}),
         }
 
@@ -314,6 +308,10 @@ class Record(BaseModel):
             raise RecordError(f"{name}: {problems[0]}{more}")
         record.source = source
         return record
+
+
+# A record's parts that are models of their own, in the order a file has them.
+_MODELS = ("box", "config", "ab", "noise", "sessions")
 
 
 def _reads() -> str:

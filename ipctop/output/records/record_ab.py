@@ -70,6 +70,3 @@ class AbRecord(_Part):
     latency: AbLatency | None = None
     profile: AbProfiles | None = None
     costs: AbCosts | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude_unset=True)
