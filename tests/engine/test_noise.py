@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cli
-from test_tui_records import handmade_sweep
+from handmade_records import handmade_sweep
 
 from ipctop.analysis.noise import (
     STEAL_MARK_PCT,
