@@ -23,12 +23,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ipctop.cpus import choose_cpus, read_topology  # noqa: E402
-from ipctop.engine.config import EngineConfig  # noqa: E402
+from ipctop.engine.config import RunConfig  # noqa: E402
 from ipctop.engine.engine import Engine  # noqa: E402
 from ipctop.live.priority import raise_monitor  # noqa: E402
 
 
-def one_run(config: EngineConfig, pairs: int, bulk: bool) -> tuple[float, float]:
+def one_run(config: RunConfig, pairs: int, bulk: bool) -> tuple[float, float]:
     """(seconds until all pairs run, seconds to stop and remove them)."""
     engine = Engine(config)
     engine.start()
@@ -53,7 +53,7 @@ def main() -> int:
     ap.add_argument("--blocks", type=int, default=2, help="ABBA blocks (2)")
     args = ap.parse_args()
     cpus = choose_cpus(None, read_topology())
-    config = EngineConfig(
+    config = RunConfig(
         workload="sysv-msg", placement="same", mode="threads", cpus=tuple(cpus), engine="auto"
     )
     note = raise_monitor().note

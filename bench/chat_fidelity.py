@@ -54,12 +54,12 @@ def reference_slot(cmd: list[str]) -> float:
 
 
 def ipctop_slot(args: argparse.Namespace, cpus: list[int]) -> float:
-    from ipctop.engine.config import EngineConfig
+    from ipctop.engine.config import RunConfig
     from ipctop.engine.engine import Engine
     from ipctop.engine.workloads.hackbench_groups import on_cpus
     from ipctop.live.measure import measure_engine
 
-    config = EngineConfig(
+    config = RunConfig(
         workload="chat", placement="free", mode="threads", cpus=tuple(cpus),
         engine="native", transport=args.transport, size=args.size,
     )  # fmt: skip

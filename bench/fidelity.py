@@ -25,7 +25,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from ipctop.box import read_box  # noqa: E402
 from ipctop.cpus import choose_cpus, read_topology  # noqa: E402
-from ipctop.engine.config import EngineConfig  # noqa: E402
+from ipctop.engine.config import RunConfig  # noqa: E402
 from ipctop.engine.engine import resolve_engine  # noqa: E402
 from ipctop.engine.workloads import WORKLOADS, make_workload  # noqa: E402
 from ipctop.errors import UsageError  # noqa: E402
@@ -71,7 +71,7 @@ def run_reference(exe: Path, workload: str, pairs: int, cpus: list[int], args) -
 
 
 def run_ipctop(engine: str, workload: str, pairs: int, cpus: list[int], args) -> float:
-    config = EngineConfig(workload, placement_for(workload, args), args.mode, tuple(cpus), engine,
+    config = RunConfig(workload, placement_for(workload, args), args.mode, tuple(cpus), engine,
                           latency=not args.no_latency)  # fmt: skip
     return measure(config, pairs, args.seconds, warmup=args.warmup).total_ops_per_s
 
@@ -111,7 +111,7 @@ def main() -> int:
         f"# {args.placement} placement · {args.mode} · {args.seconds:g} s x {args.repeat}, "
         f"medians; ratio = ipctop / C reference"
     )
-    timing = "off" if args.no_latency else f"1 round in {EngineConfig.latency_every} timed"
+    timing = "off" if args.no_latency else f"1 round in {RunConfig.latency_every} timed"
     print(f"# ipctop's latency timing: {timing} (ipctop's default: on)")
     header = f"{'workload':<18}{'pairs':>6}{'C ref ops/s':>14}"
     for e in engines:

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import time  # noqa: E402
 
 from ipctop.cpus import choose_cpus, read_topology  # noqa: E402
-from ipctop.engine.config import EngineConfig  # noqa: E402
+from ipctop.engine.config import RunConfig  # noqa: E402
 from ipctop.engine.engine import Engine, resolve_engine  # noqa: E402
 from ipctop.engine.latency import format_ns  # noqa: E402
 from ipctop.live.measure import RunResult, measure, measure_engine  # noqa: E402
@@ -37,7 +37,7 @@ DEFAULT = "sysv-msg,sysv-sem,sysv-msg-shared"
 
 
 def window(workload: str, pairs: int, cpus: list[int], on: bool, args) -> RunResult:
-    config = EngineConfig(workload, "same", args.mode, tuple(cpus), "native", latency=on,
+    config = RunConfig(workload, "same", args.mode, tuple(cpus), "native", latency=on,
                           latency_every=args.latency_every)  # fmt: skip
     return measure(config, pairs, args.seconds, warmup=args.warmup)
 
@@ -58,7 +58,7 @@ def cpu_ns(engine: Engine) -> int:
 def toggled(workload: str, pairs: int, cpus: list[int], args) -> tuple[list, list, list]:
     """ABBA blocks in one engine: (ratios, on rates, off rates, 1-pair windows timed,
     ratios of rounds per CPU-second)."""
-    config = EngineConfig(workload, "same", args.mode, tuple(cpus), "native",
+    config = RunConfig(workload, "same", args.mode, tuple(cpus), "native",
                           latency_every=args.latency_every)  # fmt: skip
     ratios, ons, offs, per_cpu = [], [], [], []
     with Engine(config) as engine:
@@ -135,9 +135,9 @@ def main() -> int:
     p.add_argument(
         "--latency-every",
         type=int,
-        default=EngineConfig.latency_every,
+        default=RunConfig.latency_every,
         metavar="K",
-        help=f"time one round in K (default {EngineConfig.latency_every}, ipctop's)",
+        help=f"time one round in K (default {RunConfig.latency_every}, ipctop's)",
     )
     args = p.parse_args()
     if resolve_engine() != "native":

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ipctop.analysis.stats import fmt_diff, paired_difference  # noqa: E402
 from ipctop.cpus import choose_cpus, read_topology  # noqa: E402
-from ipctop.engine.config import EngineConfig  # noqa: E402
+from ipctop.engine.config import RunConfig  # noqa: E402
 from ipctop.engine.engine import Engine, resolve_engine  # noqa: E402
 from ipctop.live.measure import measure_engine  # noqa: E402
 from ipctop.output.exports.metrics import MetricsAddress, MetricsEndpoint, RunLabels  # noqa: E402
@@ -52,7 +52,7 @@ class Scraper(threading.Thread):
 
 
 def blocks(pairs: int, cpus: list[int], kind: str, args) -> tuple[list, Scraper]:
-    config = EngineConfig("sysv-msg", "same", "threads", tuple(cpus), kind)
+    config = RunConfig("sysv-msg", "same", "threads", tuple(cpus), kind)
     out = []
     with MetricsEndpoint(MetricsAddress("127.0.0.1", 0)) as ep, Engine(config) as engine:
         engine.start(pairs)

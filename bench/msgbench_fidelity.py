@@ -26,7 +26,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from ipctop.engine.engine import Engine, EngineConfig, resolve_engine  # noqa: E402
+from ipctop.engine.engine import Engine, RunConfig, resolve_engine  # noqa: E402
 from ipctop.engine.workloads.msgbench import LIFECYCLE_OPS, keys_text  # noqa: E402
 
 
@@ -47,7 +47,7 @@ def c_slot(binary: Path, cpu: int, m: int, repeats: int) -> list[float]:
 
 
 def ipctop_slot(cpu: int, m: int, repeats: int) -> tuple[list[float], str]:
-    cfg = EngineConfig("sysv-lifecycle", "same", "threads", (cpu,), "native", queues=m)
+    cfg = RunConfig("sysv-lifecycle", "same", "threads", (cpu,), "native", queues=m)
     with Engine(cfg) as e:
         e.start(1)
         area = e.pairs[0].res.py[0]

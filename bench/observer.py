@@ -56,7 +56,7 @@ sys.path.insert(0, str(ROOT))
 
 from ipctop.analysis.stats import summarize  # noqa: E402
 from ipctop.cpus import CpuSpecError, choose_cpus, read_topology  # noqa: E402
-from ipctop.engine.config import EngineConfig  # noqa: E402
+from ipctop.engine.config import RunConfig  # noqa: E402
 from ipctop.engine.engine import Engine  # noqa: E402
 from ipctop.engine.sampler import Sampler  # noqa: E402
 from ipctop.live.monitor import MonitorCpuMeter  # noqa: E402
@@ -221,7 +221,7 @@ def run_inner(args: argparse.Namespace) -> dict:
     out["driver"] = "headless (no terminal)" if headless_driver else "real terminal"
     for threads in args.threads:
         pairs = max(1, threads // 2)
-        config = EngineConfig(workload=args.workload, placement="same", cpus=cpus)
+        config = RunConfig(workload=args.workload, placement="same", cpus=cpus)
         engine = Engine(config)
         engine.start(pairs)
         run = {"threads": 2 * pairs, "pairs": pairs, "headless": [], "tui": []}

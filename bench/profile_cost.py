@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ipctop.cpus import choose_cpus, read_topology  # noqa: E402
-from ipctop.engine.config import EngineConfig  # noqa: E402
+from ipctop.engine.config import RunConfig  # noqa: E402
 from ipctop.engine.engine import Engine  # noqa: E402
 from ipctop.engine.profile import (  # noqa: E402
     PerfRecorder,
@@ -57,7 +57,7 @@ def variant(text: str) -> tuple[int, int]:
 
 def blocks(workload: str, pairs: int, cpus: list[int], status, args) -> dict:
     """variant -> (its on/off ratio per block, perf CPU % per on window)."""
-    config = EngineConfig(workload, "same", "threads", tuple(cpus), "native")
+    config = RunConfig(workload, "same", "threads", tuple(cpus), "native")
     out = {v: ([], []) for v in args.variants}
     with Engine(config) as engine:
         engine.start(pairs)

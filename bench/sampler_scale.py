@@ -35,7 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ipctop.analysis.stats import fmt_diff, paired_difference, summarize  # noqa: E402
-from ipctop.engine.config import EngineConfig  # noqa: E402
+from ipctop.engine.config import RunConfig  # noqa: E402
 from ipctop.engine.engine import Engine, resolve_engine  # noqa: E402
 from ipctop.engine.sampler import Sampler  # noqa: E402
 
@@ -95,7 +95,7 @@ def main() -> int:
     args = p.parse_args()
     cpus = tuple(sorted(os.sched_getaffinity(0)))
     kind = resolve_engine("native")
-    config = EngineConfig(workload="sysv-sem", placement="free", cpus=cpus, engine=kind)
+    config = RunConfig(workload="sysv-sem", placement="free", cpus=cpus, engine=kind)
     cal_before = calibration_ms()
     with Engine(config) as engine:
         engine.start(args.pairs)

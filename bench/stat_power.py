@@ -37,14 +37,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ipctop.commands.ab import cpu_windows  # noqa: E402
-from ipctop.engine.engine import Engine, EngineConfig  # noqa: E402
+from ipctop.engine.engine import Engine, RunConfig  # noqa: E402
 from ipctop.live.measure import measure_engine  # noqa: E402
 
 
 def cpu_rate(seconds: float = 3.0) -> float:
     """Rounds per CPU-second (sysv-msg, 1 pair, same CPU), as `ab --metric cpu` measures."""
     cpu = min(os.sched_getaffinity(0))
-    with Engine(EngineConfig(cpus=(cpu,))) as engine:
+    with Engine(RunConfig(cpus=(cpu,))) as engine:
         engine.start(1)
         r = measure_engine(engine, seconds, 0.5, 0.5, detail=True)
     return statistics.median(cpu_windows(r))

@@ -58,10 +58,10 @@ CROSS = {"spin"}
 
 _DRIVER = r"""
 import json, sys, time
-from ipctop.engine.engine import Engine, EngineConfig
+from ipctop.engine.engine import Engine, RunConfig
 w, placement, cpus, seconds, size, queues = sys.argv[1:7]
 opt = lambda x: int(x) if x != "-" else None
-cfg = EngineConfig(w, placement, "processes", tuple(int(c) for c in cpus.split(",")), "native",
+cfg = RunConfig(w, placement, "processes", tuple(int(c) for c in cpus.split(",")), "native",
                    size=opt(size), queues=opt(queues))
 e = Engine(cfg)
 e.start(1)

@@ -104,11 +104,11 @@ def parked(threads: int, reps: int) -> None:
 
 
 def engine_ticks(threads: int, reps: int) -> None:
-    from ipctop.engine.config import EngineConfig
+    from ipctop.engine.config import RunConfig
     from ipctop.engine.engine import Engine
     from ipctop.engine.sampler import Sampler
 
-    engine = Engine(EngineConfig(workload="sysv-msg", placement="same", cpus=(0, 1)))
+    engine = Engine(RunConfig(workload="sysv-msg", placement="same", cpus=(0, 1)))
     engine.start(threads // 2)
     try:
         sampler = Sampler(engine)

@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ipctop.cpus import default_cpus, read_topology  # noqa: E402
-from ipctop.engine.config import EngineConfig  # noqa: E402
+from ipctop.engine.config import RunConfig  # noqa: E402
 from ipctop.engine.engine import Engine  # noqa: E402
 
 TICK = 0.1
@@ -57,7 +57,7 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=1)
     args = ap.parse_args()
     cpus = tuple(default_cpus(read_topology()))
-    config = EngineConfig(workload=args.workload, cpus=cpus)
+    config = RunConfig(workload=args.workload, cpus=cpus)
     with Engine(config) as engine:
         engine.start(args.pairs)
         time.sleep(1.0)

@@ -5,20 +5,31 @@ tuples as the lists JSON has, floats untouched: json.dumps writes them as
 before, inf and nan included); `from_plain` reads such a dict back through pydantic, per class
 once: JSON's lists become the declared tuples, keys an older record lacks
 take the field's default, keys a newer one added are dropped, and a value
-of the wrong type raises PlainError naming the field.
+of the wrong type raises PlainError naming the field. Beside them, the
+numbers JSON gives a record's models (`Integer`, `Count`, `Rate`).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BeforeValidator, Field, TypeAdapter, ValidationError
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
 _T = TypeVar("_T")
+
+
+def _integral(v: Any) -> Any:
+    # JSON has no integer type of its own; 3.0 is a fine integer.
+    return int(v) if isinstance(v, float) and v.is_integer() else v
+
+
+Integer = Annotated[int, BeforeValidator(_integral)]
+Count = Annotated[int, BeforeValidator(_integral), Field(ge=0)]
+Rate = Annotated[float, Field(ge=0)]
 
 
 class PlainError(ValueError):

@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ipctop.cpus import default_cpus, read_topology  # noqa: E402
-from ipctop.engine.config import EngineConfig  # noqa: E402
+from ipctop.engine.config import RunConfig  # noqa: E402
 from ipctop.live.sources import LiveSource  # noqa: E402
 from ipctop.tui.demo_app import DemoApp  # noqa: E402
 
@@ -81,7 +81,7 @@ async def shoot(app: DemoApp, pilot, out: Path, name: str) -> None:
 
 async def story(out: Path) -> None:
     cpus = tuple(default_cpus(read_topology()))
-    source = LiveSource(EngineConfig(cpus=cpus), interval=0.5)
+    source = LiveSource(RunConfig(cpus=cpus), interval=0.5)
     source.open(1)
     app = DemoApp(source, pace=3600.0)  # only the keys below move the story
     try:

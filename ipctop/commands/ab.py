@@ -40,7 +40,7 @@ from ..analysis.stats import (
 )
 from ..analysis.stopping import SteinStop
 from ..box import read_box
-from ..engine.config import EngineConfig
+from ..engine.config import RunConfig
 from ..engine.costs import merge
 from ..engine.engine import Engine, resolve_engine
 from ..engine.outside_cpu import OutsideCpu
@@ -131,7 +131,7 @@ class _OptionSetParser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-def option_set(args: argparse.Namespace, flag: str, text: str) -> tuple[EngineConfig, int | None]:
+def option_set(args: argparse.Namespace, flag: str, text: str) -> tuple[RunConfig, int | None]:
     """The shared options with `text` (e.g. '--placement cross') on top."""
     sub = _OptionSetParser(prog=f"ipctop ab {flag}", add_help=False)
     add_workload_options(sub)
@@ -155,7 +155,7 @@ LatBlock = dict[str, dict[str, list[float]]]
 @dataclass
 class Side:
     name: str  # "A" or "B"
-    config: EngineConfig
+    config: RunConfig
     pairs: int
     options: str
     cmd: str | None

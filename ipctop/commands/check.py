@@ -29,11 +29,12 @@ from ..analysis.sessions import session_term
 from ..analysis.stats import TooFewWindows, summarize
 from ..analysis.verdicts import FAIL, Verdict, exit_code, judge_check, overall
 from ..box import describe, read_box
+from ..engine.config import RunConfig
 from ..engine.engine import ENGINES, resolve_engine
 from ..errors import RecordError, UsageError
 from ..output.records.output_paths import check_output_file, write_or_keep
 from ..output.records.record import NoiseFloor as RecordedFloor
-from ..output.records.record import Record, RunConfig, Sessions, Step
+from ..output.records.record import Record, Sessions, Step
 from ..output.records.record_box import Box
 from ..output.records.record_io import read_record, write_record
 from ..output.records.spread_store import find_spread, read_spreads

@@ -16,7 +16,7 @@ from ..analysis.readings import CheckReadings, RunReading, ThreadReading
 from ..analysis.scaling import ScalingPoint, spread_pct
 from ..analysis.stats import summarize
 from ..analysis.verdicts import fmt_rate
-from ..engine.config import EngineConfig
+from ..engine.config import RunConfig
 from ..engine.engine import Engine
 from ..engine.latency import PairLatency, format_ns
 from ..engine.profile.span import SpanProfiler
@@ -103,7 +103,7 @@ class CheckRunner:
         self.warnings = EngineWarnings()  # said on stderr once each, kept for the record
 
     def __call__(self, workload: str, placement: str, pairs: int) -> RunReading:
-        config = EngineConfig(
+        config = RunConfig(
             workload=workload,
             placement=placement,
             mode="threads",
@@ -126,7 +126,7 @@ class CheckRunner:
         return reading
 
     def _reading(
-        self, config: EngineConfig, pairs: int, on_sample: Callable[[Sample], None] | None
+        self, config: RunConfig, pairs: int, on_sample: Callable[[Sample], None] | None
     ) -> RunReading:
         workload, placement, cpus = config.workload, config.placement, config.cpus
         try:
@@ -183,7 +183,7 @@ class CheckRunner:
         return reading
 
     def _measure(
-        self, config: EngineConfig, pairs: int, on_sample: Callable[[Sample], None] | None
+        self, config: RunConfig, pairs: int, on_sample: Callable[[Sample], None] | None
     ) -> tuple[list[RunResult], dict[tuple[int, str], set[int]]]:
         """Measure several windows on one set of pairs; also every CPU each end was seen on."""
         t = self.timing

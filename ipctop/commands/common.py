@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..cpus import choose_cpus, format_cpu_list, read_topology
-from ..engine.config import LATENCY_EVERY, EngineConfig
+from ..engine.config import LATENCY_EVERY, RunConfig
 from ..engine.engine import ENGINES
 from ..engine.placement import MODES, PLACEMENTS
 from ..engine.profile.span import SpanProfiler
@@ -169,8 +169,8 @@ def workload_names(text: str) -> list[str]:
     return names
 
 
-def engine_config(args: argparse.Namespace, workload: str, cpus: list[int]) -> EngineConfig:
-    return EngineConfig(
+def engine_config(args: argparse.Namespace, workload: str, cpus: list[int]) -> RunConfig:
+    return RunConfig(
         workload=workload,
         placement=args.placement,
         mode=args.mode,
@@ -186,14 +186,14 @@ def engine_config(args: argparse.Namespace, workload: str, cpus: list[int]) -> E
     )
 
 
-def run_configs(args: argparse.Namespace) -> list[EngineConfig]:
+def run_configs(args: argparse.Namespace) -> list[RunConfig]:
     """One run per workload the options name (comma-separated), on the chosen CPUs."""
     names = workload_names(args.workload)
     cpus = resolve_cpus(args.cpus)
     return [engine_config(args, name, cpus) for name in names]
 
 
-def run_config(args: argparse.Namespace) -> EngineConfig:
+def run_config(args: argparse.Namespace) -> RunConfig:
     """The run of a command that takes one workload; a list is a usage error.
 
     Taking the first of `-w sysv-msg,sysv-sem` would measure less than was asked
@@ -266,7 +266,7 @@ def metrics_endpoint(args: argparse.Namespace) -> Iterator[Any]:
         yield endpoint
 
 
-def publisher(endpoint: Any, config: EngineConfig, kind: str, engine: Any = None) -> Any:
+def publisher(endpoint: Any, config: RunConfig, kind: str, engine: Any = None) -> Any:
     """The on_sample callback (with .points() and .attach(engine), whose latency
     histograms it exports) that feeds --metrics; None without it."""
     if endpoint is None:

@@ -18,8 +18,9 @@ from contextlib import contextmanager
 
 from ..analysis.scaling import ScalingPoint
 from ..box import read_box
+from ..engine.config import RunConfig
 from ..output.records.output_paths import check_output_file, write_or_keep
-from ..output.records.record import Record, RunConfig, Step, StepUnit
+from ..output.records.record import Record, Step, StepUnit
 from ..output.records.record_box import Box
 from ..output.records.record_io import write_record
 from ..signals import Interrupted
@@ -37,22 +38,12 @@ def new_record(
     warmup: float | None = None,
     **config: object,
 ) -> Record:
-    return Record(
-        kind="sweep",
-        box=Box.of(read_box()),
-        config=RunConfig(
-            workload=workload,
-            placement=placement,
-            mode=mode,
-            engine="native",
-            cpus=tuple(cpus),
-            seconds=seconds,
-            warmup=warmup,
-            repeat=repeat,
-            interval=None,
-            **{"load_unit": unit, **config},  # RunConfig keeps extra keys
-        ),
+    run = RunConfig(
+        workload, placement, mode, cpus, "native", seconds=seconds, warmup=warmup, repeat=repeat
     )
+    # The run's nine keys, then what a load sweep adds (load_unit, fds, loops, ...).
+    said = {**run.said(), "load_unit": unit, **config}
+    return Record(kind="sweep", box=Box.of(read_box()), config=RunConfig.model_validate(said))
 
 
 def median_run(rates: Sequence[float]) -> int:

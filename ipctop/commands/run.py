@@ -34,7 +34,7 @@ from .common import (
 from .progress import start_pairs
 
 if TYPE_CHECKING:
-    from ..engine.config import EngineConfig
+    from ..engine.config import RunConfig
     from ..output.exports.metrics import MetricsEndpoint
 
 
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(
     args: argparse.Namespace,
-    config: EngineConfig,
+    config: RunConfig,
     cpus: list[int],
     metrics: MetricsEndpoint | None,
 ) -> int:

@@ -14,7 +14,7 @@ from ..analysis.scaling import ScalingPoint, scalability_pct
 from ..analysis.sessions import SessionSpread
 from ..analysis.stats import WINDOW_S
 from ..box import BoxFacts, read_box
-from ..engine.config import EngineConfig
+from ..engine.config import RunConfig
 from ..engine.contention import CONTENTION
 from ..engine.engine import Engine, resolve_engine
 from ..engine.opstats import format_op_stats
@@ -29,7 +29,7 @@ from ..live.priority import raise_monitor
 from ..output.exports.csvout import write_csv
 from ..output.records.latency_record import step_latency
 from ..output.records.output_paths import check_output_file, write_or_keep
-from ..output.records.record import Record, RunConfig, Sessions, Step, StepThread
+from ..output.records.record import Record, Sessions, Step, StepThread
 from ..output.records.record_box import Box
 from ..output.records.record_io import write_record
 from ..output.text import latency_text, tables
@@ -196,12 +196,11 @@ def _warned(said: EngineWarnings, rec: Record, lines: Iterable[str]) -> None:
     rec.warnings = list(dict.fromkeys([*(rec.warnings or []), *said.take(lines)])) or None
 
 
-def _new_record(box: BoxFacts, config: EngineConfig, kind: str, args: argparse.Namespace) -> Record:
+def _new_record(box: BoxFacts, config: RunConfig, kind: str, args: argparse.Namespace) -> Record:
     return Record(
         kind="sweep",
         box=Box.of(box),
-        config=RunConfig.of(
-            config,
+        config=config.as_run(
             kind,
             seconds=args.seconds,
             warmup=args.warmup,
@@ -212,7 +211,7 @@ def _new_record(box: BoxFacts, config: EngineConfig, kind: str, args: argparse.N
 
 
 def _measure(
-    config: EngineConfig,
+    config: RunConfig,
     n: int,
     args: argparse.Namespace,
     on_sample: OnSample | None,
@@ -233,7 +232,7 @@ def _measure(
 
 
 def _step(
-    config: EngineConfig,
+    config: RunConfig,
     n: int,
     args: argparse.Namespace,
     bar: PlannedProgress,

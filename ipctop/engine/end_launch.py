@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..errors import PairStartError
-from .config import EngineConfig
+from .config import RunConfig
 from .counters import CounterBlock, SlotWriter
 from .event_log import EventLog
 from .forker import Forker
@@ -56,7 +56,7 @@ _TIMED_DEFAULTS = (None, -1, 1, 0, 0)
 class Launcher:
     """Launches ends for one engine; the forker is set once processes mode opened."""
 
-    config: EngineConfig
+    config: RunConfig
     kind: str  # "native" or "python"
     workload: Workload
     counters: CounterBlock

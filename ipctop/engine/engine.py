@@ -11,7 +11,7 @@ from collections.abc import Callable
 from ..errors import UsageError
 from ..signals import deferred
 from . import objects
-from .config import EngineConfig
+from .config import RunConfig
 from .contention import ContentionWatch, session_line
 from .counters import ENDED, CounterBlock, check_slots
 from .end_launch import End, Launcher, Pair, await_start
@@ -48,7 +48,7 @@ class Engine:
     with the GIL released; processes mode forks a C-only child per end.
     """
 
-    def __init__(self, config: EngineConfig) -> None:
+    def __init__(self, config: RunConfig) -> None:
         if config.workload not in WORKLOADS:
             raise UsageError(
                 f"unknown workload {config.workload!r}; choose from {', '.join(WORKLOADS)}"

@@ -18,7 +18,7 @@ from typing import Any
 from ..cpuclass import CLASSES, SAME_CPU, CpuClasses
 from ..errors import UsageError
 from ..plain import from_plain, to_plain
-from .config import EngineConfig
+from .config import RunConfig
 from .engine import Engine
 from .latency import NOTHING_TIMED, LatencySummary, Tracker, summarize
 from .workloads import WORKLOADS
@@ -87,7 +87,7 @@ def measure_cell(
 ) -> Cell:
     placement, cpus = ("same", (src,)) if src == dst else ("cross", (src, dst))
     # Every round: the matrix measures latency only, and its pairs run one at a time.
-    config = EngineConfig(workload, placement, mode, cpus, "native", rt=rt, latency_every=1)
+    config = RunConfig(workload, placement, mode, cpus, "native", rt=rt, latency_every=1)
     with Engine(config) as engine:
         engine.start(1)
         time.sleep(warmup)

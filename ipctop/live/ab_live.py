@@ -10,7 +10,6 @@ A setting is put back.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import shlex
 import threading
@@ -22,7 +21,7 @@ from typing import Any
 from ..analysis.stats import WINDOW_S, Difference
 from ..analysis.stopping import SteinStop
 from ..cpus import choose_cpus, read_topology
-from ..engine.config import EngineConfig
+from ..engine.config import TIMING, RunConfig
 from ..engine.engine import Engine
 from ..engine.outside_cpu import OutsideCpu
 from ..engine.workloads import OPTIONS
@@ -32,15 +31,15 @@ from .sources import LiveSource
 
 ORDER = "ABBA"  # a block of four cancels a linear drift of the box
 
-# Option names as the command line spells them, onto EngineConfig's fields.
+# Option names as the command line spells them, onto RunConfig's fields.
 _FLAGS = {"-w": "workload"}
 _SWITCHES = {"--no-latency": ("latency", False), "--latency": ("latency", True)}
 
 
 def parse_change(
-    text: str, config: EngineConfig, allowed: Iterable[int] | None = None
+    text: str, config: RunConfig, allowed: Iterable[int] | None = None
 ) -> dict[str, Any]:
-    """B's options (e.g. '--placement cross') as changed EngineConfig fields;
+    """B's options (e.g. '--placement cross') as changed RunConfig fields;
     a UsageError (one line) for an unknown option, a bad value or no change.
 
     ``allowed`` is the set B's --cpus is checked against: the live source's, read
@@ -51,7 +50,7 @@ def parse_change(
         tokens = shlex.split(text)
     except ValueError as exc:
         raise UsageError(f"B {text!r}: {exc}") from None
-    fields = {f.name: f for f in dataclasses.fields(EngineConfig)}
+    fields = set(RunConfig.model_fields) - set(TIMING)  # a side's timing is the A/B's
     change: dict[str, Any] = {}
     while tokens:
         flag = tokens.pop(0)
@@ -72,7 +71,7 @@ def parse_change(
                 raise UsageError(f"B: {flag} needs a value")
             value = tokens.pop(0)
         change[name] = _value(flag, name, value, allowed)
-    new = dataclasses.replace(config, **change)
+    new = config.changed(**change)
     if new == config:
         raise UsageError(f"B {text!r} is the current setting: nothing to compare")
     Engine(new).counters.close()  # validates workload x placement x engine now

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import math
 
+from ..engine.config import RunConfig
 from ..engine.costs import Costs, CpuCost, ThreadCost
 from ..engine.sample import CpuSample, IpiSample, Sample, ThreadSample
-from ..output.records.record import RunConfig
 from .sources import FixedSource, RunInfo, SampleCallback
 
 INFO = RunInfo(

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..analysis.noise import WindowNoise, pair_cpus, window_noise
-from ..engine.config import EngineConfig
+from ..engine.config import RunConfig
 from ..engine.costs import Costs, merge
 from ..engine.engine import Engine
 from ..engine.latency import PairLatency, Tracker
@@ -58,7 +58,7 @@ class RunResult:
     noise: tuple[WindowNoise, ...] = ()  # steal, PSI, clock: one per entry of `windows`
 
 
-def measure(config: EngineConfig, pairs: int, seconds: float, **options: Any) -> RunResult:
+def measure(config: RunConfig, pairs: int, seconds: float, **options: Any) -> RunResult:
     """Start the pairs, measure them (measure_engine's keyword options), stop them."""
     with Engine(config) as engine:
         engine.start(pairs)

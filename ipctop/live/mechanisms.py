@@ -9,7 +9,7 @@ round trips, so their curve would not share an axis with the pairs'.
 
 from __future__ import annotations
 
-from ..engine.config import EngineConfig
+from ..engine.config import RunConfig
 from ..engine.workloads import WORKLOADS, make_workload
 from ..errors import UsageError
 from .sources import RunInfo
@@ -18,7 +18,7 @@ from .sources import RunInfo
 def why_not(name: str, info: RunInfo) -> str | None:
     """None when `name` can run with this run's engine, placement, mode and CPUs."""
     workload = make_workload(name)
-    config = EngineConfig(
+    config = RunConfig(
         workload=name, placement=info.config.placement, mode=info.config.mode, cpus=info.config.cpus
     )
     try:

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..engine.config import RunConfig
 from ..engine.sample import Sample
-from ..output.records.record import RunConfig
 
 if TYPE_CHECKING:
     from ..output.records.record import Record
@@ -29,8 +29,8 @@ Histograms = dict[str, list[tuple[float, int]]]
 class RunInfo:
     """What the header says about the run; fixed until the source is reconfigured.
 
-    `config` is the run's configuration as its record keeps it (RunConfig.of the
-    engine's, with the sampler's interval; a live run has no fixed duration or
+    `config` is the run's configuration as its record keeps it (the engine's
+    RunConfig.as_run, with the sampler's interval; a live run has no fixed duration or
     repeat count), so a session's record takes it as it is; beside it, where the
     run is and what produces the samples.
     """
@@ -48,7 +48,7 @@ class RunInfo:
         """This run with some settings changed: where it runs (kernel, cpu_model,
         source) or its configuration's keys (workload, placement, ...)."""
         own = {k: update.pop(k) for k in ("kernel", "cpu_model", "source") if k in update}
-        return replace(self, config=self.config.model_copy(update=update), **own)
+        return replace(self, config=self.config.changed(**update), **own)
 
     @property
     def interval(self) -> float:

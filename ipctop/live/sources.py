@@ -19,14 +19,13 @@ from dataclasses import replace
 from typing import Any
 
 from ..box import read_box
-from ..engine.config import EngineConfig
+from ..engine.config import RunConfig
 from ..engine.engine import Engine
 from ..engine.latency import histogram, merged
 from ..engine.sample import Sample
 from ..engine.sampler import Sampler
 from ..engine.workloads import WORKLOADS
 from ..errors import UnsupportedError
-from ..output.records.record import RunConfig
 from .monitor import choose_monitor_cpu, pin_monitor
 from .priority import MonitorPriority
 from .source_protocol import Histograms, RunInfo, SampleCallback, SampleSource
@@ -44,7 +43,7 @@ class LiveSource(SampleSource):
 
     def __init__(
         self,
-        config: EngineConfig,
+        config: RunConfig,
         interval: float = 0.5,
         engine: Engine | None = None,
         pin: bool = True,
@@ -81,7 +80,7 @@ class LiveSource(SampleSource):
     # -- what the app reads ----------------------------------------------------
     @property
     def info(self) -> RunInfo:
-        config = RunConfig.of(self.engine.config, self.engine.kind, interval=self.interval)
+        config = self.engine.config.as_run(self.engine.kind, interval=self.interval)
         return RunInfo(config, kernel=self._kernel, cpu_model=self._cpu_model)
 
     @property
@@ -172,9 +171,9 @@ class LiveSource(SampleSource):
                 raise UnsupportedError("the pairs were stopped: nothing to restart")
             self._unpin_me()
             old = self.engine
-            new_config = replace(old.config, **changes)
+            new_config = old.config.changed(**changes)
             if new_config.size is not None and WORKLOADS[new_config.workload].default_size is None:
-                new_config = replace(new_config, size=None)  # --size means nothing there
+                new_config = new_config.changed(size=None)  # --size means nothing there
             count = len(old.pairs) if pairs is None else pairs
             if new_config == old.config and count == len(old.pairs):
                 return "nothing changed"

@@ -21,7 +21,7 @@ from typing import TextIO
 import psutil
 
 from ..cpus import choose_cpus, read_topology
-from ..engine.config import EngineConfig
+from ..engine.config import RunConfig
 from ..engine.engine import Engine
 from ..engine.reaper import live_objects, tag_of
 from ..engine.workloads import WORKLOADS, make_workload
@@ -79,7 +79,7 @@ def soak(cycles: int, cpus: list[int], seed: int = 1, out: TextIO = sys.stdout) 
                     engine.stop()
                 mode = rng.choice(modes)
                 name = rng.choice(runnable(mode))
-                engine = Engine(EngineConfig(name, "same", mode, tuple(cpus)))
+                engine = Engine(RunConfig(name, "same", mode, tuple(cpus)))
                 engine.start(1)
             if rng.random() < 0.5 or not engine.pairs:
                 engine.add_pair()

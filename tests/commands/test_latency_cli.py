@@ -112,12 +112,12 @@ def test_rt_ends_run_sched_fifo():
     import os
     import time
 
-    from ipctop.engine.config import EngineConfig
+    from ipctop.engine.config import RunConfig
     from ipctop.engine.engine import Engine
     from ipctop.errors import ResourceError
 
     try:
-        engine = Engine(EngineConfig(workload="sysv-sem", cpus=(0,), rt=5))
+        engine = Engine(RunConfig(workload="sysv-sem", cpus=(0,), rt=5))
         engine.start(1)
     except ResourceError as exc:
         pytest.skip(f"no SCHED_FIFO here: {exc}")

@@ -18,7 +18,7 @@ from prometheus_client.openmetrics.parser import (
 )
 from prometheus_client.parser import text_string_to_metric_families
 
-from ipctop.engine.engine import EngineConfig
+from ipctop.engine.engine import RunConfig
 from ipctop.engine.sample import Sample, ThreadSample
 from ipctop.output.exports.metrics import (
     MetricsAddress,
@@ -229,7 +229,7 @@ def test_the_monitor_publishes_its_samples_and_curve() -> None:
     from ipctop.tui.app import IpctopApp
 
     cpus = tuple(sorted(os.sched_getaffinity(0))[:2])
-    source = LiveSource(EngineConfig(cpus=cpus, workload="sysv-msg"), interval=0.2)
+    source = LiveSource(RunConfig(cpus=cpus, workload="sysv-msg"), interval=0.2)
     source.open(1)
 
     async def go() -> dict[str, list]:

@@ -11,7 +11,7 @@ import threading
 from conftest import ROOT, run_cli, two_cpus
 
 from ipctop.commands.progress import BULK_PAIRS, PlannedProgress, start_bar
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.engine import Engine
 from ipctop.live.auto_sweep import AutoSweep
 
@@ -80,7 +80,7 @@ def test_a_bulk_start_on_a_terminal_counts_the_pairs() -> None:
 def test_the_engine_reports_a_bulk_start_and_draws_nothing(capfd) -> None:
     # The engine only calls back; what is drawn, and where, is the command's.
     calls: list[tuple[int, int, int]] = []
-    with Engine(EngineConfig("sysv-sem", "same", "threads", (0,))) as e:
+    with Engine(RunConfig("sysv-sem", "same", "threads", (0,))) as e:
         e.start_progress = lambda *c: calls.append(c)
         e.start(3)
         assert len(e.pairs) == 3

@@ -13,7 +13,7 @@ import pytest
 from conftest import ROOT, run_cli, two_cpus, wait_for
 from ipctop_child import ipctop
 
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.counters import check_slots
 from ipctop.engine.engine import Engine
 from ipctop.engine.objects import _native
@@ -51,7 +51,7 @@ def test_a_room_is_80_tasks_40_descriptors_and_a_tcp_backlog() -> None:
 @pytest.mark.timeout(300)  # 80 forked ends a room on a box that stress-ng shares
 def test_rooms_added_and_removed_live_deliver_and_leave_nothing(transport: str, mode: str) -> None:
     cpus = tuple(sorted(os.sched_getaffinity(0))[:2])
-    config = EngineConfig(workload="chat", cpus=cpus, mode=mode, transport=transport)
+    config = RunConfig(workload="chat", cpus=cpus, mode=mode, transport=transport)
     sockets_before = _sockets()
     me = psutil.Process()
     threads_before = me.num_threads()
@@ -92,7 +92,7 @@ def test_rooms_added_and_removed_live_deliver_and_leave_nothing(transport: str, 
 
 def test_a_hackbench_transport_is_refused_for_chat() -> None:
     with pytest.raises(UsageError, match="chat takes tcp or unix"):
-        Engine(EngineConfig(workload="chat", cpus=(0,), transport="pipe"))
+        Engine(RunConfig(workload="chat", cpus=(0,), transport="pipe"))
 
 
 @needs_native
@@ -168,7 +168,7 @@ def test_a_rooms_sweep_past_the_counter_block_is_refused_before_its_first_load()
 @two_cpus
 def test_an_engine_refuses_rooms_it_has_no_slots_for_and_starts_none() -> None:
     cpus = tuple(sorted(os.sched_getaffinity(0))[:2])
-    with Engine(EngineConfig(workload="chat", cpus=cpus, transport="unix")) as engine:
+    with Engine(RunConfig(workload="chat", cpus=cpus, transport="unix")) as engine:
         with pytest.raises(UsageError, match="at most 51 rooms"):
             engine.start(52)
         assert engine.pairs == [] and engine.counters.free == 4096

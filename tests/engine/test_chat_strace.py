@@ -40,10 +40,10 @@ MIN_SENT = 100  # fewer read by the servers and the per-member bounds say little
 # counts as they are once the ends have joined (read before the slots go).
 DRIVER = """
 import json, sys, time
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.engine import Engine
 
-config = EngineConfig(workload="chat", cpus=(0, 1), transport=sys.argv[1], mode="threads")
+config = RunConfig(workload="chat", cpus=(0, 1), transport=sys.argv[1], mode="threads")
 final = {}
 with Engine(config) as engine:
     release = engine.counters.release

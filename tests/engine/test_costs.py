@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.costs import Costs, CostTracker, CpuCost, ThreadCost, merge, na
 from ipctop.engine.engine import Engine
 from ipctop.engine.sample import IpiSample, ThreadSample
@@ -102,7 +102,7 @@ def test_missing_sources_say_why_and_never_read_zero(tmp_path) -> None:
 
 
 def test_live_costs_of_a_real_pair() -> None:
-    with Engine(EngineConfig("sysv-sem", "same", "threads", (0,))) as e:
+    with Engine(RunConfig("sysv-sem", "same", "threads", (0,))) as e:
         e.start(1)
         sampler = Sampler(e)
         sampler.detail = True
@@ -118,7 +118,7 @@ def test_live_costs_of_a_real_pair() -> None:
 
 def test_measure_engine_reads_costs_only_when_a_caller_asks() -> None:
     # check and run (without --jsonl) throw costs away: the default is the cheap path.
-    with Engine(EngineConfig("sysv-sem", "same", "threads", (0,))) as e:
+    with Engine(RunConfig("sysv-sem", "same", "threads", (0,))) as e:
         e.start(1)
         cheap = measure_engine(e, 0.4, 0.0, 0.2)
         detailed = measure_engine(e, 0.4, 0.0, 0.2, detail=True)

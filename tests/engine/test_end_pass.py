@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from ipctop.engine import objects, task_reads
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.counters import SLOT_OFFSETS, SLOT_SIZE, CounterBlock
 from ipctop.engine.end_figures import EndPass, EndStep, PythonEnds
 from ipctop.engine.end_launch import End
@@ -116,7 +116,7 @@ def test_the_native_pass_equals_the_python_pass_on_real_ends(engine: str, mode: 
     cpus = tuple(sorted(os.sched_getaffinity(0)))[:2]
     told = Told(real_proc)
     py, nat = told.passes()
-    with Engine(EngineConfig("sysv-sem", "same", mode, cpus, engine)) as e:
+    with Engine(RunConfig("sysv-sem", "same", mode, cpus, engine)) as e:
         e.start(3)
         last, asked = time.monotonic() - 0.5, [0]
 
@@ -294,7 +294,7 @@ def test_without_the_extension_the_sampler_reads_in_python(monkeypatch) -> None:
     monkeypatch.setattr("ipctop.engine.objects._native", None)  # FAKE: a box without a compiler
     with pytest.raises(RuntimeError, match="C extension"):
         end_pass("native", lambda ids, detail: [], lambda pid, tid: None)
-    with Engine(EngineConfig("sysv-sem", "same", "threads", (0,), "python")) as e:
+    with Engine(RunConfig("sysv-sem", "same", "threads", (0,), "python")) as e:
         e.start(1)
         sampler = Sampler(e, interval=0.1)
         assert isinstance(sampler._ends, PythonEnds)

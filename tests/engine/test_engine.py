@@ -7,7 +7,7 @@ import time
 import pytest
 from conftest import sysv_objects, two_cpus, wait_for
 
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.engine import Engine, resolve_engine
 from ipctop.engine.reaper import KEY_MASK, KEY_PREFIX
 from ipctop.engine.sampler import Sampler
@@ -30,7 +30,7 @@ def rounds(engine: Engine) -> list[int]:
 @pytest.mark.parametrize("placement", ["same", "cross", "free"])
 @pytest.mark.parametrize("workload", SYSV)
 def test_every_thread_counts(workload: str, placement: str, mode: str, engine: str) -> None:
-    config = EngineConfig(workload, placement, mode, (0, 1), engine)
+    config = RunConfig(workload, placement, mode, (0, 1), engine)
     with Engine(config) as e:
         e.start(2)
         # Every end must count; on a loaded box a forked Python end may wait for its slice.
@@ -49,7 +49,7 @@ def test_every_thread_counts(workload: str, placement: str, mode: str, engine: s
 
 @two_cpus
 def test_threads_are_pinned_where_placed() -> None:
-    with Engine(EngineConfig("sysv-sem", "cross", "threads", (0, 1))) as e:
+    with Engine(RunConfig("sysv-sem", "cross", "threads", (0, 1))) as e:
         e.start(1)
         time.sleep(0.2)
         s = Sampler(e).sample()
@@ -59,7 +59,7 @@ def test_threads_are_pinned_where_placed() -> None:
 @pytest.mark.parametrize("mode", ["threads", "processes"])
 def test_add_and_remove_leave_the_others_running(mode: str) -> None:
     cpus = (0, 1) if len(__import__("os").sched_getaffinity(0)) > 1 else (0,)
-    with Engine(EngineConfig("sysv-msg", "same", mode, cpus)) as e:
+    with Engine(RunConfig("sysv-msg", "same", mode, cpus)) as e:
         first = e.add_pair()
         tids = [end.tid for end in first.ends]
         second = e.add_pair()
@@ -79,7 +79,7 @@ def test_add_and_remove_leave_the_others_running(mode: str) -> None:
 
 
 def test_objects_are_private_and_prefixed() -> None:
-    with Engine(EngineConfig("sysv-sem", "same", "threads", (0,))) as e:
+    with Engine(RunConfig("sysv-sem", "same", "threads", (0,))) as e:
         e.start(1)
         res = e.pairs[0].res
         for obj in res.objects:
@@ -96,7 +96,7 @@ def test_objects_are_private_and_prefixed() -> None:
 
 
 def test_planted_wrong_message_is_caught_and_not_counted() -> None:
-    with Engine(EngineConfig("sysv-msg-shared", "same", "threads", (0,))) as e:
+    with Engine(RunConfig("sysv-msg-shared", "same", "threads", (0,))) as e:
         e.start(1)
         sampler = Sampler(e)
         time.sleep(0.05)
@@ -115,7 +115,7 @@ def test_planted_wrong_message_is_caught_and_not_counted() -> None:
 def test_queue_removed_externally_fails_only_that_pair() -> None:
     native = pytest.importorskip("ipctop._native", reason="needs the native engine")
 
-    with Engine(EngineConfig("sysv-msg", "same", "processes", (0,))) as e:
+    with Engine(RunConfig("sysv-msg", "same", "processes", (0,))) as e:
         e.start(2)
         time.sleep(0.05)
         victim = e.pairs[1].res.objects[0]
@@ -136,7 +136,7 @@ def test_cross_needs_two_cpus() -> None:
     from ipctop.errors import UsageError
 
     with pytest.raises(UsageError, match="at least 2 CPUs"):
-        Engine(EngineConfig("sysv-msg", "cross", "threads", (0,)))
+        Engine(RunConfig("sysv-msg", "cross", "threads", (0,)))
 
 
 @two_cpus
@@ -145,7 +145,7 @@ def test_thread_moved_off_its_cpu_is_reported() -> None:
 
     # Stands in for a CPU going offline: the kernel would change the affinity of
     # the threads bound to it; here we change it ourselves and the real CPU tells.
-    with Engine(EngineConfig("sysv-sem", "same", "threads", (0, 1))) as e:
+    with Engine(RunConfig("sysv-sem", "same", "threads", (0, 1))) as e:
         e.start(2)
         sampler = Sampler(e)
         victim = e.pairs[1].ends[0]
@@ -164,7 +164,7 @@ def test_native_ends_answer_with_what_proc_says(mode: str) -> None:
 
     if resolve_engine() != "native":
         pytest.skip("the native engine was not built")
-    with Engine(EngineConfig("sysv-sem", "cross", mode, (0, 1))) as e:
+    with Engine(RunConfig("sysv-sem", "cross", mode, (0, 1))) as e:
         e.start(1)
         time.sleep(0.1)
         assert [e.counters.stats(end.slot) for end in e.ends()] == [None, None]  # not asked
@@ -196,7 +196,7 @@ def test_python_ends_never_answer_and_proc_stands_in() -> None:
     import os
 
     cpu = min(os.sched_getaffinity(0))
-    with Engine(EngineConfig("sysv-sem", "same", "threads", (cpu,), "python")) as e:
+    with Engine(RunConfig("sysv-sem", "same", "threads", (cpu,), "python")) as e:
         e.start(1)
         sampler = Sampler(e)
         sampler.ask()

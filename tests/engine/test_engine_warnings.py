@@ -12,7 +12,7 @@ import pytest
 from conftest import run_cli, wait_for
 from ipctop_child import ipctop, stop
 
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.contention import others_on
 from ipctop.engine.engine import Engine
 from ipctop.live.engine_warnings import PREFIX, EngineWarnings
@@ -65,7 +65,7 @@ def test_a_record_without_warnings_leaves_the_key_out(tmp_path) -> None:
 
 
 def test_warnings_of_a_real_engine_are_said_once_with_a_fake_stop_timeout_line(capsys) -> None:
-    with Engine(EngineConfig("sysv-sem", "same", "threads", (0,))) as engine:
+    with Engine(RunConfig("sysv-sem", "same", "threads", (0,))) as engine:
         engine.start(1)
         # FAKE: an end that does not stop in time cannot be made on demand; its line is planted.
         engine.events.append("pair 0 A: thread did not stop in time")

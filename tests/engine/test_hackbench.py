@@ -16,7 +16,7 @@ import pytest
 from conftest import ROOT, run_cli, two_cpus, wait_for
 
 from ipctop.analysis.load_scaling import LoadPoint, find_knee, projection
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.engine import Engine
 from ipctop.engine.objects import _native
 from ipctop.engine.workloads.hackbench_groups import run_fixed
@@ -270,7 +270,7 @@ def test_threads_max_and_pid_max_and_somaxconn_are_named(tmp_path) -> None:
 @pytest.mark.parametrize("mode", ["threads", "processes"])
 def test_groups_added_and_removed_live_leave_nothing(transport: str, mode: str) -> None:
     cpus = tuple(sorted(os.sched_getaffinity(0))[:2])
-    config = EngineConfig(
+    config = RunConfig(
         workload="hackbench", cpus=cpus, mode=mode, fds=3, transport=transport, placement="cross"
     )
     fds_before = _fds()

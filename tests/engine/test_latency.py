@@ -10,7 +10,7 @@ import pytest
 from conftest import two_cpus
 
 from ipctop.engine import latency
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.engine import Engine
 from ipctop.engine.objects import _native
 
@@ -129,7 +129,7 @@ def test_take_counts_only_what_came_since_the_previous_reading():
         block.close()
 
 
-def _timed(config: EngineConfig, seconds: float = 0.4):
+def _timed(config: RunConfig, seconds: float = 0.4):
     with Engine(config) as engine:
         engine.start(1)
         tracker = latency.Tracker(engine.counters.latency)
@@ -150,7 +150,7 @@ def _timed(config: EngineConfig, seconds: float = 0.4):
 @pytest.mark.parametrize("mode", ["threads", "processes"])
 @pytest.mark.parametrize("workload", ["sysv-msg", "sysv-sem", "sysv-msg-shared"])
 def test_real_pair_one_way_is_positive_and_below_its_round_trip(workload, mode):
-    config = EngineConfig(workload=workload, mode=mode, cpus=(0,), latency_every=1)
+    config = RunConfig(workload=workload, mode=mode, cpus=(0,), latency_every=1)
     note, got, (before, after) = _timed(config)
     assert "every round" in note
     assert before > 50
@@ -165,18 +165,14 @@ def test_real_pair_one_way_is_positive_and_below_its_round_trip(workload, mode):
 @native
 @two_cpus
 def test_cross_cpu_pair_is_timed_on_both_cpus():
-    note, got, (rounds, _) = _timed(
-        EngineConfig(workload="sysv-sem", placement="cross", cpus=(0, 1))
-    )
+    note, got, (rounds, _) = _timed(RunConfig(workload="sysv-sem", placement="cross", cpus=(0, 1)))
     assert rounds > 10
     assert 0 < got.oneway.p50 < got.rtt.p50
 
 
 @native
 def test_one_round_in_k_is_timed_and_said():
-    note, got, (before, after) = _timed(
-        EngineConfig(workload="sysv-msg", cpus=(0,), latency_every=10)
-    )
+    note, got, (before, after) = _timed(RunConfig(workload="sysv-msg", cpus=(0,), latency_every=10))
     assert "1 round in 10" in note
     assert before > 100
     assert before / 10 - 2 <= got.rtt.n <= after / 10 + 2
@@ -185,20 +181,20 @@ def test_one_round_in_k_is_timed_and_said():
 
 @native
 def test_timing_off_leaves_the_histograms_empty():
-    note, got, (rounds, _) = _timed(EngineConfig(workload="sysv-msg", cpus=(0,), latency=False))
+    note, got, (rounds, _) = _timed(RunConfig(workload="sysv-msg", cpus=(0,), latency=False))
     assert "off" in note
     assert rounds > 50 and got.rtt.n == 0 and got.oneway.n == 0
 
 
 def test_python_engine_says_latency_is_not_available():
-    config = EngineConfig(workload="sysv-msg", cpus=(0,), engine="python")
+    config = RunConfig(workload="sysv-msg", cpus=(0,), engine="python")
     note, got, _ = _timed(config, 0.2)
     assert note.startswith("latency n/a (") and "Python" in note
     assert got.rtt.n == 0
 
 
 def test_unit_of_many_threads_is_not_timed():
-    config = EngineConfig(workload="sysv-sem-multi", cpus=(0,), threads=4)
+    config = RunConfig(workload="sysv-sem-multi", cpus=(0,), threads=4)
     with Engine(config) as engine:
         engine.start(1)
         assert not engine.timing
@@ -215,7 +211,7 @@ def test_format_ns_keeps_three_digits():
 
 @native
 def test_paused_timing_counts_nothing_and_resumes_without_stale_stamps():
-    with Engine(EngineConfig(workload="sysv-sem", cpus=(0,))) as engine:
+    with Engine(RunConfig(workload="sysv-sem", cpus=(0,))) as engine:
         engine.start(1)
         tracker = latency.Tracker(engine.counters.latency)
         engine.pause_timing(True)
@@ -305,7 +301,7 @@ def test_one_pass_reading_equals_reading_each_histogram():
 def test_real_ends_mark_every_bucket_they_count():
     """The monitor reads only buckets whose used bit is set: a real pair's ends
     must set the bit of every bucket they count."""
-    with Engine(EngineConfig(workload="sysv-sem", cpus=(0,), latency_every=1)) as engine:
+    with Engine(RunConfig(workload="sysv-sem", cpus=(0,), latency_every=1)) as engine:
         engine.start(1)
         ends = engine.pairs[0].ends
         time.sleep(0.3)

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from ipctop.engine import latency
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.engine import Engine
 from ipctop.engine.objects import _native
 from ipctop.engine.outside_cpu import BUSY_PCT, OutsideCpu
@@ -17,7 +17,7 @@ from ipctop.engine.outside_cpu import BUSY_PCT, OutsideCpu
 THINK_NS = 200_000  # each end spins 200 µs per round, between its wake-up and its post
 
 
-def _directions(config: EngineConfig, seconds: float = 0.6):
+def _directions(config: RunConfig, seconds: float = 0.6):
     """The round trip and each direction's one-way latency of pair 0 over a window."""
     with Engine(config) as engine:
         engine.start(1)
@@ -34,7 +34,7 @@ def _directions(config: EngineConfig, seconds: float = 0.6):
 @pytest.mark.parametrize("workload", ["sysv-msg", "sysv-sem", "pipe"])
 def test_one_way_latency_does_not_carry_the_senders_think(workload: str) -> None:
     cpus = tuple(sorted(os.sched_getaffinity(0)))[:1]
-    config = EngineConfig(workload=workload, cpus=cpus, latency_every=1, think_ns=THINK_NS)
+    config = RunConfig(workload=workload, cpus=cpus, latency_every=1, think_ns=THINK_NS)
     others = OutsideCpu()
     rtt, ab, ba = _directions(config)
     busy = others.pct()

@@ -77,13 +77,13 @@ def test_check_load_adds_its_verdict_to_the_json() -> None:
 def test_a_group_s_senders_are_costed_per_message_of_their_group() -> None:
     import time
 
-    from ipctop.engine.config import EngineConfig
+    from ipctop.engine.config import RunConfig
     from ipctop.engine.engine import Engine
     from ipctop.engine.sampler import Sampler
     from ipctop.tui.widgets.detail_panel import detail_lines, summary
 
     cpus = (0, 1)
-    config = EngineConfig(workload="hackbench", cpus=cpus, fds=2, placement="cross")
+    config = RunConfig(workload="hackbench", cpus=cpus, fds=2, placement="cross")
     with Engine(config) as e:
         e.start(1)
         sampler = Sampler(e)

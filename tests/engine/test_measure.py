@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.engine import Engine
 from ipctop.live.measure import measure_engine
 
 
 def test_a_measured_end_is_the_samplers_last_reading_of_it() -> None:
     # One pair across two CPUs: each end has its own binding to be read back.
-    with Engine(EngineConfig("sysv-sem", "cross", "threads", (0, 1))) as e:
+    with Engine(RunConfig("sysv-sem", "cross", "threads", (0, 1))) as e:
         e.start(1)
         r = measure_engine(e, 0.6, 0.2, 0.2)
         counters = {(end.pair, end.role): e.counters.rounds(end.slot) for end in e.ends()}

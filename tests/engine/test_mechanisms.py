@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import posix_queues, sysv_objects, two_cpus
 
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.engine import Engine, resolve_engine
 from ipctop.engine.reaper import tag_of
 from ipctop.engine.workloads import WORKLOADS
@@ -117,7 +117,7 @@ def test_runs_counts_and_cleans_up(workload: str, mode: str, engine: str) -> Non
     if workload == "spin" and placement == "same":
         pytest.skip("spin needs 2 CPUs (same placement is refused)")
     before = snapshot()
-    e = Engine(EngineConfig(workload, placement, mode, cpus, engine))
+    e = Engine(RunConfig(workload, placement, mode, cpus, engine))
     with e:
         e.start(len(cpus))
         counted = wait_counting(e)
@@ -144,7 +144,7 @@ def test_runs_counts_and_cleans_up(workload: str, mode: str, engine: str) -> Non
 @pytest.mark.skipif(not NATIVE, reason="needs the native engine")
 @pytest.mark.parametrize("workload", [w for w in NEW if w != "spin"])
 def test_same_placement_counts(workload: str) -> None:
-    with Engine(EngineConfig(workload, "same", "threads", (0,), "native")) as e:
+    with Engine(RunConfig(workload, "same", "threads", (0,), "native")) as e:
         e.start(1)
         counted = wait_counting(e)
         assert all(n > 0 for n in counted), counted
@@ -155,7 +155,7 @@ def test_same_placement_counts(workload: str) -> None:
 def test_posix_queues_are_named_private_and_unlinked() -> None:
     if not os.path.ismount(MQUEUE):
         pytest.skip("/dev/mqueue is not mounted and we cannot mount it")
-    with Engine(EngineConfig("posix-mq", "same", "threads", (0,), "native")) as e:
+    with Engine(RunConfig("posix-mq", "same", "threads", (0,), "native")) as e:
         e.start(1)
         mine = {n for n in posix_queues() if n.startswith(f"ipctop-{os.getpid()}-")}
         assert len(mine) == 2
@@ -171,7 +171,7 @@ def test_signal_never_reaches_the_main_thread() -> None:
     old = signal.signal(signal.SIGURG, lambda sig, frame: hits.append(sig))
     try:
         for mode in ("threads", "processes"):
-            with Engine(EngineConfig("signal", "same", mode, (0,), "native")) as e:
+            with Engine(RunConfig("signal", "same", mode, (0,), "native")) as e:
                 e.start(1)
                 counted = wait_counting(e)
                 assert all(n > 0 for n in counted)
@@ -187,7 +187,7 @@ def test_sem_multi_shares_one_array_and_splits_threads_per_cpu() -> None:
     cpus = (0, 1) if len(os.sched_getaffinity(0)) >= 2 else (0,)
     threads = 2 * len(cpus) + 1
     before = sysv_objects()
-    config = EngineConfig(
+    config = RunConfig(
         "sysv-sem-multi", "same", "threads", cpus, "native", threads=threads, sems=17
     )
     with Engine(config) as e:
@@ -209,14 +209,14 @@ def test_sem_multi_shares_one_array_and_splits_threads_per_cpu() -> None:
             assert [end.role for end in p.ends] == [f"T{i}" for i in range(len(p.ends))]
         counted = wait_counting(e)
         assert all(n > 0 for n in counted), counted
-    with Engine(EngineConfig("sysv-sem-multi", "free", "threads", cpus, "native")) as e:
+    with Engine(RunConfig("sysv-sem-multi", "free", "threads", cpus, "native")) as e:
         e.start(1)
         assert [end.bound_cpu for end in e.ends()] == [None] * 4
 
 
 @pytest.mark.skipif(not NATIVE, reason="needs the native engine")
 def test_units_added_and_removed_while_others_run() -> None:
-    with Engine(EngineConfig("sysv-sem-multi", "same", "threads", (0,), "native")) as e:
+    with Engine(RunConfig("sysv-sem-multi", "same", "threads", (0,), "native")) as e:
         first = e.add_pair()
         second = e.add_pair()
         assert e.remove_pair() is second
@@ -231,7 +231,7 @@ def test_units_added_and_removed_while_others_run() -> None:
 @two_cpus
 def test_spin_same_core_is_refused_with_the_reason() -> None:
     with pytest.raises(UsageError) as info:
-        Engine(EngineConfig("spin", "same", "threads", (0, 1), "native" if NATIVE else "python"))
+        Engine(RunConfig("spin", "same", "threads", (0, 1), "native" if NATIVE else "python"))
     text = str(info.value)
     assert "\n" not in text
     assert "one CPU" in text and "--placement cross" in text
@@ -240,20 +240,20 @@ def test_spin_same_core_is_refused_with_the_reason() -> None:
 @pytest.mark.parametrize("workload", ["futex", "spin", "spin-yield", "sysv-lifecycle"])
 def test_python_engine_refuses_what_it_cannot_express(workload: str) -> None:
     with pytest.raises(UsageError, match="unavailable on the Python engine") as info:
-        Engine(EngineConfig(workload, "free", "threads", (0,), "python"))
+        Engine(RunConfig(workload, "free", "threads", (0,), "python"))
     assert "\n" not in str(info.value)
 
 
 def test_sem_multi_needs_a_thread_per_cpu() -> None:
     with pytest.raises(UsageError, match="--threads"):
-        Engine(EngineConfig("sysv-sem-multi", "free", "threads", (0, 1), "auto", threads=1))
+        Engine(RunConfig("sysv-sem-multi", "free", "threads", (0, 1), "auto", threads=1))
 
 
 @pytest.mark.parametrize("pipeline", ["pipe", "socket", "eventfd"])
 def test_fd_limit_is_checked_and_named(pipeline: str) -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     engine = "native" if NATIVE else "python"
-    with Engine(EngineConfig(pipeline, "free", "threads", (0,), engine)) as e:
+    with Engine(RunConfig(pipeline, "free", "threads", (0,), engine)) as e:
         e.start()  # the engine's own descriptors (reaper pipe) exist before the limit drops
         in_use = len(os.listdir("/proc/self/fd"))
         resource.setrlimit(resource.RLIMIT_NOFILE, (in_use + 1, hard))
@@ -329,8 +329,8 @@ def test_every_workload_has_a_native_loop() -> None:
 KILLED_CHILD = """
 import sys, time
 from ipctop.engine.engine import Engine
-from ipctop.engine.config import EngineConfig
-e = Engine(EngineConfig(sys.argv[1], "same", "processes", (0,), "native"))
+from ipctop.engine.config import RunConfig
+e = Engine(RunConfig(sys.argv[1], "same", "processes", (0,), "native"))
 e.start(1)
 reaper = getattr(e, "reaper", None)
 print(reaper.tag if reaper else -1, flush=True)
@@ -346,7 +346,7 @@ def test_sigkilled_run_leaves_no_queue(workload: str) -> None:
 
     if workload == "posix-mq" and not os.path.ismount(MQUEUE):
         pytest.skip("/dev/mqueue is not mounted and we cannot mount it")
-    probe = Engine(EngineConfig(workload, "same", "processes", (0,), "native"))
+    probe = Engine(RunConfig(workload, "same", "processes", (0,), "native"))
     probe.counters.close()
     if not hasattr(probe, "reaper"):
         pytest.skip("this engine has no reaper to clean up after a SIGKILL")

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, run_cli
 
-from ipctop.engine.engine import Engine, EngineConfig, resolve_engine
+from ipctop.engine.engine import Engine, RunConfig, resolve_engine
 from ipctop.engine.reaper import IDS_OFFSET, session_dir
 from ipctop.engine.workloads.msgbench import LIFECYCLE_OPS
 
@@ -91,7 +91,7 @@ UNTIL_OWN = ("i=0; while [ -z \"$(own_ns)\" ] && [ $(wc -l < /proc/sysvipc/msg) 
 @pytest.mark.parametrize("mode", ["threads", "processes"])
 def test_each_phase_has_its_own_rate_over_repeats(mode: str) -> None:
     m = 256
-    with Engine(EngineConfig("sysv-lifecycle", "same", mode, (0,), "native", queues=m)) as e:
+    with Engine(RunConfig("sysv-lifecycle", "same", mode, (0,), "native", queues=m)) as e:
         e.start(1)
         _wait_repeats(e, 4)
         stats = e.workload.phase_stats(e.pairs)
@@ -120,7 +120,7 @@ def test_each_phase_has_its_own_rate_over_repeats(mode: str) -> None:
 @as_root
 @pytest.mark.parametrize("mode", ["threads", "processes"])
 def test_prefilled_private_queues_live_in_the_threads_own_namespace(mode: str) -> None:
-    cfg = EngineConfig("sysv-lifecycle", "same", mode, (0,), "native", queues=64, prefill=128)
+    cfg = RunConfig("sysv-lifecycle", "same", mode, (0,), "native", queues=64, prefill=128)
     before = _queue_ids()
     with Engine(cfg) as e:
         e.start(1)

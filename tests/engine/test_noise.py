@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cli
-from test_tui_records import handmade_sweep
+from handmade_records import handmade_sweep
 
 from ipctop.analysis.noise import (
     STEAL_MARK_PCT,
@@ -31,7 +31,7 @@ from ipctop.analysis.noise import (
 )
 from ipctop.commands import run as run_cmd
 from ipctop.engine import procfs
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.engine import Engine
 from ipctop.engine.sample import CpuSample, Sample, ThreadSample
 from ipctop.engine.sampler import Sampler
@@ -100,7 +100,7 @@ def test_fake_cpufreq_sysfs_gives_mhz(tmp_path: Path) -> None:
 
 def test_real_sampler_reads_steal_and_pressure_of_every_cpu() -> None:
     cpus = CPUS[:1]
-    with Engine(EngineConfig(workload="sysv-sem", cpus=cpus)) as engine:
+    with Engine(RunConfig(workload="sysv-sem", cpus=cpus)) as engine:
         engine.start(1)
         sampler = Sampler(engine, interval=0.2)
         time.sleep(0.3)
@@ -157,9 +157,7 @@ def test_samples_and_records_without_the_fields_still_read() -> None:
 
 
 def _config():
-    from ipctop.output.records.record import RunConfig
-
-    return RunConfig.of(EngineConfig(cpus=(0, 1)), "native", interval=0.5)
+    return RunConfig(cpus=(0, 1)).as_run("native", interval=0.5)
 
 
 def test_run_line_shows_steal_psi_and_marks_a_stolen_window(capsys) -> None:

@@ -12,7 +12,7 @@ import pytest
 from conftest import ROOT, run_cli
 from test_compare_cli import make
 
-from ipctop.engine.engine import Engine, EngineConfig
+from ipctop.engine.engine import Engine, RunConfig
 from ipctop.errors import ResourceError, UsageError
 
 root = pytest.mark.skipif(
@@ -41,7 +41,7 @@ def test_size_on_a_workload_without_payload_is_refused(workload: str) -> None:
 
 def test_pmsg_shared_needs_room_for_the_pair_id() -> None:
     with pytest.raises(UsageError, match="at least 8 bytes"):
-        Engine(EngineConfig("sysv-msg-shared", cpus=(0,), size=7))
+        Engine(RunConfig("sysv-msg-shared", cpus=(0,), size=7))
 
 
 @pytest.mark.parametrize(
@@ -96,7 +96,7 @@ def test_lowered_limit_in_a_private_namespace_names_the_sysctl(
 def test_pipe_size_over_pipe_max_size_is_refused() -> None:
     limit = int(Path("/proc/sys/fs/pipe-max-size").read_text())
     with pytest.raises(ResourceError, match="fs.pipe-max-size"):
-        Engine(EngineConfig("pipe", cpus=(0,), size=limit))
+        Engine(RunConfig("pipe", cpus=(0,), size=limit))
 
 
 @pytest.mark.parametrize("engine", ["native", "python"])
@@ -109,7 +109,7 @@ def test_large_and_small_payloads_run_and_stop(workload: str, size: int, engine:
     import time
 
     # pipe at 100,000 bytes needs a grown pipe buffer; socket's message comes in parts
-    with Engine(EngineConfig(workload, cpus=(0,), engine=engine, size=size)) as e:
+    with Engine(RunConfig(workload, cpus=(0,), engine=engine, size=size)) as e:
         e.add_pair()
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:

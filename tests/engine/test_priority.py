@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.engine import Engine
 from ipctop.live.priority import RAISE, MonitorPriority
 
@@ -36,7 +36,7 @@ def _started_from_a_raised_thread(**config: object) -> tuple[list[int], int]:
 
     def creator() -> None:
         os.setpriority(os.PRIO_PROCESS, 0, -5)
-        engine = Engine(EngineConfig(cpus=(CPU,), **config))  # type: ignore[arg-type]
+        engine = Engine(RunConfig(cpus=(CPU,), **config))  # type: ignore[arg-type]
         try:
             engine.start(1)
             out["ends"] = [_nice(e.tid) for e in engine.ends()]
@@ -130,7 +130,7 @@ def test_without_privilege_the_monitor_stays_and_says_so() -> None:
 def test_live_source_raises_its_monitor_and_puts_it_back() -> None:
     from ipctop.live.sources import LiveSource
 
-    source = LiveSource(EngineConfig(cpus=(CPU,)), interval=0.2)
+    source = LiveSource(RunConfig(cpus=(CPU,)), interval=0.2)
     base = _nice(0)
     try:
         source.open(1)
@@ -181,9 +181,9 @@ def test_headless_commands_raise_their_sampler_and_not_their_ends() -> None:
     code = (
         "import os, threading, time\n"
         "from ipctop.live.priority import raise_monitor\n"
-        "from ipctop.engine.engine import Engine\nfrom ipctop.engine.config import EngineConfig\n"
+        "from ipctop.engine.engine import Engine\nfrom ipctop.engine.config import RunConfig\n"
         "raise_monitor()\n"
-        f"e = Engine(EngineConfig(cpus=({CPU},)))\n"
+        f"e = Engine(RunConfig(cpus=({CPU},)))\n"
         "e.start(1)\n"
         "seen = []\n"
         "t = threading.Thread(target=lambda: seen.append(os.getpriority(os.PRIO_PROCESS, 0)))\n"

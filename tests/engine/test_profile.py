@@ -12,7 +12,7 @@ from conftest import run_cli, two_cpus
 
 from ipctop.analysis.profile_delta import symbol_deltas
 from ipctop.box import read_box
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.engine import Engine
 from ipctop.engine.profile import Profile, perf_status
 from ipctop.engine.profile.parse import tally
@@ -21,7 +21,7 @@ from ipctop.engine.profile.window import SymbolShare, sides_to_dicts
 from ipctop.live.measure import measure_engine
 from ipctop.output.records.record import Record, Step
 from ipctop.output.records.record_io import read_record, write_record
-from ipctop.plain import to_plain
+from ipctop.plain import from_plain, to_plain
 
 CPUS = sorted(os.sched_getaffinity(0))[:2]
 STATUS = perf_status(CPUS)
@@ -29,7 +29,7 @@ needs_perf = pytest.mark.skipif(not STATUS.ok, reason=f"perf cannot profile here
 
 
 def _profiled(workload: str, placement: str = "same", seconds: float = 3.0) -> tuple:
-    config = EngineConfig(workload=workload, placement=placement, cpus=tuple(CPUS))
+    config = RunConfig(workload=workload, placement=placement, cpus=tuple(CPUS))
     with SpanProfiler(CPUS) as profiler, Engine(config) as engine:
         engine.start(1)
         with profiler.span(engine):
@@ -201,7 +201,7 @@ def test_perf_script_fields_fixed_text_with_and_without_chains():
 
 def test_a_step_keeps_its_profile_and_a_step_without_one_writes_no_key():
     step = Step(pairs=1, total_ops_per_s=1.0, profile={"event": "cpu-clock", "na": "perf missing"})
-    assert Step.from_dict(step.to_dict()).profile == step.profile
+    assert from_plain(Step, step.to_dict()).profile == step.profile
     assert "profile" not in Step(pairs=1, total_ops_per_s=1.0).to_dict()
 
 

@@ -20,13 +20,13 @@ from typing import Any
 import pytest
 
 from ipctop.engine import task_reads
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.engine import Engine, resolve_engine
 from ipctop.engine.sample import Sample
 from ipctop.engine.sampler import Sampler
 
 needs_native = pytest.mark.skipif(resolve_engine() != "native", reason="needs the C extension")
-CONFIG = EngineConfig("sysv-sem", "same", "threads", (0,))
+CONFIG = RunConfig("sysv-sem", "same", "threads", (0,))
 
 
 @pytest.fixture

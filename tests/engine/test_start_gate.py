@@ -14,7 +14,7 @@ import time
 import pytest
 from conftest import ROOT, two_cpus, wait_for
 
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.end_launch import Pair
 from ipctop.engine.engine import Engine
 from ipctop.engine.objects import _native
@@ -46,7 +46,7 @@ def _cpus(workload: str) -> tuple[int, ...]:
 @pytest.mark.parametrize(("workload", "n"), [("sysv-msg", 4), ("chat", 2)])
 def test_a_bulk_start_runs_no_round_until_the_gate_opens(workload: str, n: int, mode: str) -> None:
     extra = {"transport": "unix"} if workload == "chat" else {}
-    engine = Engine(EngineConfig(workload=workload, cpus=_cpus(workload), mode=mode, **extra))
+    engine = Engine(RunConfig(workload=workload, cpus=_cpus(workload), mode=mode, **extra))
     held: list[tuple[bool, list[int], list[str]]] = []
 
     def progress(launched: int, running: int, total: int) -> None:
@@ -72,7 +72,7 @@ def test_a_bulk_start_runs_no_round_until_the_gate_opens(workload: str, n: int, 
 @needs_native
 @pytest.mark.parametrize("mode", ["threads", "processes"])
 def test_stop_while_the_ends_are_gated_returns_promptly(mode: str) -> None:
-    engine = Engine(EngineConfig(workload="sysv-msg", cpus=_cpus("sysv-msg"), mode=mode))
+    engine = Engine(RunConfig(workload="sysv-msg", cpus=_cpus("sysv-msg"), mode=mode))
     seen: dict[str, object] = {}
 
     def progress(launched: int, running: int, total: int) -> None:
@@ -96,7 +96,7 @@ def test_stop_while_the_ends_are_gated_returns_promptly(mode: str) -> None:
 
 @needs_native
 def test_an_error_in_a_gated_batch_drops_it_and_opens_the_gate() -> None:
-    engine = Engine(EngineConfig(workload="sysv-msg", cpus=_cpus("sysv-msg"), mode="threads"))
+    engine = Engine(RunConfig(workload="sysv-msg", cpus=_cpus("sysv-msg"), mode="threads"))
     ends = []
 
     def progress(launched: int, running: int, total: int) -> None:
@@ -122,7 +122,7 @@ def test_an_error_in_a_gated_batch_drops_it_and_opens_the_gate() -> None:
 def test_a_signal_while_gated_drops_the_batch_and_opens_the_gate(mode: str) -> None:
     from ipctop.signals import Interrupted, interruptible
 
-    engine = Engine(EngineConfig(workload="sysv-msg", cpus=_cpus("sysv-msg"), mode=mode))
+    engine = Engine(RunConfig(workload="sysv-msg", cpus=_cpus("sysv-msg"), mode=mode))
     ends = []
 
     def progress(launched: int, running: int, total: int) -> None:
@@ -144,7 +144,7 @@ def test_a_signal_while_gated_drops_the_batch_and_opens_the_gate(mode: str) -> N
 
 
 def test_the_python_engine_starts_a_bulk_batch_ungated() -> None:
-    engine = Engine(EngineConfig(workload="sysv-msg", cpus=_cpus("sysv-msg"), engine="python"))
+    engine = Engine(RunConfig(workload="sysv-msg", cpus=_cpus("sysv-msg"), engine="python"))
     try:
         batch = engine.add_pairs(2)
         assert not engine.counters.gate_closed
@@ -157,9 +157,9 @@ def test_the_python_engine_starts_a_bulk_batch_ungated() -> None:
 # while pairs 0 and 1 are launched and held by the gate.
 _PART_WAY = """
 import json, os, sys, threading, time
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.engine import Engine
-engine = Engine(EngineConfig(workload="sysv-msg", cpus=(0,), mode=sys.argv[1]))
+engine = Engine(RunConfig(workload="sysv-msg", cpus=(0,), mode=sys.argv[1]))
 threads = threading.active_count()
 engine.start()
 t0 = time.monotonic()

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ipctop.engine import objects, procfs, task_reads
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.engine import Engine
 from ipctop.engine.sampler import Sampler
 
@@ -184,7 +184,7 @@ def test_a_detail_tick_reads_every_thread_in_one_pass(monkeypatch) -> None:
     def per_thread(*_a, **_k):
         raise AssertionError("a per-thread /proc read inside a tick")
 
-    engine = Engine(EngineConfig(workload="sysv-msg", placement="same", cpus=(0, 1)))
+    engine = Engine(RunConfig(workload="sysv-msg", placement="same", cpus=(0, 1)))
     engine.start(2)
     try:
         sampler = Sampler(engine)

@@ -8,12 +8,12 @@ import time
 
 import pytest
 
-from ipctop.engine.engine import Engine, EngineConfig, resolve_engine
+from ipctop.engine.engine import Engine, RunConfig, resolve_engine
 
 THINK_NS = 50_000  # both ends think 50 µs per round: a round trip takes at least 100 µs
 
 
-def rounds_per_s(config: EngineConfig, seconds: float = 0.5) -> float:
+def rounds_per_s(config: RunConfig, seconds: float = 0.5) -> float:
     with Engine(config) as engine:
         engine.start(1)
         ends = engine.ends()
@@ -35,7 +35,7 @@ def test_think_time_caps_the_round_rate(engine: str, workload: str) -> None:
     if engine == "native" and resolve_engine("auto") != "native":
         pytest.skip("the native engine is not built")
     cpus = tuple(sorted(os.sched_getaffinity(0)))[:1]
-    config = EngineConfig(workload=workload, cpus=cpus, engine=engine, think_ns=THINK_NS)
+    config = RunConfig(workload=workload, cpus=cpus, engine=engine, think_ns=THINK_NS)
     rate = rounds_per_s(config)
     # Two ends, each at most one round per (2 x 50 µs): 2 x 10,000 rounds/s, plus
     # the counting edge of a window.
@@ -43,7 +43,7 @@ def test_think_time_caps_the_round_rate(engine: str, workload: str) -> None:
     assert 0 < rate <= cap
 
 
-def cpu_ns_per_round(config: EngineConfig, seconds: float = 1.0) -> list[float]:
+def cpu_ns_per_round(config: RunConfig, seconds: float = 1.0) -> list[float]:
     """Each end's run time (schedstat: the time it ran, which a preempting or
     stealing neighbour does not add to) per round it made."""
 
@@ -83,9 +83,9 @@ def test_native_think_costs_what_is_asked(think_ns: int) -> None:
     if not os.path.exists(f"/proc/self/task/{threading.get_native_id()}/schedstat"):
         pytest.skip("no /proc/<pid>/task/<tid>/schedstat (CONFIG_SCHED_INFO)")
     cpus = tuple(sorted(os.sched_getaffinity(0)))[:1]
-    base = cpu_ns_per_round(EngineConfig(workload="sysv-msg", cpus=cpus, engine="native"))
+    base = cpu_ns_per_round(RunConfig(workload="sysv-msg", cpus=cpus, engine="native"))
     think = cpu_ns_per_round(
-        EngineConfig(workload="sysv-msg", cpus=cpus, engine="native", think_ns=think_ns)
+        RunConfig(workload="sysv-msg", cpus=cpus, engine="native", think_ns=think_ns)
     )
     for b, t in zip(base, think):
         added = t - b
@@ -95,4 +95,4 @@ def test_native_think_costs_what_is_asked(think_ns: int) -> None:
 
 
 def test_think_time_is_in_the_engine_config_and_defaults_to_zero() -> None:
-    assert EngineConfig().think_ns == 0
+    assert RunConfig().think_ns == 0

@@ -8,7 +8,6 @@ at offsets that must be the C compiler's.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import struct
@@ -18,7 +17,7 @@ import pytest
 from conftest import ROOT, run_cli, wait_for
 
 from ipctop.engine import counters, latency
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.engine import Engine
 from ipctop.engine.objects import _native
 from ipctop.engine.workloads import (
@@ -106,11 +105,11 @@ def test_every_workload_declares_what_the_registry_reads(cls: type[Workload]) ->
 
 
 def test_every_option_is_a_config_field_with_its_one_default() -> None:
-    fields = {f.name: f for f in dataclasses.fields(EngineConfig)}
+    fields = RunConfig.model_fields
     for name, o in OPTIONS.items():
         assert name in fields, name
         assert fields[name].default == o.default, name
-        assert getattr(EngineConfig(), name) == o.default
+        assert getattr(RunConfig(), name) == o.default
 
 
 def test_every_option_is_on_the_command_line_with_its_default_and_help() -> None:
@@ -131,7 +130,7 @@ def test_the_readme_table_is_the_classes() -> None:
 @pytest.mark.parametrize("name", list(WORKLOADS))
 def test_every_record_payload_carries_its_options_and_payload(name: str) -> None:
     cls = WORKLOADS[name]
-    got = record_payload(EngineConfig(name, cpus=(0,)))
+    got = record_payload(RunConfig(name, cpus=(0,)))
     assert json.loads(json.dumps(got)) == got
     for o in cls.options:
         assert o.field in got, o.field
@@ -149,7 +148,7 @@ def test_timed_says_whether_the_native_loop_times_rounds(name: str) -> None:
     cpus = tuple(sorted(os.sched_getaffinity(0))[:2])
     placement = "cross" if name == "spin" else "same"
     extra = {"queues": 64} if name == "sysv-lifecycle" else {}
-    config = EngineConfig(name, placement, cpus=cpus, engine="native", latency_every=1, **extra)
+    config = RunConfig(name, placement, cpus=cpus, engine="native", latency_every=1, **extra)
     with Engine(config) as engine:
         engine.start(1)
         tracker = latency.Tracker(engine.counters.latency)

@@ -15,33 +15,23 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cli
+from handmade_records import sweep_of
 
 from ipctop.output.records.bounded_read import MAX_RECORD_BYTES
-from ipctop.output.records.record import Record, Step
+from ipctop.output.records.record import Step
 from ipctop.output.records.record_io import write_record
 
 NOISE = (-0.02, -0.01, 0.0, 0.01, 0.02)
 
 
 def make(path: Path, totals: list[float], kernel: str = "6.1.0") -> Path:
-    rec = Record(
-        kind="sweep",
-        box={"kernel_release": kernel},
-        config={
-            "workload": "sysv-sem",
-            "placement": "same",
-            "mode": "threads",
-            "engine": "native",
-            "cpus": [0, 1],
-            "seconds": 1.0,
-            "warmup": 0.0,
-            "repeat": 1,
-            "interval": None,
-        },  # fmt: skip
+    rec = sweep_of(
         # Five windows each (planted ±2 % noise), so the gate has intervals to judge.
-        steps=[
-            Step(i + 1, t, windows=[t * math.exp(e) for e in NOISE]) for i, t in enumerate(totals)
-        ],
+        [Step(i + 1, t, windows=[t * math.exp(e) for e in NOISE]) for i, t in enumerate(totals)],
+        workload="sysv-sem",
+        box={"kernel_release": kernel},
+        seconds=1.0,
+        warmup=0.0,
     )
     return write_record(path, rec)
 

@@ -17,7 +17,7 @@ import pytest
 from conftest import two_cpus, wait_for
 from ipctop_child import ipctop, read_until
 
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.engine import Engine, resolve_engine
 from ipctop.engine.sampler import Sampler
 from ipctop.engine.stalls import StallSummary
@@ -31,7 +31,7 @@ native = pytest.mark.skipif(resolve_engine() != "native", reason="needs the nati
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("mode", ["threads", "processes"])
 def test_a_moved_end_is_reported_in_the_next_sample(mode: str, engine: str) -> None:
-    with Engine(EngineConfig("sysv-sem", "same", mode, (0, 1), engine)) as e:
+    with Engine(RunConfig("sysv-sem", "same", mode, (0, 1), engine)) as e:
         e.start(1)  # pair 0: both ends on CPU 0
         sampler = Sampler(e, interval=0.5)
         assert wait_for(lambda: all(t.rounds > 0 for t in sampler.sample().threads))
@@ -57,7 +57,7 @@ def test_a_moved_end_is_reported_in_the_next_sample(mode: str, engine: str) -> N
 def test_a_moved_end_that_cannot_answer_is_still_reported_next() -> None:
     # Stopped, the end answers nothing, so only its affinity can tell: the
     # worst case of an answer an interval old.
-    with Engine(EngineConfig("sysv-sem", "same", "processes", (0, 1), "native")) as e:
+    with Engine(RunConfig("sysv-sem", "same", "processes", (0, 1), "native")) as e:
         e.start(1)
         sampler = Sampler(e, interval=0.5)
         assert wait_for(lambda: all(t.rounds > 0 for t in sampler.sample().threads))

@@ -14,7 +14,7 @@ import time
 import pytest
 from labguest import in_guest, lab_out
 
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.live.sources import LiveSource
 from ipctop.tui.app import IpctopApp
 from ipctop.tui.widgets.cpus_panel import CpusPanel
@@ -40,7 +40,7 @@ async def _wait(pilot, what, why: str) -> None:
 @pytest.mark.parametrize("size", [(120, 40), (80, 24)])
 def test_every_cpu_row_is_reachable_and_fits(size: tuple[int, int]) -> None:
     cpus = tuple(sorted(os.sched_getaffinity(0)))
-    source = LiveSource(EngineConfig(cpus=cpus), interval=0.5)
+    source = LiveSource(RunConfig(cpus=cpus), interval=0.5)
     source.open(2)
     shots = lab_out("screenshots")
 

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cli
+from handmade_records import sweep_of
 
-from ipctop.output.records.record import Record, Step
+from ipctop.output.records.record import Step
 from ipctop.output.records.record_io import write_record
 from ipctop.output.records.spread_store import StoredSpread, remember
 
@@ -21,21 +22,11 @@ NOT_JUDGED = "not judged: sessions differ by an unknown amount; run `ipctop swee
 
 
 def make(path: Path, totals: list[float], workload: str = "sysv-sem") -> str:
-    rec = Record(
-        kind="sweep",
+    rec = sweep_of(
+        [Step(i + 1, t, repeats=[t * math.exp(e) for e in E]) for i, t in enumerate(totals)],
+        workload=workload,
         box={"kernel_release": KERNEL, "hostname": HOST},
-        config={
-            "workload": workload,
-            "placement": "same",
-            "mode": "threads",
-            "engine": "native",
-            "cpus": [0, 1],
-            "seconds": 5.0,
-            "warmup": 1.0,
-            "repeat": 5,
-            "interval": None,
-        },  # fmt: skip
-        steps=[Step(i + 1, t, repeats=[t * math.exp(e) for e in E]) for i, t in enumerate(totals)],
+        repeat=5,
     )
     return str(write_record(path, rec))
 

@@ -220,13 +220,13 @@ def test_a_recorded_live_hackbench_session_replays_its_groups(tmp_path) -> None:
     import os
     import time
 
-    from ipctop.engine.config import EngineConfig
+    from ipctop.engine.config import RunConfig
     from ipctop.live.sources import LiveSource
     from ipctop.tui.app import IpctopApp
 
     path = tmp_path / "session.json"
     cpus = tuple(sorted(os.sched_getaffinity(0))[:2])
-    source = LiveSource(EngineConfig(workload="hackbench", cpus=cpus, fds=2), interval=0.2)
+    source = LiveSource(RunConfig(workload="hackbench", cpus=cpus, fds=2), interval=0.2)
     source.open(2)
 
     async def record() -> None:

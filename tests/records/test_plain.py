@@ -17,7 +17,7 @@ from ipctop.analysis.readings import RunReading, ThreadReading
 from ipctop.analysis.sessions import session_spread
 from ipctop.analysis.verdicts import Verdict
 from ipctop.box import BoxFacts, read_box
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.costs import Costs, CpuCost, ThreadCost
 from ipctop.engine.engine import Engine
 from ipctop.engine.latency import NOTHING_TIMED, LatencySummary, PairLatency
@@ -38,7 +38,7 @@ def _json(d: dict[str, Any]) -> Any:
 @pytest.fixture(scope="module")
 def real_samples() -> list[Sample]:
     # One timed pair on one CPU, detail on: threads, CPUs, IPIs, costs and latency.
-    with Engine(EngineConfig("sysv-msg", "same", "threads", (0,))) as engine:
+    with Engine(RunConfig("sysv-msg", "same", "threads", (0,))) as engine:
         engine.start(1)
         sampler = Sampler(engine, interval=0.1)
         sampler.detail = True

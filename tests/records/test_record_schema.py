@@ -13,11 +13,11 @@ from conftest import run_cli
 
 from ipctop.analysis.scaling import ScalingPoint
 from ipctop.box import read_box
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.engine import Engine
 from ipctop.engine.opstats import OpRate
 from ipctop.engine.sampler import Sampler
-from ipctop.output.records.record import Record, RunConfig
+from ipctop.output.records.record import Record
 from ipctop.output.records.record_box import Box
 from ipctop.output.records.record_io import read_record
 from ipctop.output.records.record_schema import PUBLISHED, schema_text
@@ -54,13 +54,13 @@ def test_a_real_sweep_record_validates(tmp_path: Path) -> None:
 
 
 def test_a_real_session_record_with_costs_and_latency_validates(tmp_path: Path) -> None:
-    config = EngineConfig("sysv-msg", "same", "threads", (0,))
+    config = RunConfig("sysv-msg", "same", "threads", (0,))
     path = tmp_path / "session.json"
     with Engine(config) as engine:
         engine.start(1)
         sampler = Sampler(engine)
         sampler.detail = True  # costs in every sample
-        run = RunConfig.of(config, "native", interval=0.1)  # a live run's: no fixed length
+        run = config.as_run("native", interval=0.1)  # a live run's: no fixed length
         rec = SessionRecorder(path, Box.of(read_box()), run)
         for _ in range(4):
             time.sleep(0.1)

@@ -7,17 +7,18 @@ import json
 import pytest
 from conftest import run_cli
 
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.costs import Costs
 from ipctop.engine.opstats import OpRate
 from ipctop.engine.stalls import StallSummary
 from ipctop.live.source_protocol import RunInfo
 from ipctop.output.records.ab_record import run_config
-from ipctop.output.records.record import Record, RunConfig, Step
+from ipctop.output.records.record import Record, Step
 from ipctop.output.records.record_ab import AbRecord
 from ipctop.output.records.record_box import Box
 from ipctop.output.records.record_io import read_record
 from ipctop.output.text.costs_table import format_costs
+from ipctop.plain import from_plain
 
 QUICK = ("--seconds", "0.5", "--warmup", "0", "--repeat", "1", "--cpus", "0")
 
@@ -40,9 +41,9 @@ def test_a_sweeps_costs_are_costs_and_round_trip(tmp_path) -> None:
 
 def test_a_step_built_from_a_plain_dict_holds_costs() -> None:
     d = {"pairs": 1, "total_ops_per_s": 10.0, "costs": {"cpu_us_per_round": 2.5, "flags": ["x"]}}
-    step = Step.from_dict(d)
+    step = from_plain(Step, d)
     assert step.costs == Costs(cpu_us_per_round=2.5, flags=("x",))
-    assert Step.from_dict({"pairs": 1, "total_ops_per_s": 1.0}).costs is None
+    assert from_plain(Step, {"pairs": 1, "total_ops_per_s": 1.0}).costs is None
 
 
 def test_stalls_of_two_runs_add_and_read_back_typed() -> None:
@@ -51,17 +52,17 @@ def test_stalls_of_two_runs_add_and_read_back_typed() -> None:
     both = a.plus(b)
     assert both == StallSummary(2.0, 1.75, 3, 1, (0, 1), (1,))
     step = Step(pairs=2, total_ops_per_s=5.0, stalls=both)
-    back = Step.from_dict(json.loads(json.dumps(step.to_dict())))
+    back = from_plain(Step, json.loads(json.dumps(step.to_dict())))
     assert back.stalls == both
     assert "stalls" not in Step(pairs=1, total_ops_per_s=1.0).to_dict()  # absent, not null
 
 
 def test_one_run_configuration_carries_the_workloads_own_options() -> None:
-    """sweep's and ab's records both come from RunConfig.of: the run's fields and options."""
-    config = EngineConfig("sysv-sem-multi", cpus=(0,), threads=3, think_ns=5)
-    swept = RunConfig.of(config, "native", seconds=1.0, warmup=0.0, repeat=1).to_dict()
+    """sweep's and ab's records both come from RunConfig.as_run: the run's fields and options."""
+    config = RunConfig("sysv-sem-multi", cpus=(0,), threads=3, think_ns=5)
+    swept = config.as_run("native", seconds=1.0, warmup=0.0, repeat=1).said()
     assert swept["threads"] == 3 and swept["sems"] == 128 and swept["think_ns"] == 5
-    side = run_config(config, "native", 2).to_dict()
+    side = run_config(config, "native", 2).said()
     assert {k: side[k] for k in ("threads", "sems", "think_ns", "pairs")} == {
         "threads": 3,
         "sems": 128,
@@ -69,7 +70,7 @@ def test_one_run_configuration_carries_the_workloads_own_options() -> None:
         "pairs": 2,
     }
     assert side["seconds"] is None and side["window_s"] > 0
-    pipe = RunConfig.of(EngineConfig("pipe", cpus=(0,)), "native").to_dict()
+    pipe = RunConfig("pipe", cpus=(0,)).as_run("native").said()
     assert "threads" not in pipe and pipe["size"] == 1  # a pipe's token, no thread count
 
 
@@ -108,7 +109,7 @@ def test_a_steps_ops_latency_and_profile_are_typed_and_round_trip() -> None:
             "symbols": [symbol],
         },  # fmt: skip
     }
-    step = Step.from_dict(d)
+    step = from_plain(Step, d)
     assert step.ops is not None and step.latency is not None and step.profile is not None
     assert step.ops["msgget"] == OpRate(5.0, 5.0, 0.0, 5.0, 5.0, n=3)
     assert step.ops["msgsnd"].n is None
@@ -120,7 +121,7 @@ def test_a_steps_ops_latency_and_profile_are_typed_and_round_trip() -> None:
         k: d[k] for k in ("ops", "latency", "profile")
     }
     # Through a whole record, validated as a file is.
-    config = RunConfig.of(EngineConfig("sysv-msg", cpus=(0,)), "native", seconds=1.0)
+    config = RunConfig("sysv-msg", cpus=(0,)).as_run("native", seconds=1.0)
     rec = Record(kind="sweep", box={}, config=config, steps=[step])
     back = Record.from_dict(json.loads(json.dumps(rec.to_dict())))
     assert back.steps[0].ops == step.ops and back.steps[0].latency == step.latency
@@ -135,7 +136,7 @@ def _ab_dict() -> dict:
         "created": "2026-01-01T00:00:00+00:00",
         "interrupted": False,
         "box": {"kernel_release": "6.1.0", "online": [0, 1], "a newer fact": 1},
-        "config": RunConfig.of(EngineConfig("pipe", cpus=(0,)), "native").to_dict(),
+        "config": RunConfig("pipe", cpus=(0,)).as_run("native").said(),
         "steps": [],
         "points": [],
         "timeline": [],
@@ -179,8 +180,8 @@ def test_a_records_box_and_ab_are_typed_and_write_what_they_read() -> None:
 
 
 def test_the_run_info_holds_the_records_run_configuration_as_it_is() -> None:
-    config = EngineConfig("sysv-sem-multi", cpus=(0,), threads=3, think_ns=5)
-    run = RunConfig.of(config, "native", interval=0.5)
+    config = RunConfig("sysv-sem-multi", cpus=(0,), threads=3, think_ns=5)
+    run = config.as_run("native", interval=0.5)
     info = RunInfo(run, kernel="6.1.0", cpu_model="cpu")
     assert info.config is run  # what the session record keeps: one object, no copy
     assert (info.config.workload, info.config.cpus, info.interval, info.source) == (
@@ -189,8 +190,8 @@ def test_the_run_info_holds_the_records_run_configuration_as_it_is() -> None:
         0.5,
         "live",
     )
-    kept = info.config.to_dict()
+    kept = info.config.said()
     assert "kernel" not in kept and kept["threads"] == 3 and kept["sems"] == 128
     assert "size" not in kept  # no payload: absent, as a sweep's record has it
     with pytest.raises(ValueError, match="interval"):
-        RunInfo(RunConfig.of(config, "native"), kernel="6.1.0", cpu_model="cpu")
+        RunInfo(config.as_run("native"), kernel="6.1.0", cpu_model="cpu")

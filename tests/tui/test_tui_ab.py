@@ -18,7 +18,7 @@ from conftest import two_cpus
 from test_tui_live import CPUS, live, pair_threads
 
 from ipctop.analysis.stats import IMPROVEMENT, NO_DIFFERENCE, REGRESSION, Difference, fmt_diff
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.outside_cpu import BUSY_PCT
 from ipctop.errors import IpctopError, UsageError
 from ipctop.live.ab_busy import BUSY_VERDICT
@@ -203,7 +203,7 @@ def test_bad_b_options_are_one_line_and_start_nothing() -> None:
 
 
 def test_b_options_become_changed_config_fields() -> None:
-    c = EngineConfig(cpus=(0,))
+    c = RunConfig(cpus=(0,))
     assert parse_change("--placement free", c) == {"placement": "free"}
     assert parse_change("--think-ns=2000 -w sysv-msg", c) == {"think_ns": 2000}
     assert parse_change("--no-latency --size 64", c) == {"latency": False, "size": 64}

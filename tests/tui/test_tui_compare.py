@@ -10,7 +10,7 @@ import pytest
 from conftest import sysv_objects
 
 from ipctop.analysis.scaling import ScalingPoint
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.sample import Sample, ThreadSample
 from ipctop.live.fixed_run import INFO, fixed_comparison
 from ipctop.live.mechanisms import comparable, next_mechanism, why_not
@@ -89,7 +89,7 @@ def test_next_mechanism_skips_refusals_and_non_pairs_with_reasons() -> None:
 @pytest.mark.timeout(4 * TIMEOUT)
 def test_W_switches_mechanism_and_keeps_the_old_curve_on_the_real_engine() -> None:
     before = sysv_objects()
-    source = LiveSource(EngineConfig(cpus=CPUS[:1]), interval=0.2)
+    source = LiveSource(RunConfig(cpus=CPUS[:1]), interval=0.2)
     source.open(1)
     old_engine = source.engine
 

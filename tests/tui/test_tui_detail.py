@@ -6,7 +6,7 @@ import asyncio
 import os
 import time
 
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.costs import Costs, CpuCost, ThreadCost
 from ipctop.live.fixed_run import fixed_samples, fixed_source
 from ipctop.live.sources import LiveSource
@@ -31,7 +31,7 @@ def panel_text(panel: DetailPanel) -> list[str]:
 
 
 def test_d_shows_per_round_costs_of_the_real_engine_and_hides_them_again() -> None:
-    source = LiveSource(EngineConfig(cpus=CPUS), interval=0.2)
+    source = LiveSource(RunConfig(cpus=CPUS), interval=0.2)
     source.open(1)
 
     def measured() -> Costs | None:

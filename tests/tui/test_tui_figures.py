@@ -18,7 +18,7 @@ from conftest import two_cpus
 from test_tui_layout import screen_lines
 
 from ipctop.analysis.settle import CI_MAX_PCT
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.sample import Sample, ThreadSample
 from ipctop.live.fixed_run import INFO
 from ipctop.live.sources import FixedSource, LiveSource
@@ -170,7 +170,7 @@ def test_planted_above_linear_is_named_with_its_interval() -> None:
 @pytest.mark.skipif(not two_cpus(), reason="needs 2 CPUs for two pairs on their own CPUs")
 def test_a_removed_pair_counts_row_stops_changing() -> None:
     cpus = tuple(sorted(os.sched_getaffinity(0))[:2])
-    source = LiveSource(EngineConfig(cpus=cpus), interval=0.2)
+    source = LiveSource(RunConfig(cpus=cpus), interval=0.2)
     source.open(2)
 
     async def go() -> None:
@@ -198,7 +198,7 @@ def test_a_removed_pair_counts_row_stops_changing() -> None:
 @pytest.mark.skipif(not two_cpus(), reason="needs 2 CPUs for two pairs on their own CPUs")
 def test_W_takes_the_next_mechanisms_one_pair_reading_first_then_climbs_back() -> None:
     cpus = tuple(sorted(os.sched_getaffinity(0))[:2])
-    source = LiveSource(EngineConfig(cpus=cpus), interval=0.2)
+    source = LiveSource(RunConfig(cpus=cpus), interval=0.2)
     source.open(2)
     old_engine = source.engine
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from conftest import sysv_objects, two_cpus
 
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.workloads import WORKLOADS
 from ipctop.live.sources import LiveSource
 from ipctop.tui.app import IpctopApp
@@ -35,7 +35,7 @@ async def wait_for(pilot, what: Callable[[], bool], why: str) -> None:
 
 
 def live(pairs: int = 1, **config: object) -> LiveSource:
-    source = LiveSource(EngineConfig(cpus=CPUS, **config), interval=0.2)  # type: ignore[arg-type]
+    source = LiveSource(RunConfig(cpus=CPUS, **config), interval=0.2)  # type: ignore[arg-type]
     source.open(pairs)
     return source
 

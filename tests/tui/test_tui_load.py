@@ -14,7 +14,7 @@ from conftest import two_cpus
 
 from ipctop.analysis.load_curve import flat_line, hold_pct
 from ipctop.analysis.scaling import ScalingPoint
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.objects import _native
 from ipctop.live.sources import LiveSource
 from ipctop.tui.app import IpctopApp
@@ -58,7 +58,7 @@ def test_plus_and_minus_add_and_remove_a_unit_shown_as_one_row(
     me = psutil.Process()
     threads_before = me.num_threads()
     fds_before = me.num_fds()
-    config = EngineConfig(workload=workload, cpus=CPUS, placement="cross", **extra)
+    config = RunConfig(workload=workload, cpus=CPUS, placement="cross", **extra)
     source = LiveSource(config, interval=0.2)
     source.open(1)
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from conftest import two_cpus
+from handmade_records import handmade_sweep
 from test_tui_contrast import THEMES, app_pane, assert_readable, needs_tmux
-from test_tui_records import handmade_sweep
 from test_tui_snapshots import app, settle
 
 from ipctop.analysis.scaling import ScalingPoint

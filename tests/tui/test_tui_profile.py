@@ -9,7 +9,7 @@ import time
 import pytest
 from conftest import run_cli, two_cpus
 
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.profile import perf_status
 from ipctop.live.replay_source import ReplaySource
 from ipctop.live.sources import LiveSource
@@ -31,7 +31,7 @@ async def wait_for(pilot, what, why: str) -> None:
 
 
 def live(workload: str) -> LiveSource:
-    source = LiveSource(EngineConfig(workload=workload, cpus=CPUS), interval=0.25)
+    source = LiveSource(RunConfig(workload=workload, cpus=CPUS), interval=0.25)
     source.open(1)
     return source
 

@@ -15,14 +15,14 @@ from pathlib import Path
 
 import psutil
 from conftest import made_here
+from handmade_records import handmade_sweep
 
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.sample import Sample, ThreadSample
 from ipctop.live.baseline import load_baseline
 from ipctop.live.fixed_run import INFO
 from ipctop.live.replay_source import ReplaySource
 from ipctop.live.sources import FixedSource, LiveSource
-from ipctop.output.records.record import Record, Step, StepThread
 from ipctop.output.records.record_io import read_record, write_record
 from ipctop.tui.app import IpctopApp
 from ipctop.tui.screens.prompts import PathInputScreen
@@ -48,7 +48,7 @@ async def wait_for(pilot, what: Callable[[], object], why: str) -> None:
 
 
 def live(pairs: int = 1) -> LiveSource:
-    source = LiveSource(EngineConfig(cpus=CPUS), interval=0.2)
+    source = LiveSource(RunConfig(cpus=CPUS), interval=0.2)
     source.open(pairs)
     return source
 
@@ -155,36 +155,6 @@ def test_q_saves_a_recording_in_progress_not_interrupted(tmp_path: Path) -> None
 
 
 # -- replay starts nothing -------------------------------------------------------------
-
-
-def handmade_sweep(workload: str = "sysv-msg") -> Record:
-    """A sweep someone could have run: 1 pair 400k, 2 pairs 1M (hand-made, not measured)."""
-
-    def step(pairs: int, total: float) -> Step:
-        per = total / (2 * pairs)
-        threads = [
-            StepThread(pair=p, role=r, cpu=p, ops_per_s=per, rounds=int(per * 5))
-            for p in range(pairs)
-            for r in ("A", "B")
-        ]
-        return Step(pairs=pairs, total_ops_per_s=total, threads=threads)
-
-    return Record(
-        kind="sweep",
-        box={"kernel_release": "5.10.0-handmade", "cpu_model": "Handmade CPU @ 1.00GHz"},
-        config={
-            "workload": workload,
-            "placement": "same",
-            "mode": "threads",
-            "engine": "native",
-            "cpus": [0, 1],
-            "seconds": 5.0,
-            "warmup": 1.0,
-            "repeat": 1,
-            "interval": None,
-        },
-        steps=[step(1, 400_000.0), step(2, 1_000_000.0)],
-    )
 
 
 def test_replay_of_a_sweep_starts_no_workers_and_shows_its_curve(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from conftest import ROOT
-from test_tui_records import handmade_sweep
+from handmade_records import handmade_sweep
 from test_tui_snapshots import app, settle
 
 from ipctop.analysis.scaling import ScalingPoint

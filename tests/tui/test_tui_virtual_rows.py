@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from conftest import two_cpus
 
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.latency import LatencySummary, PairLatency
 from ipctop.engine.sample import Sample
 from ipctop.live.fixed_run import INFO, fixed_samples
@@ -76,7 +76,7 @@ def _spy_refresh(panel: RowsView) -> list[object]:
 
 @two_cpus
 def test_threads_table_builds_only_the_rows_on_screen_real_engine() -> None:
-    source = LiveSource(EngineConfig(cpus=CPUS), interval=0.2)
+    source = LiveSource(RunConfig(cpus=CPUS), interval=0.2)
     source.open(PAIRS)
 
     async def go() -> None:
@@ -115,7 +115,7 @@ def test_threads_table_builds_only_the_rows_on_screen_real_engine() -> None:
 
 @two_cpus
 def test_a_table_whose_rows_did_not_change_is_not_repainted_real_engine() -> None:
-    source = LiveSource(EngineConfig(cpus=CPUS), interval=0.2)
+    source = LiveSource(RunConfig(cpus=CPUS), interval=0.2)
     source.open(2)
 
     async def go() -> None:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.live.sources import LiveSource
 from ipctop.tui.app import IpctopApp
 
@@ -31,7 +31,7 @@ def told(app: IpctopApp, text: str) -> int:
 
 
 def live(pairs: int = 1) -> LiveSource:
-    source = LiveSource(EngineConfig("sysv-msg", cpus=CPU), interval=0.1)
+    source = LiveSource(RunConfig("sysv-msg", cpus=CPU), interval=0.1)
     source.open(pairs)
     return source
 

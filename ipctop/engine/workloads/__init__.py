@@ -1,7 +1,7 @@
 """The registry of workloads, by the name the CLI and records use.
 
 Each class says all there is to say about its workload (how to add one:
-README.md in this folder); the CLI's options, `EngineConfig`'s fields and a
+README.md in this folder); the CLI's options, `RunConfig`'s fields and a
 record's payload are read from here.
 """
 
@@ -22,7 +22,7 @@ from .sysv_multi import SysvSemMulti
 from .words import Futex, Spin, SpinYield
 
 if TYPE_CHECKING:
-    from ..config import EngineConfig
+    from ..config import RunConfig
 
 _CLASSES: list[type[Workload]] = [
     SysvMsg,
@@ -78,14 +78,14 @@ def load_unit(name: str | None) -> str | None:
     return cls.unit if cls is not None and cls.unit != "pair" else None
 
 
-def configured(config: EngineConfig) -> Workload:
+def configured(config: RunConfig) -> Workload:
     """The run's workload, configured (no kernel object made): what outputs describe."""
     w = make_workload(config.workload)
     w.configure(config)
     return w
 
 
-def record_payload(config: EngineConfig) -> dict[str, Any]:
+def record_payload(config: RunConfig) -> dict[str, Any]:
     """What a record says of the run's workload besides the run's fields."""
     return configured(config).record_payload()
 

@@ -13,7 +13,7 @@ from ..placement import place
 from .option import Option
 
 if TYPE_CHECKING:  # config.py reads the workloads' options: no import at run time
-    from ..config import EngineConfig
+    from ..config import RunConfig
     from ..end_launch import Pair
 
 
@@ -83,7 +83,7 @@ class Workload:
     one_round: str = ""
     #: whether its native loop times rounds (lat_post/lat_woken: a token between two ends)
     timed: bool | None = None
-    #: its own options (--sems ...): the CLI, EngineConfig and the record read them
+    #: its own options (--sems ...): the CLI, RunConfig and the record read them
     options: tuple[Option, ...] = ()
     #: None when the Python engine can run it, else why it cannot
     python_unavailable: str | None = None
@@ -102,7 +102,7 @@ class Workload:
     min_size: int = 1
     size: int | None = None  # the run's payload, set by configure()
 
-    def configure(self, config: EngineConfig) -> None:
+    def configure(self, config: RunConfig) -> None:
         """Learn the run's mode, CPUs and options before check() and open()."""
         self.config = config
         self.mode = config.mode

@@ -21,7 +21,7 @@ from .load_limits import Load, check_load
 from .shared import close_area, native_hook
 
 if TYPE_CHECKING:
-    from ..config import EngineConfig
+    from ..config import RunConfig
 
 USERS = 20  # one VolanoMark room
 DEFAULT_SIZE = 100
@@ -63,7 +63,7 @@ class Chat(Workload):
     def __init__(self) -> None:
         self.listener: socket.socket | None = None
 
-    def configure(self, config: EngineConfig) -> None:
+    def configure(self, config: RunConfig) -> None:
         self.transport = config.transport or "tcp"
         if self.transport not in TRANSPORTS:
             raise UsageError(

@@ -30,7 +30,7 @@ from .option import Option
 from .shared import close_area
 
 if TYPE_CHECKING:
-    from ..config import EngineConfig
+    from ..config import RunConfig
 
 TRANSPORTS = ("socket", "pipe")
 DEFAULT_FDS = 20
@@ -193,7 +193,7 @@ class Hackbench(Workload):
     default_size = DEFAULT_SIZE
     unit = "group"
 
-    def configure(self, config: EngineConfig) -> None:
+    def configure(self, config: RunConfig) -> None:
         self.transport = check_transport(config.transport)
         self.fds: int = config.fds
         if not 1 <= self.fds <= MAX_FDS:

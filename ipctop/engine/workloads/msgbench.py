@@ -45,7 +45,7 @@ from .option import Option
 from .shared import tracker
 
 if TYPE_CHECKING:
-    from ..config import EngineConfig
+    from ..config import RunConfig
     from ..end_launch import Pair
 
 #: the phases, in the order of the native loop's ops[] counters and ring entries
@@ -178,7 +178,7 @@ class SysvLifecycle(Workload):
     ends_per_unit = 1
     ops: tuple[str, ...] = LIFECYCLE_OPS
 
-    def configure(self, config: EngineConfig, proc: Path = PROC) -> None:
+    def configure(self, config: RunConfig, proc: Path = PROC) -> None:
         super().configure(config)
         self.prefill = config.prefill
         requested = config.queues

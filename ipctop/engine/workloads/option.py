@@ -1,6 +1,6 @@
 """One option a workload takes, declared once beside its class.
 
-The CLI's flag and help, the `EngineConfig` field and its default all come
+The CLI's flag and help, the `RunConfig` field and its default all come
 from this declaration (commands/common.py, engine/config.py), so a workload's
 option is written in one place.
 """
@@ -24,7 +24,7 @@ class Option:
 
     @property
     def field(self) -> str:
-        """Its name in `EngineConfig` and in the parsed arguments."""
+        """Its name in `RunConfig` and in the parsed arguments."""
         return self.flag[2:].replace("-", "_")
 
     def help_for(self, workloads: list[str]) -> str:

@@ -17,7 +17,7 @@ from .limits import check_sem_array
 from .option import Option
 
 if TYPE_CHECKING:
-    from ..config import EngineConfig
+    from ..config import RunConfig
 
 THREADS_PER_CPU = 4
 DEFAULT_SEMS = 128
@@ -53,7 +53,7 @@ class SysvSemMulti(Workload):
         self.threads = 0
         self.sems = DEFAULT_SEMS
 
-    def configure(self, config: EngineConfig) -> None:
+    def configure(self, config: RunConfig) -> None:
         super().configure(config)
         n = len(self.cpus)
         self.threads = config.threads if config.threads is not None else THREADS_PER_CPU * n

@@ -10,22 +10,21 @@ from typing import TYPE_CHECKING, Any
 
 from ipctop.analysis.scaling import ScalingPoint
 from ipctop.analysis.stats import WINDOW_S, Difference
+from ipctop.engine.config import RunConfig
 from ipctop.engine.profile.window import sides_to_dicts
 from ipctop.engine.sample import Sample
 from ipctop.errors import RecordError
-from ipctop.output.records.record import Record, RunConfig, Step
+from ipctop.output.records.record import Record, Step
 from ipctop.output.records.record_ab import AbRecord
 from ipctop.output.records.record_box import Box
 
 if TYPE_CHECKING:
     import argparse
 
-    from ipctop.engine.config import EngineConfig
 
-
-def run_config(config: EngineConfig, kind: str, pairs: int) -> RunConfig:
+def run_config(config: RunConfig, kind: str, pairs: int) -> RunConfig:
     """One side's configuration: no fixed duration, the sides alternate until known."""
-    return RunConfig.of(config, kind, pairs=pairs, window_s=WINDOW_S)
+    return config.as_run(kind, pairs=pairs, window_s=WINDOW_S)
 
 
 def _timeline(results: list[tuple[str, Any]]) -> list[Sample]:
@@ -79,7 +78,7 @@ def ab_record(
                     s.name: {
                         "options": s.options,
                         "cmd": s.cmd,
-                        "config": run_config(s.config, kind, s.pairs).to_dict(),
+                        "config": run_config(s.config, kind, s.pairs),
                         "windows": list(s.windows),
                     }
                     for s in sides.values()

@@ -25,7 +25,6 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import (
     AfterValidator,
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
@@ -35,13 +34,12 @@ from pydantic_core import PydanticCustomError
 
 from ipctop.analysis.noise import StepNoise
 from ipctop.analysis.scaling import ScalingPoint, spread_pct
-from ipctop.engine.config import EngineConfig
+from ipctop.engine.config import RunConfig
 from ipctop.engine.costs import Costs
 from ipctop.engine.opstats import OpRate
 from ipctop.engine.profile import Profile
 from ipctop.engine.sample import Sample, lift_extra
 from ipctop.engine.stalls import StallSummary
-from ipctop.engine.workloads import record_payload
 from ipctop.errors import RecordError
 from ipctop.output.records.latency_record import StepLatency
 from ipctop.output.records.latency_record import problems as latency_problems
@@ -50,7 +48,7 @@ from ipctop.output.records.record_ab import AbRecord
 from ipctop.output.records.record_box import Box
 from ipctop.output.records.record_checks import record_problems
 from ipctop.output.records.record_problems import phrase
-from ipctop.plain import from_plain
+from ipctop.plain import Count, Integer, Rate, from_plain
 
 SCHEMA = "ipctop.record/3"
 SCHEMA_PREFIX = "ipctop.record/"
@@ -73,16 +71,6 @@ FILE_KEYS = (
 
 def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def _integral(v: Any) -> Any:
-    # JSON has no integer type of its own; 3.0 is a fine integer.
-    return int(v) if isinstance(v, float) and v.is_integer() else v
-
-
-Integer = Annotated[int, BeforeValidator(_integral)]
-Count = Annotated[int, BeforeValidator(_integral), Field(ge=0)]
-Rate = Annotated[float, Field(ge=0)]
 
 
 @dataclass
@@ -123,7 +111,8 @@ def _noise_in_range(n: StepNoise | None) -> StepNoise | None:
 
 
 def _known(cls: type[_Known], d: dict[str, Any]) -> _Known:
-    # Unvalidated: keys this version does not know are dropped (Record.from_dict validates).
+    # Unvalidated: keys this version does not know are dropped (Record.from_dict validates;
+    # a step alone reads through plain.from_plain).
     names = {f.name for f in fields(cls)}
     return cls(**{k: v for k, v in d.items() if k in names})
 
@@ -132,7 +121,7 @@ def _known(cls: type[_Known], d: dict[str, Any]) -> _Known:
 class Step:
     """One pair count of a sweep; total_ops_per_s is what the sweep reports for it."""
 
-    pairs: Annotated[int, BeforeValidator(_integral), Field(ge=1)]
+    pairs: Annotated[Integer, Field(ge=1)]
     total_ops_per_s: Rate
     repeats: list[Rate] = field(default_factory=list)
     spread_pct: Rate | None = None
@@ -190,10 +179,6 @@ class Step:
             del d["units"]  # a pair sweep's steps read as before
         return d
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Step:
-        return _known(cls, d)
-
 
 def point_to_dict(p: ScalingPoint) -> dict[str, Any]:
     return {
@@ -229,60 +214,7 @@ class Sessions(BaseModel):
     session_df: Annotated[float, Field(ge=0, le=1e6)]
 
 
-class RunConfig(BaseModel):
-    """What was run, frozen: the engine's configuration plus the run's timing.
-
-    Keys a newer ipctop adds (threads, sems, window_s, ...) are kept as they are.
-    """
-
-    model_config = ConfigDict(frozen=True, extra="allow", allow_inf_nan=False)
-
-    workload: str
-    placement: str
-    mode: str
-    engine: str  # the engine that ran: native or python
-    cpus: tuple[Count, ...]
-    # None where it does not apply: a live session has no fixed duration or repeat count.
-    seconds: Rate | None
-    warmup: Rate | None
-    repeat: Annotated[int, BeforeValidator(_integral), Field(ge=1)] | None
-    interval: Rate | None
-
-    @classmethod
-    def of(
-        cls,
-        config: EngineConfig,
-        engine: str,
-        *,
-        seconds: float | None = None,
-        warmup: float | None = None,
-        repeat: int | None = None,
-        interval: float | None = None,
-        **more: Any,
-    ) -> RunConfig:
-        return cls(
-            workload=config.workload,
-            placement=config.placement,
-            mode=config.mode,
-            engine=engine,
-            cpus=tuple(config.cpus),
-            seconds=seconds,
-            warmup=warmup,
-            repeat=repeat,
-            interval=interval,
-            # Beyond the fixed fields (extras): what the workload says of itself.
-            **{"think_ns": config.think_ns, **record_payload(config), **more},
-        )
-
-    def recorded(self, key: str) -> bool:
-        """Whether the record says what key was (older ones lack the newer keys)."""
-        return key in type(self).model_fields or key in (self.model_extra or {})
-
-    def to_dict(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
-
-
-_Known = TypeVar("_Known", "StepThread", "StepUnit", "Step")  # what _known reads
+_Known = TypeVar("_Known", "StepThread", "StepUnit")  # what _known reads
 
 
 class Record(BaseModel):
@@ -344,25 +276,22 @@ class Record(BaseModel):
         return os.path.basename(self.source) if self.source else "record"
 
     def to_dict(self) -> dict[str, Any]:
-        # Whatever it was read as, this writer's output is the current version.
+        # Whatever it was read as, this writer's output is the current version. The
+        # models' own serialisation writes what each says (the keys it was made or read
+        # with: a box read as {} writes {}); the optional ones are absent when unset.
+        said = self.model_dump(mode="json", include=set(_MODELS), exclude_unset=True)
         return {
             "schema": SCHEMA,
             "kind": self.kind,
             "created": self.created,
             "interrupted": self.interrupted,
-            "box": self.box.to_dict(),
-            "config": self.config.to_dict(),
+            "box": said["box"],
+            "config": said["config"],
             "steps": [s.to_dict() for s in self.steps],
             "points": [point_to_dict(p) for p in self.points],
             "timeline": [s.to_dict() for s in self.timeline],
             "events": list(self.events),
-            **({"ab": self.ab.to_dict()} if self.ab is not None else {}),
-            **({"noise": self.noise.model_dump(mode="json")} if self.noise is not None else {}),
-            **(
-                {"sessions": self.sessions.model_dump(mode="json")}
-                if self.sessions is not None
-                else {}
-            ),
+            **{k: said[k] for k in _MODELS[2:] if said.get(k) is not None},
             **({"warnings": list(self.warnings)} if self.warnings else {}),
         }
 
@@ -379,6 +308,10 @@ class Record(BaseModel):
             raise RecordError(f"{name}: {problems[0]}{more}")
         record.source = source
         return record
+
+
+# A record's parts that are models of their own, in the order a file has them.
+_MODELS = ("box", "config", "ab", "noise", "sessions")
 
 
 def _reads() -> str:

@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from ipctop.engine.config import RunConfig
 from ipctop.output.records.profile_record import StepProfile
 
 
@@ -20,7 +21,7 @@ class _Part(BaseModel):
 class AbSide(_Part):
     options: str | None = None  # the side's own options, as typed
     cmd: str | None = None  # the hook run before each of its slots
-    config: dict[str, Any] | None = None  # RunConfig.to_dict of the side
+    config: RunConfig | None = None  # the side's run, as a record's own config says it
     windows: tuple[float, ...] = ()  # every slot's window rates, in order
 
 
@@ -69,6 +70,3 @@ class AbRecord(_Part):
     latency: AbLatency | None = None
     profile: AbProfiles | None = None
     costs: AbCosts | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude_unset=True)

@@ -2,12 +2,11 @@
 
 Every fact is optional: an older ipctop, a hand-made record or a test's says
 less, and a reader prints "unknown" for what is missing. Facts a newer ipctop
-adds are kept as they are; the file holds only what was said (to_dict).
+adds are kept as they are; the file holds only what was said (Record.to_dict
+dumps it with exclude_unset).
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -48,7 +47,3 @@ class Box(BaseModel):
     @property
     def cpu(self) -> str:
         return self.cpu_model or "unknown CPU"
-
-    def to_dict(self) -> dict[str, Any]:
-        # What the record said, no more: a box read as {} writes {}.
-        return self.model_dump(mode="json", exclude_unset=True)

@@ -16,9 +16,10 @@ from datetime import datetime
 from pathlib import Path
 
 from ...analysis.scaling import ScalingPoint
+from ...engine.config import RunConfig
 from ...engine.sample import Sample
 from .output_paths import write_or_keep
-from .record import Record, RunConfig
+from .record import Record
 from .record_box import Box
 from .record_io import write_record
 

@@ -91,7 +91,7 @@ def mismatches(a: Record, b: Record) -> tuple[list[str], list[str]]:
     differ, unknown = [], []
     for k in MATCH_KEYS:
         if a.config.recorded(k) and b.config.recorded(k):
-            mine, theirs = a.config.to_dict()[k], b.config.to_dict()[k]
+            mine, theirs = a.config.said()[k], b.config.said()[k]
             if mine != theirs:
                 differ.append(f"{k} {mine!r} vs {theirs!r}")
         elif a.config.recorded(k) or b.config.recorded(k):
