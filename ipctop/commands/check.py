@@ -25,7 +25,6 @@ from typing import Any
 
 from ..analysis.check_curve import NoiseFloor, aa_noise_floor, judge_baseline, judge_noise
 from ..analysis.readings import CheckReadings
-from ..analysis.sessions import session_term
 from ..analysis.stats import TooFewWindows, summarize
 from ..analysis.verdicts import FAIL, Verdict, exit_code, judge_check, overall
 from ..box import describe, read_box
@@ -201,7 +200,7 @@ def baseline_spread(baseline: Record) -> tuple[float | None, float, str]:
     one the record carries, else the one stored for this box, kernel and workload."""
     s = baseline.sessions
     if s is not None:  # the spread of a session's mean (analysis.sessions.session_term)
-        sd, df = session_term(s.session_sd_pct, s.run_sd_pct, s.runs_per_session, s.sessions)
+        sd, df = s.term()
         return sd, df, ""
     uname = os.uname()
     try:

@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from contextlib import nullcontext, redirect_stdout
 from pathlib import Path
 
-from ..analysis.sessions import session_term
 from ..analysis.stats import TooFewWindows, fmt_diff, paired_difference
 from ..analysis.verdicts import fmt_rate
 from ..errors import EXIT_FAILED, EXIT_NOT_JUDGED, EXIT_OK, RecordError, UsageError
@@ -151,10 +150,7 @@ def _session_sd(
         return given, math.inf, f"session spread {given:g} % s.d. (--session-sd)", ""
     carried = [r.sessions for r in records if r.sessions is not None]
     if carried:
-        terms = [
-            (session_term(s.session_sd_pct, s.run_sd_pct, s.runs_per_session, s.sessions), s)
-            for s in carried
-        ]
+        terms = [(s.term(), s) for s in carried]
         (sd, df), s = max(terms, key=lambda t: t[0][0])
         widest = next(r for r in records if r.sessions is s)
         return (

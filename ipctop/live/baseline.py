@@ -15,7 +15,6 @@ from functools import cached_property
 
 from ..analysis.point_diff import point_difference
 from ..analysis.scaling import ScalingPoint, diff_pct
-from ..analysis.sessions import session_term
 from ..analysis.stats import Difference
 from ..errors import RecordError
 from ..output.records.record import Record, record_points
@@ -81,7 +80,7 @@ class Baseline:
         s = self.record.sessions
         if s is not None:
             # The spread of a session's mean with its K - 1 df, never a truncated 0.
-            return session_term(s.session_sd_pct, s.run_sd_pct, s.runs_per_session, s.sessions)
+            return s.term()
         here = os.uname()
         cfg = self.record.config
         try:

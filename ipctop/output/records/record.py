@@ -34,6 +34,7 @@ from pydantic_core import PydanticCustomError
 
 from ipctop.analysis.noise import StepNoise
 from ipctop.analysis.scaling import ScalingPoint, spread_pct
+from ipctop.analysis.sessions import session_term
 from ipctop.engine.config import RunConfig
 from ipctop.engine.costs import Costs
 from ipctop.engine.opstats import OpRate
@@ -212,6 +213,12 @@ class Sessions(BaseModel):
     session_sd_pct: Annotated[float, Field(ge=0, le=1e6)]
     run_sd_pct: Annotated[float, Field(ge=0, le=1e6)]
     session_df: Annotated[float, Field(ge=0, le=1e6)]
+
+    def term(self) -> tuple[float, float]:
+        """(s.d. %, df) a comparison of two single sessions adds (analysis.sessions)."""
+        return session_term(
+            self.session_sd_pct, self.run_sd_pct, self.runs_per_session, self.sessions
+        )
 
 
 _Known = TypeVar("_Known", "StepThread", "StepUnit")  # what _known reads
