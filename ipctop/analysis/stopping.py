@@ -68,8 +68,10 @@ def plan(blocks: Sequence[tuple[Sequence[float], Sequence[float]]], precision_pc
 class SteinStop:
     """ab's stop rule: PILOT_BLOCKS blocks, then the block count their s.d. asks for.
 
-    The data after the pilot never decide when to stop, so an A/A run calls a
-    change at the nominal 5 % however often the interval is shown."""
+    The data after the pilot decide only whether to go on: when all blocks
+    together spread more than the pilot did, the run continues (to its time
+    limit, at worst), never stops sooner, so a verdict still needs Stein's own
+    interval to call it."""
 
     def __init__(self, precision_pct: float) -> None:
         self.precision_pct = precision_pct
@@ -81,7 +83,15 @@ class SteinStop:
             return False
         if self.plan is None:
             self.plan = plan(blocks[:PILOT_BLOCKS], self.precision_pct)
-        return n >= self.plan.blocks
+        if n < self.plan.blocks:
+            return False
+        # The planned count is done; stop only if the interval the run reports
+        # (the wider of the pilot's and all blocks', stats.paired_difference) is
+        # as narrow as asked. Blocks wilder than the pilot keep it going to the
+        # time limit instead of ending on a verdict the pilot alone vouched for.
+        d = self.difference(blocks)
+        half = (math.log(d.high) - math.log(d.low)) / 2.0
+        return half <= math.log1p(self.precision_pct / 100.0) * (1.0 + 1e-9)
 
     def difference(self, blocks: Sequence[tuple[Sequence[float], Sequence[float]]]) -> Difference:
         """B/A over the blocks so far; with the pilot's s.d. once there is a plan."""
