@@ -19,14 +19,23 @@ class CrashReport:
 
     crash_error: BaseException | None = None
     crash_file: str | None = None
+    output_gone: bool = False
 
     def _handle_exception(self, error: Exception) -> None:
-        if self.crash_error is None:
+        if isinstance(error, BrokenPipeError) and self.crash_error is None:
+            # The reader left: a closed browser tab under `ipctop serve`, whose
+            # driver then fails to write its goodbye. That is how a served
+            # monitor ends, not a failure, and there is no one to tell.
+            self.output_gone = True
+        elif self.crash_error is None:
             self.crash_error = error
             self.crash_file = _keep_traceback(error)
         super()._handle_exception(error)  # type: ignore[misc]
 
     def _print_error_renderables(self) -> None:
+        if self.output_gone and self.crash_error is None:
+            self._exit_renderables.clear()  # type: ignore[attr-defined]
+            return
         if self.crash_error is None:
             super()._print_error_renderables()  # type: ignore[misc]
             return

@@ -93,6 +93,9 @@ def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Served]:
     # A lock of its own: someone's live monitor elsewhere on the box must not
     # make these tests skip (or be told the box is busy by them).
     lock = tmp_path / "live-session.lock"
+    # Its own temp dir: a monitor that crashed leaves its traceback there.
+    temp = tmp_path / "tmp"
+    temp.mkdir()
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "ipctop", "serve", "--port", str(port), "--interval", "0.2", *extra],
@@ -100,19 +103,19 @@ def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Served]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         start_new_session=True,
-        env={**os.environ, LOCK_ENV: str(lock)},
+        env={**os.environ, LOCK_ENV: str(lock), "TMPDIR": str(temp)},
     )
     s = Served(proc, port, lock)
     deadline = time.monotonic() + TIMEOUT
-    while True:
-        try:
-            urllib.request.urlopen(s.url, timeout=2).read()
-            break
-        except OSError:
-            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
-            assert time.monotonic() < deadline, "the server never answered"
-            time.sleep(0.1)
     try:
+        while True:
+            try:
+                urllib.request.urlopen(s.url, timeout=2).read()
+                break
+            except OSError:
+                assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+                assert time.monotonic() < deadline, "the server never answered"
+                time.sleep(0.1)
         yield s
     finally:
         everyone = s.monitors()
@@ -125,6 +128,9 @@ def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Served]:
                 proc.wait()
         _, alive = psutil.wait_procs(everyone, timeout=TIMEOUT)
         assert not alive, f"served monitors outlived the server: {alive}"
+        # A browser that closed its tab is how a served monitor ends, not a crash.
+        crashes = {p.name: p.read_text()[-300:] for p in temp.glob("ipctop-crash-*")}
+        assert not crashes, f"a served monitor wrote a crash report: {crashes}"
 
 
 def served_objects(served: Served) -> set[tuple[str, str, str]]:
