@@ -496,6 +496,7 @@ PyObject *ipctop_lat_summary(PyObject *self, PyObject *a);
 PyObject *ipctop_lat_add(PyObject *self, PyObject *a);
 PyObject *ipctop_lat_bucket(PyObject *self, PyObject *a);
 PyObject *ipctop_lat_read(PyObject *self, PyObject *a);
+PyObject *ipctop_lat_pairs(PyObject *self, PyObject *a);
 PyObject *ipctop_hackbench_run(PyObject *self, PyObject *a);
 PyObject *ipctop_read_tasks(PyObject *self, PyObject *a);
 PyObject *ipctop_gate_set(PyObject *self, PyObject *a);
@@ -560,6 +561,9 @@ static PyMethodDef methods[] = {
     {"lat_bucket", ipctop_lat_bucket, METH_VARARGS, "lat_bucket(ns) -> bucket index"},
     {"lat_read", ipctop_lat_read, METH_VARARGS,
      "lat_read(src, snap, old, slots, all_rtt, all_oneway, quantiles) -> [(rtt, oneway), ...]"},
+    {"lat_pairs", ipctop_lat_pairs, METH_VARARGS,
+     "lat_pairs(src, snap, old, claimed, slots, tids, all_rtt, all_oneway, quantiles, indexes, "
+     "classes) -> [PairLatency, ...]"},
     {"hackbench_run", ipctop_hackbench_run, METH_VARARGS,
      "hackbench_run(groups, fds, loops, size, pipes, processes, groups_too=False) -> seconds "
      "or (seconds, group seconds, task CPUs); GIL released"},
