@@ -503,6 +503,7 @@ PyObject *ipctop_gate_set(PyObject *self, PyObject *a);
 PyObject *ipctop_ends_read(PyObject *self, PyObject *a);
 PyObject *ipctop_ends_figures(PyObject *self, PyObject *a);
 PyObject *ipctop_ends_ask(PyObject *self, PyObject *a);
+PyObject *ipctop_ends_ended(PyObject *self, PyObject *a);
 
 /* Where each field of the counter slot is: tests/engine/test_workload_registry.py
  * checks that engine/counters.py reads the same offsets. */
@@ -575,6 +576,8 @@ static PyMethodDef methods[] = {
      "ends_figures(reading, prev, prev_idx, tasks, started, inactive, watch, ident, now, dt, "
      "cls, fields, states, with_ops) -> (seen, threads, progress, errors, op_rates, drift)"},
     {"ends_ask", ipctop_ends_ask, METH_VARARGS, "ends_ask(counters, slots, word): post a request"},
+    {"ends_ended", ipctop_ends_ended, METH_VARARGS,
+     "ends_ended(counters, slots) -> [position of an end failed or removed, ...]"},
     {NULL, NULL, 0, NULL},
 };
 
