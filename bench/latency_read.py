@@ -1,17 +1,23 @@
 #!/usr/bin/env python3
-"""What the sampler's latency reading costs a sample, one pass against a histogram at a time.
+"""What the sampler's latency reading costs a sample: today's against an older one.
 
 Plants every end's round-trip and one-way histograms in a latency block as real
 ends fill them (a body near 5 us, a tail to milliseconds, counted through the
 used bits as native.h does), adds a sample's worth of rounds between readings,
 and times, in ABBA blocks on one thread's CPU clock:
-  A: the reading as it was (aade49b): three takes a pair over every bucket, a
-     merge, two sums into the all-pairs figure, two summaries, each a native call;
-  B: Tracker.readings today: one native pass (lat_read) over the used buckets.
+  A: the reading as it was, --before:
+     7125c1b (the default): one native pass (lat_read) over the used buckets,
+       a claim per end and a PairLatency made per pair in Python;
+     aade49b: three takes a pair over every bucket, a merge, two sums into the
+       all-pairs figure, two summaries, each a native call;
+  B: Tracker.readings today: claims, the pass and every PairLatency in one
+     native call (lat_pairs).
 Prints ms of CPU a reading for each, the ratio B/A with its interval (unit: ABBA
-blocks), and the share of one CPU at 2 samples a second.
+blocks), the share of one CPU at 2 samples a second, and whether A and B gave
+the same figures.
 
     python bench/latency_read.py [--pairs 256,1024] [--blocks 12] [--readings 5]
+                                 [--before 7125c1b|aade49b]
 """
 
 from __future__ import annotations
@@ -20,13 +26,14 @@ import argparse
 import random
 import sys
 import time
+from array import array
 from pathlib import Path
 from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ipctop.analysis.stats import fmt_diff, paired_difference  # noqa: E402
-from ipctop.engine import latency  # noqa: E402
+from ipctop.engine import latency, objects  # noqa: E402
 from ipctop.engine.latency import (  # noqa: E402
     AREA,
     ONEWAY_OFFSET,
@@ -69,6 +76,35 @@ class Reference:
         return tuple(out)
 
 
+class LatReadTracker(Tracker):
+    """Tracker.read of 7125c1b: a claim per end in Python, lat_read, then a
+    PairLatency made in Python per pair (also bench/sampler_scale.py's "before")."""
+
+    def read(self, pairs: list) -> list[PairLatency]:
+        two = [pair for pair in pairs if len(pair.ends) == 2]
+        chosen = [(pair.index, pair.ends[0].slot, pair.ends[1].slot) for pair in two]
+        slots = array("i", [slot for _, a, b in chosen for slot in (a, b)])
+        all_rtt, all_oneway = empty(), empty()
+        with self._lock:
+            for pair in two:
+                for end in pair.ends:
+                    self._claim(end.slot, end.tid)
+            self._snap, self._old = self._old, self._snap
+            got = objects._native.lat_read(
+                self.block.buf, self._snap, self._old, slots, all_rtt, all_oneway,
+                latency.QUANTILES,
+            )  # fmt: skip
+            self._read = chosen
+            self._all = (all_rtt, all_oneway)
+        return [
+            PairLatency(index, latency._summary(rtt), latency._summary(oneway))
+            for (index, _, _), (rtt, oneway) in zip(chosen, got)
+        ]
+
+
+BEFORE = {"7125c1b": LatReadTracker, "aade49b": Reference}
+
+
 def fill(block: LatencyBlock, slots: int, rounds: int, rng: random.Random) -> None:
     for slot in range(slots):
         for off in (RTT_OFFSET, ONEWAY_OFFSET):
@@ -95,7 +131,7 @@ def run(npairs: int, args: argparse.Namespace) -> None:
     ends = [SimpleNamespace(slot=s, tid=1000 + s) for s in range(2 * npairs)]
     pairs = [SimpleNamespace(index=i, ends=(ends[2 * i], ends[2 * i + 1])) for i in range(npairs)]
     fill(block, 2 * npairs, 2000, rng)
-    ref, new = Reference(block), Tracker(block)
+    ref, new = BEFORE[args.before](block), Tracker(block)
     ref.readings(pairs), new.readings(pairs)
 
     def timed(reader) -> float:
@@ -120,7 +156,7 @@ def run(npairs: int, args: argparse.Namespace) -> None:
     d = paired_difference(blocks)
     print(
         f"{npairs} pairs ({used_buckets(block, 2 * npairs):.0f} buckets used an end-histogram): "
-        f"A histogram at a time {a[len(a) // 2]:.2f} ms a reading, one pass {b[len(b) // 2]:.2f} ms "
+        f"A ({args.before}) {a[len(a) // 2]:.2f} ms a reading, B (today) {b[len(b) // 2]:.2f} ms "
         f"(medians of {len(a)} x {args.readings} readings); B/A {fmt_diff(d)}; "
         f"at 2 samples/s {2 * b[len(b) // 2] / 10:.2f} % of a CPU against {2 * a[len(a) // 2] / 10:.2f} %; "
         f"figures identical: {same}"
@@ -136,6 +172,7 @@ def main() -> int:
     p.add_argument(
         "--rounds", type=int, default=50, help="rounds each histogram gains between readings"
     )
+    p.add_argument("--before", choices=sorted(BEFORE), default="7125c1b", help="what A reads as")
     args = p.parse_args()
     print(
         f"engine: native (ipctop._native); load average {open('/proc/loadavg').read().split()[:3]}"

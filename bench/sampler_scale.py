@@ -11,12 +11,15 @@ a 2-CPU box's (or a smaller guest's) says what 64 CPUs cost the sampler:
 /proc/stat and /proc/interrupts rows, per-CPU reads, the CPUs a sample lists.
 
     python bench/sampler_scale.py [--pairs 64] [--samples 40] [--json FILE]
-    python bench/sampler_scale.py --pairs 256 --samples 40 --compare
+    python bench/sampler_scale.py --pairs 256 --samples 40 --compare [end-pass|before]
 
---compare times the per-end reading both ways on one engine, in ABBA blocks:
-A is the Python pass (engine/end_figures.py, a Python object at a time), B
-the native pass (engine/end_pass.py); each is a Sampler of its own, sampled
-in turn, 0.5 s apart as the monitor samples.
+--compare times two samplers of one engine, in ABBA blocks, each a Sampler of
+its own, sampled in turn, 0.5 s apart as the monitor samples. end-pass (the
+default): A is the Python per-end pass (engine/end_figures.py, a Python
+object at a time), B the native pass (engine/end_pass.py). before: A is the
+sample as it was at 7125c1b (the latency tracker's claims and PairLatency
+made in Python per pair around lat_read, Engine.poll asking every end of
+every pair, /proc/stat read twice), B the sample today.
     python -m ipctop.lab --cpus 64 -- .venv/bin/python bench/sampler_scale.py
 
 Issue 29's goal: the 64-CPU figure at most twice the 2-CPU one.
@@ -34,7 +37,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from latency_read import LatReadTracker  # noqa: E402  (this folder: the script's own)
+
 from ipctop.analysis.stats import fmt_diff, paired_difference, summarize  # noqa: E402
+from ipctop.engine import procfs  # noqa: E402
 from ipctop.engine.config import RunConfig  # noqa: E402
 from ipctop.engine.engine import Engine, resolve_engine  # noqa: E402
 from ipctop.engine.sampler import Sampler  # noqa: E402
@@ -52,10 +58,47 @@ def calibration_ms() -> float:
     return statistics.median(times)
 
 
-def compare(engine: Engine, samples: int) -> str:
-    """A (the Python pass) against B (the native pass): ms of CPU a sample, and B/A."""
-    a = Sampler(engine, 0.5, end_pass="python")
-    b = Sampler(engine, 0.5, end_pass="native")
+class _EveryPair:
+    """The engine, but its poll asks every running pair (as before death_watch.py)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+
+    def poll(self) -> list[str]:
+        return self._engine.poll(every=True)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._engine, name)
+
+
+class Before(Sampler):
+    """The sampler of 7125c1b: the latency reading of bench/latency_read.py's
+    LatReadTracker, a poll of every pair, and /proc/stat read again for ctxt."""
+
+    def __init__(self, engine: Engine, interval: float) -> None:
+        super().__init__(engine, interval, end_pass="native")
+        if self._latency is not None:
+            self._latency = LatReadTracker(engine.counters.latency)
+        self.engine = _EveryPair(engine)  # type: ignore[assignment]
+
+    def _ctxt(self, cur: int | None, dt: float) -> float | None:
+        return super()._ctxt(procfs.read_ctxt(self.proc), dt)
+
+
+LABELS = {
+    "end-pass": ("per-end Python (A)", "native pass (B)"),
+    "before": ("7125c1b (A)", "today (B)"),
+}
+
+
+def compare(engine: Engine, samples: int, what: str) -> str:
+    """A against B (see --compare): ms of CPU a sample, and B/A."""
+    if what == "before":
+        a: Sampler = Before(engine, 0.5)
+        b = Sampler(engine, 0.5)
+    else:
+        a = Sampler(engine, 0.5, end_pass="python")
+        b = Sampler(engine, 0.5, end_pass="native")
     a.sample()
     b.sample()
 
@@ -77,8 +120,9 @@ def compare(engine: Engine, samples: int) -> str:
     ma = statistics.median(x for pa, _ in blocks for x in pa)
     mb = statistics.median(x for _, pb in blocks for x in pb)
     d = paired_difference(blocks)
+    label_a, label_b = LABELS[what]
     return (
-        f"per-end Python (A) {ma:.2f} ms CPU a sample, native pass (B) {mb:.2f} ms "
+        f"{label_a} {ma:.2f} ms CPU a sample, {label_b} {mb:.2f} ms "
         f"(medians of {2 * len(blocks)} each); B/A {fmt_diff(d)} (unit: {len(blocks)} ABBA "
         f"blocks); at 2 samples/s {ma / 5:.2f} % -> {mb / 5:.2f} % of one CPU"
     )
@@ -90,7 +134,11 @@ def main() -> int:
     p.add_argument("--samples", type=int, default=40)
     p.add_argument("--json", help="write the figures here")
     p.add_argument(
-        "--compare", action="store_true", help="the Python per-end pass against the native one"
+        "--compare",
+        nargs="?",
+        const="end-pass",
+        choices=sorted(LABELS),
+        help="two samplers side by side: end-pass (the default) or before",
     )
     args = p.parse_args()
     cpus = tuple(sorted(os.sched_getaffinity(0)))
@@ -100,7 +148,7 @@ def main() -> int:
     with Engine(config) as engine:
         engine.start(args.pairs)
         if args.compare:
-            line = compare(engine, args.samples)
+            line = compare(engine, args.samples, args.compare)
             load = os.getloadavg()
             print(f"engine {kind}; {len(cpus)} CPUs; {2 * args.pairs} ends; load {load[0]:.1f}")
             print(line)

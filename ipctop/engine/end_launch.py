@@ -11,6 +11,8 @@ import os
 import signal
 import threading
 import time
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..errors import PairStartError
@@ -63,6 +65,8 @@ class Launcher:
     events: EventLog
     timing: bool  # the ends time their rounds (see Engine.timing)
     forker: Forker | None = None
+    #: the ends whose thread returned, each put here by its thread (Engine.poll's watch)
+    returned: deque[End] = field(default_factory=deque)
 
     def launch(self, pair: Pair, end: End, role: int, gate: int = 0) -> None:
         """Start one end; it runs (or fails) on its own from here. A native end given
@@ -88,14 +92,24 @@ class Launcher:
                 pid = self.forker.call(self.fork_python, pair, end, role)
             end.pid, end.tid, end.child = pid, pid, True
             return
-        target = self.run_native if self.kind == "native" else self.run_python
+        run = self.run_native if self.kind == "native" else self.run_python
         end.thread = threading.Thread(
-            target=target,
-            args=(pair, end, role, gate),
+            target=self._thread,
+            args=(run, pair, end, role, gate),
             name=f"ipctop-pair{pair.index}{end.role}",
             daemon=True,
         )
         end.thread.start()
+
+    def _thread(
+        self, run: Callable[[Pair, End, int, int], None], pair: Pair, end: End, role: int, gate: int
+    ) -> None:
+        """An end's thread: runs the end, then says it returned, so that the next
+        Engine.poll looks at its pair (death_watch.py) instead of at every end."""
+        try:
+            run(pair, end, role, gate)
+        finally:
+            self.returned.append(end)
 
     def timed_args(self, pair: Pair, role: int) -> tuple[object, ...]:
         """The latency block, the peer's slot, 1-in-K, the SCHED_FIFO priority and

@@ -14,6 +14,7 @@ from . import objects
 from .config import RunConfig
 from .contention import ContentionWatch, session_line
 from .counters import ENDED, CounterBlock, check_slots
+from .death_watch import DeathWatch
 from .end_launch import End, Launcher, Pair, await_start
 from .event_log import EventLog
 from .forker import Forker
@@ -74,6 +75,7 @@ class Engine:
         self._launcher = Launcher(
             config, self.kind, self.workload, self.counters, self.events, self.timing
         )
+        self._deaths = DeathWatch(self.counters.buf, _native, self._launcher.returned)
         self.reaper: ReaperClient | None = None
         self._lock = threading.RLock()
         self._opened = False
@@ -286,17 +288,23 @@ class Engine:
             return f"latency: 1 round in {c.latency_every} timed (CLOCK_MONOTONIC)"
         return "latency: every round timed (CLOCK_MONOTONIC)"
 
-    def poll(self) -> list[str]:
-        """Reap finished ends; a pair whose end died is failed, the others go on."""
+    def poll(self, every: bool = False) -> list[str]:
+        """Reap finished ends; a pair whose end died is failed, the others go on.
+
+        Only the pairs the death watch names are looked at (death_watch.py);
+        every=True looks at every running pair, as before it: the reference
+        the tests and bench/sampler_scale.py hold the watch to."""
         new: list[str] = []
         if self._opened and not self._closed:
             said = self.contention.check()
             new.extend(said)
             self.events.extend(said)
         with self._lock:
-            for pair in self.pairs:
-                if not pair.active:
-                    continue
+            if every:
+                looked = [pair for pair in self.pairs if pair.active]
+            else:
+                looked = self._deaths.suspects(self.pairs)
+            for pair in looked:
                 why = self._death(pair)
                 if why:
                     pair.state = f"failed: {why}"

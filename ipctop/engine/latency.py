@@ -11,16 +11,17 @@ live counts without stopping the loops; percentiles are bucket midpoints, within
 from __future__ import annotations
 
 import mmap
+import operator
 import threading
 from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..plain import to_plain
 
 if TYPE_CHECKING:  # the engine's pairs, for the annotations only
-    from .end_launch import Pair
+    from .end_launch import End, Pair
 
 # The layout of native.h; the module checks its constants against these.
 AREA = 32768
@@ -84,7 +85,7 @@ def empty() -> bytearray:
     return bytearray(HIST_BYTES)
 
 
-_OBJECTS: list[Any] = []  # engine.objects, imported once: a sample calls _lib 2,000 times
+_OBJECTS: list[Any] = []  # engine.objects, imported once, not by an import statement a call
 
 
 def _lib() -> Any:
@@ -225,6 +226,34 @@ def record(buf: Any, offset: int, ns: int) -> None:
     del words
 
 
+class _Layout(NamedTuple):
+    """What a reading needs of a list of pairs: made again only when the list
+    changes (by identity, as Pair.ends is set once) or an end's tid does."""
+
+    pairs: list[Pair]  # the list it was made of
+    chosen: list[tuple[int, int, int]]  # (pair, A slot, B slot) of each two-end pair
+    ends: list[End]  # their A and B, in that order
+    tids: list[int]  # each one's tid when the layout was made
+    slots: array[int]  # int32, as `ends`
+    tid_words: array[int]  # int64, as `ends`
+    indexes: list[int]  # each chosen pair's index
+
+
+def _layout(pairs: list[Pair]) -> _Layout:
+    two = [pair for pair in pairs if len(pair.ends) == 2]
+    chosen = [(pair.index, pair.ends[0].slot, pair.ends[1].slot) for pair in two]
+    ends = [end for pair in two for end in pair.ends]
+    tids = [end.tid for end in ends]
+    slots = array("i", [slot for _, a, b in chosen for slot in (a, b)])
+    return _Layout(
+        list(pairs), chosen, ends, tids, slots, array("q", tids), [i for i, _, _ in chosen]
+    )
+
+
+def _same(pairs: list[Pair], known: list[Pair]) -> bool:
+    return len(pairs) == len(known) and all(map(operator.is_, pairs, known))
+
+
 class Tracker:
     """Each end's histograms since the previous reading of this tracker.
 
@@ -241,44 +270,55 @@ class Tracker:
         # Anonymous maps: only the slots of ends actually read are ever backed by memory.
         self._snap = mmap.mmap(-1, max(1, slots) * SNAP_BYTES)
         self._old = mmap.mmap(-1, max(1, slots) * SNAP_BYTES)
-        self._tids: dict[int, int] = {}
+        self._claimed = array("q", [-1]) * max(1, slots)  # the tid each slot was read for
+        self._lay: _Layout | None = None
         self._read: list[tuple[int, int, int]] = []  # the last reading's (pair, A slot, B slot)
         self._all = (empty(), empty())  # the last reading's pairs summed: rtt, one-way
         self._lock = threading.Lock()  # `last` is asked from the UI while the sampler reads
 
     def _claim(self, slot: int, tid: int) -> None:
         """A slot read for a new end starts from zero: everything since it started."""
-        if self._tids.get(slot) != tid:
+        if self._claimed[slot] != tid:
             off = slot * SNAP_BYTES
             self._snap[off : off + SNAP_BYTES] = _ZERO_SNAP
             self._old[off : off + SNAP_BYTES] = _ZERO_SNAP
-            self._tids[slot] = tid
+            self._claimed[slot] = tid
+
+    def _layout_of(self, pairs: list[Pair]) -> _Layout:
+        lay = self._lay
+        if lay is None or not _same(pairs, lay.pairs):
+            lay = self._lay = _layout(pairs)
+            return lay
+        tids = [end.tid for end in lay.ends]  # an end that was starting has its tid now
+        if tids != lay.tids:
+            lay = self._lay = lay._replace(tids=tids, tid_words=array("q", tids))
+        return lay
 
     def read(self, pairs: list[Pair]) -> list[PairLatency]:
         """One PairLatency per two-end pair, summed into the all-pairs figure as read."""
-        two = [pair for pair in pairs if len(pair.ends) == 2]
-        chosen = [(pair.index, pair.ends[0].slot, pair.ends[1].slot) for pair in two]
-        slots = array("i", [slot for _, a, b in chosen for slot in (a, b)])
+        lay = self._layout_of(pairs)
         all_rtt, all_oneway = empty(), empty()
         with self._lock:
-            for pair in two:
-                for end in pair.ends:
-                    self._claim(end.slot, end.tid)
             # The copy two readings old is written over; the last one is what it differs from.
             self._snap, self._old = self._old, self._snap
             _native = _lib()
-            if _native is not None:
-                got = _native.lat_read(
-                    self.block.buf, self._snap, self._old, slots, all_rtt, all_oneway, QUANTILES
-                )
+            if _native is not None and hasattr(_native, "lat_pairs"):
+                got: list[PairLatency] = _native.lat_pairs(
+                    self.block.buf, self._snap, self._old, self._claimed, lay.slots,
+                    lay.tid_words, all_rtt, all_oneway, QUANTILES, lay.indexes, _MADE,
+                )  # fmt: skip
             else:
-                got = self._read_each(chosen, all_rtt, all_oneway)
-            self._read = chosen
+                for slot, tid in zip(lay.slots, lay.tids):
+                    self._claim(slot, tid)
+                got = [
+                    PairLatency(index, _summary(rtt), _summary(oneway))
+                    for (index, _, _), (rtt, oneway) in zip(
+                        lay.chosen, self._read_each(lay.chosen, all_rtt, all_oneway)
+                    )
+                ]
+            self._read = lay.chosen
             self._all = (all_rtt, all_oneway)
-        return [
-            PairLatency(index, _summary(rtt), _summary(oneway))
-            for (index, _, _), (rtt, oneway) in zip(chosen, got)
-        ]
+        return got
 
     def _read_each(
         self, chosen: list[tuple[int, int, int]], all_rtt: bytearray, all_oneway: bytearray
@@ -338,6 +378,11 @@ class Tracker:
 
 
 _ZERO_SNAP = bytes(SNAP_BYTES)
+#: what lat_pairs makes each pair's figures into (QUANTILES are the summary's p fields)
+_MADE = (
+    PairLatency, tuple(f.name for f in fields(PairLatency)),
+    LatencySummary, tuple(f.name for f in fields(LatencySummary)),
+)  # fmt: skip
 
 
 def overall(entries: list[dict[str, Any]]) -> dict[str, Any] | None:

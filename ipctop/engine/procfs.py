@@ -57,8 +57,20 @@ class CpuTicks:
 
 def read_ctxt(proc: str = "/proc") -> int | None:
     """Context switches on all CPUs since boot (the ``ctxt`` line of /proc/stat)."""
-    line = _line(_read(os.path.join(proc, "stat")), b"ctxt ")
+    return _ctxt(_read(os.path.join(proc, "stat")))
+
+
+def _ctxt(data: bytes | None) -> int | None:
+    line = _line(data, b"ctxt ")
     return None if line is None else int(line[5:])
+
+
+def read_stat(proc: str = "/proc") -> tuple[dict[int, CpuTicks], int | None]:
+    """read_cpu_ticks and read_ctxt from one read of /proc/stat. A sample read
+    the file twice for them, and the kernel sums every interrupt's count over
+    every CPU each time it makes the file."""
+    data = _read(os.path.join(proc, "stat"))
+    return _cpu_ticks(data), _ctxt(data)
 
 
 def read_cpu_ticks(proc: str = "/proc") -> dict[int, CpuTicks]:
@@ -66,7 +78,10 @@ def read_cpu_ticks(proc: str = "/proc") -> dict[int, CpuTicks]:
 
     Offline CPUs have no line, so the keys are the online CPUs.
     """
-    data = _read(os.path.join(proc, "stat"))
+    return _cpu_ticks(_read(os.path.join(proc, "stat")))
+
+
+def _cpu_ticks(data: bytes | None) -> dict[int, CpuTicks]:
     if data is None:
         return {}
     out: dict[int, CpuTicks] = {}

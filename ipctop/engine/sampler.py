@@ -3,12 +3,13 @@
 One reading costs a request and a read of each end's slot (native ends
 answer with their CPU and switch counts there; end_pass.py: one native pass
 over every end, end_figures.py: the same in Python), and one read each of
-/proc/stat (the CPU split and steal), /proc/interrupts and /proc/pressure/cpu,
-and of each CPU's clock where cpufreq has one. Only ends that cannot answer (the Python
-engine) and the detail view read each thread's /proc files (stat and status;
-schedstat and sched too for the detail view), all of them in one pass per
-reading (task_reads.TaskFiles: one native call, files kept open). Readings never
-overlap; consumers get immutable Samples through a callback and keep any history.
+/proc/stat (the CPU split, steal and context switches), /proc/interrupts and
+/proc/pressure/cpu, and of each CPU's clock where cpufreq has one. Only ends
+that cannot answer (the Python engine) and the detail view read each thread's
+/proc files (stat and status; schedstat and sched too for the detail view),
+all of them in one pass per reading (task_reads.TaskFiles: one native call,
+files kept open). Readings never overlap; consumers get immutable Samples
+through a callback and keep any history.
 """
 
 from __future__ import annotations
@@ -53,13 +54,12 @@ class Sampler:
         self.monitor_cpu: int | None = None
         self._t0 = time.monotonic()
         self._last_t = self._t0
-        self._cpu_prev = procfs.read_cpu_ticks(proc)
+        self._cpu_prev, self._ctxt_prev = procfs.read_stat(proc)
         self._psi_prev = procfs.cpu_pressure_total_us(proc)
         self._psi_at = self._t0
         # Probed once: a VM without cpufreq costs no reads per interval.
         self.sysfs = "/sys/devices/system/cpu"
         self._freq_cpus = procfs.cpufreq_cpus(self.sysfs)
-        self._ctxt_prev = procfs.read_ctxt(proc)
         self._ipi_prev = procfs.read_ipis(proc)
         self._thread: threading.Thread | None = None
         self._halt = threading.Event()
@@ -102,7 +102,8 @@ class Sampler:
         dt = max(now - self._last_t, 1e-9)
         self._last_t = now
         ends = self.engine.ends()
-        cpus, ctxt, ipis = self._cpus(), self._ctxt(dt), self._ipis(dt)
+        ticks, switches = procfs.read_stat(self.proc)
+        cpus, ctxt, ipis = self._cpus(ticks), self._ctxt(switches, dt), self._ipis(dt)
         names = self.engine.workload.ops
         gap = self._stalls.gap(dt)
         if gap:
@@ -166,8 +167,7 @@ class Sampler:
         ends = self.engine.ends() if ends is None else ends
         self._ends.ask(self.engine.counters.buf, ends, request_word(self._ask))
 
-    def _cpus(self) -> tuple[CpuSample, ...]:
-        cur = procfs.read_cpu_ticks(self.proc)
+    def _cpus(self, cur: dict[int, procfs.CpuTicks]) -> tuple[CpuSample, ...]:
         split = procfs.cpu_percent_split(self._cpu_prev, cur)
         steal = procfs.steal_percent(self._cpu_prev, cur)
         mhz = procfs.read_cpu_mhz(self._freq_cpus, self.sysfs) if self._freq_cpus else {}
@@ -197,8 +197,7 @@ class Sampler:
             return None
         return round(min(100.0, max(0.0, (cur - prev) / 1e4 / (now - at))), 1)
 
-    def _ctxt(self, dt: float) -> float | None:
-        cur = procfs.read_ctxt(self.proc)
+    def _ctxt(self, cur: int | None, dt: float) -> float | None:
         rate = _rate(self._ctxt_prev, cur, dt)
         self._ctxt_prev = cur
         return rate

@@ -496,12 +496,14 @@ PyObject *ipctop_lat_summary(PyObject *self, PyObject *a);
 PyObject *ipctop_lat_add(PyObject *self, PyObject *a);
 PyObject *ipctop_lat_bucket(PyObject *self, PyObject *a);
 PyObject *ipctop_lat_read(PyObject *self, PyObject *a);
+PyObject *ipctop_lat_pairs(PyObject *self, PyObject *a);
 PyObject *ipctop_hackbench_run(PyObject *self, PyObject *a);
 PyObject *ipctop_read_tasks(PyObject *self, PyObject *a);
 PyObject *ipctop_gate_set(PyObject *self, PyObject *a);
 PyObject *ipctop_ends_read(PyObject *self, PyObject *a);
 PyObject *ipctop_ends_figures(PyObject *self, PyObject *a);
 PyObject *ipctop_ends_ask(PyObject *self, PyObject *a);
+PyObject *ipctop_ends_ended(PyObject *self, PyObject *a);
 
 /* Where each field of the counter slot is: tests/engine/test_workload_registry.py
  * checks that engine/counters.py reads the same offsets. */
@@ -560,6 +562,9 @@ static PyMethodDef methods[] = {
     {"lat_bucket", ipctop_lat_bucket, METH_VARARGS, "lat_bucket(ns) -> bucket index"},
     {"lat_read", ipctop_lat_read, METH_VARARGS,
      "lat_read(src, snap, old, slots, all_rtt, all_oneway, quantiles) -> [(rtt, oneway), ...]"},
+    {"lat_pairs", ipctop_lat_pairs, METH_VARARGS,
+     "lat_pairs(src, snap, old, claimed, slots, tids, all_rtt, all_oneway, quantiles, indexes, "
+     "classes) -> [PairLatency, ...]"},
     {"hackbench_run", ipctop_hackbench_run, METH_VARARGS,
      "hackbench_run(groups, fds, loops, size, pipes, processes, groups_too=False) -> seconds "
      "or (seconds, group seconds, task CPUs); GIL released"},
@@ -571,6 +576,8 @@ static PyMethodDef methods[] = {
      "ends_figures(reading, prev, prev_idx, tasks, started, inactive, watch, ident, now, dt, "
      "cls, fields, states, with_ops) -> (seen, threads, progress, errors, op_rates, drift)"},
     {"ends_ask", ipctop_ends_ask, METH_VARARGS, "ends_ask(counters, slots, word): post a request"},
+    {"ends_ended", ipctop_ends_ended, METH_VARARGS,
+     "ends_ended(counters, slots) -> [position of an end failed or removed, ...]"},
     {NULL, NULL, 0, NULL},
 };
 

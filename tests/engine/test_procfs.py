@@ -108,6 +108,13 @@ def test_cpu_ticks_from_real_copy() -> None:
 def test_fake_missing_stat_reads_as_nothing() -> None:
     assert procfs.read_ctxt(MISSING) is None
     assert procfs.read_cpu_ticks(MISSING) == {}
+    assert procfs.read_stat(MISSING) == ({}, None)
+
+
+def test_one_read_of_stat_gives_both_the_ticks_and_the_switches() -> None:
+    # What the sampler reads once a sample, where it read the file twice.
+    for proc in (X86, ARM64):
+        assert procfs.read_stat(proc) == (procfs.read_cpu_ticks(proc), procfs.read_ctxt(proc))
 
 
 def test_cpu_percent_split() -> None:
