@@ -187,6 +187,7 @@ class IpctopApp(
         self.scaling_panel = self.query_one(ScalingPanel)
         self.detail_panel = self.query_one(DetailPanel)
         self.latency_panel = self.query_one(LatencyPanel)
+        self.baseline_bar = self.query_one(BaselineBar)
         self.theme_changed_signal.subscribe(self, lambda _theme: self._theme_changed())
         self._own_cpu.prime(self.source.pair_tids(), time.monotonic())
         self._catch_signals()
@@ -263,7 +264,8 @@ class IpctopApp(
             return  # _dirty stays: the next sample after the answer draws
         self._last_redraw = time.monotonic()
         self._dirty = False
-        self._own_cpu.update(self.source.pair_tids(), self._last_redraw, read_cpu)
+        if self._own_cpu.due(self._last_redraw, read_cpu):
+            self._own_cpu.update(self.source.pair_tids(), self._last_redraw, read_cpu)
         notes = []
         if self._paused:
             notes.append("PAUSED (space)")

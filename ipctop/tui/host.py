@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from .contrast_floor import ContrastFloor
     from .screens.present import PresentScreen
     from .widgets.ab_panel import AbPanel
+    from .widgets.bands import BaselineBar
     from .widgets.cpus_panel import CpusPanel
     from .widgets.detail_panel import DetailPanel
     from .widgets.latency_panel import LatencyPanel
@@ -52,6 +53,7 @@ class AppHost(Protocol):
     detail_panel: DetailPanel
     latency_panel: LatencyPanel
     scaling_panel: ScalingPanel
+    baseline_bar: BaselineBar
 
     @property
     def contrast_floor(self) -> ContrastFloor: ...

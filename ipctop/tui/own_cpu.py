@@ -90,12 +90,18 @@ class OwnCpu:
         self._read(tids)
         self._at = now
 
+    def due(self, now: float, asked: bool = False) -> bool:
+        """Whether update() would read now: the caller's list of pair threads (512
+        at 256 pairs) need only be made when it is."""
+        since = now - self._at
+        return since >= OWN_CPU_EVERY or (
+            asked and (self.value is None or since >= OWN_CPU_MIN_WINDOW)
+        )
+
     def update(self, tids: set[int], now: float, asked: bool = False) -> float | None:
         """A new reading when one is due (or asked for and its window long enough)."""
         since = now - self._at
-        if since >= OWN_CPU_EVERY or (
-            asked and (self.value is None or since >= OWN_CPU_MIN_WINDOW)
-        ):
+        if self.due(now, asked):
             self.value = self._read(tids)
             self._at = now
             self._figure_stale = True

@@ -16,7 +16,6 @@ from ..live.baseline import Baseline, load_baseline, newest_record
 from ..live.record_switch import RecordSwitch
 from .host import AppHost
 from .screens.prompts import PathInputScreen
-from .widgets.bands import BaselineBar
 
 
 class RecordActions:
@@ -64,7 +63,7 @@ class RecordActions:
         rec = self.recording.note()
         if rec:
             notes.append(rec)
-        self.query_one(BaselineBar).update_from(self.baseline, self.info)
+        self.baseline_bar.update_from(self.baseline, self.info)
         return [n for n in notes if n]
 
     def _records_finish(self: AppHost, interrupted: bool) -> None:

@@ -253,3 +253,40 @@ def test_rows_whose_figures_did_not_change_are_not_rendered_again() -> None:
             assert drawn_threads == [2], drawn_threads  # row 1 is line 2, under the heading
 
     asyncio.run(go())
+
+
+def test_a_table_whose_every_row_moved_repaints_its_rows_not_its_border() -> None:
+    # Every sparkline moves each sample at 256 pairs: all rows change. Their lines
+    # are rendered again, the border's (title, subtitle) are not: they did not move.
+    async def go() -> None:
+        app = IpctopApp(FixedSource(fixed_samples(), INFO))
+        async with app.run_test(size=(120, 40)) as pilot:
+            threads = app.query_one(ThreadsPanel)
+            await _wait(pilot, lambda: app.session.count == len(fixed_samples()), "all samples")
+            app.redraw_now()
+            await pilot.pause(0.2)
+            styled: list[int] = []  # every line of the widget Textual styles (border included)
+            cache = threads._styles_cache
+            real_line = cache.render_line
+
+            def render_line(styles, y, *rest):
+                styled.append(y)
+                return real_line(styles, y, *rest)
+
+            cache.render_line = render_line  # type: ignore[method-assign]
+            real_row = threads.row
+
+            def row(index: int, width: int):
+                pieces, style = real_row(index, width)
+                return [*pieces[:-1], (" moved", None)], style
+
+            threads.row = row  # type: ignore[method-assign]
+            app.redraw_now()
+            await pilot.pause(0.2)
+            rows = min(threads.row_count(), threads.scrollable_content_region.height - 1)
+            bottom = threads.outer_size.height - 1  # the border's last line
+            # Line 0 is the top border, line 1 the heading; rows follow it.
+            assert sorted(set(styled)) == list(range(2, 2 + rows)), (styled, bottom)
+            assert 0 not in styled and bottom not in styled and bottom == 2 + rows
+
+    asyncio.run(go())

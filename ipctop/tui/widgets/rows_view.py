@@ -111,15 +111,13 @@ class RowsView(ScrollView, can_focus=True):
             self._frame, self._lines = frame, lines
             self.refresh()
             return
-        # refresh() takes regions relative to the content (it adds border and padding).
-        width = frame[0]
         changed = [y for y, (new, old) in enumerate(zip(lines, self._lines)) if new != old]
         self._lines = lines
-        if len(changed) > len(lines) // 2:
-            self.refresh()  # one region costs the compositor less than many lines
-            return
-        for y in changed:
-            self.refresh(Region(0, y, width, 1))
+        if changed:
+            # Runs of changed lines, in one call: a bare refresh() would also drop
+            # the border's cached lines (its title and subtitle are the dearest to
+            # render), though only the rows moved. Regions are relative to the content.
+            self.refresh(*_runs(changed, frame[0]))
 
     def _frame_now(self) -> tuple[int, int, int]:
         key = (
@@ -161,3 +159,16 @@ class RowsView(ScrollView, can_focus=True):
         if used < width:
             segments.append(Segment(" " * (width - used), self._style(None, row_style)))
         return Strip(segments, width)
+
+
+def _runs(lines: list[int], width: int) -> list[Region]:
+    """Sorted line numbers -> one region per run of consecutive lines."""
+    runs: list[Region] = []
+    start = prev = lines[0]
+    for y in lines[1:]:
+        if y != prev + 1:
+            runs.append(Region(0, start, width, prev - start + 1))
+            start = y
+        prev = y
+    runs.append(Region(0, start, width, prev - start + 1))
+    return runs
