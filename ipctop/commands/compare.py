@@ -38,7 +38,12 @@ from ..output.text.compare_records import (
     record_label,
 )
 from ..output.text.compare_rows import Comparison
-from ..output.text.latency_compare import format_latency_comparison, has_latency
+from ..output.text.latency_compare import NOT_JUDGED as LATENCY_NOT_JUDGED
+from ..output.text.latency_compare import (
+    format_latency_comparison,
+    has_latency,
+    latency_comparison_rows,
+)
 from ..plain import to_plain
 
 PLAIN_MARKERS = ("*", "o", "x", "+", "#", "@")
@@ -129,7 +134,12 @@ def run(args: argparse.Namespace) -> int:
     with redirect_stdout(sys.stderr) if json_path == "-" else nullcontext():
         code = _print_all(args, cmp, records)
     if json_path:
-        text = json.dumps(comparison_to_dict(cmp), indent=2, allow_nan=False)
+        doc = comparison_to_dict(cmp)
+        if has_latency(records):
+            labels = [record_label(r) for r in records]
+            doc["latency"] = latency_comparison_rows(records, labels)
+            doc["latency_note"] = LATENCY_NOT_JUDGED
+        text = json.dumps(doc, indent=2, allow_nan=False)
         if json_path == "-":
             print(text)
         else:
@@ -188,8 +198,9 @@ def _print_all(args: argparse.Namespace, cmp: Comparison, records: list[Record])
         print()
         print(text)
     if has_latency(records):
-        print("\nLatency (all pairs; median of the sampler windows [95 % interval] n)")
+        print("\nLatency (all pairs; geometric mean of the sampler windows [95 % interval] n)")
         print(format_latency_comparison(records, [record_label(r) for r in records]))
+        print(f"  {LATENCY_NOT_JUDGED}")
     if args.plot:
         print()
         print(plot_text(cmp, records))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import shutil
 
 import pytest
@@ -54,6 +55,24 @@ def test_sweep_records_percentiles_per_step_and_pair_and_compare_shows_them(tmp_
     assert r.returncode == 0, r.stderr
     assert "Latency (all pairs" in r.stdout
     assert "round trip p99" in r.stdout and "one-way p50" in r.stdout
+    assert "shown, not judged" in r.stdout  # windows of one run are no replicate across sessions
+    # compare --json carries them too: estimate, interval, n and unit, never a verdict.
+    r = run_cli("compare", str(a), str(b), "--json", "-")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout[r.stdout.index("{") :])
+    rows = {(x["pairs"], x["figure"], x["side"]): x for x in doc["latency"]}
+    assert "not judged" in doc["latency_note"]
+    labels = [x["side"] for x in doc["latency"] if x["pairs"] == 1 and x["figure"] == "rtt_p99"]
+    assert len(labels) == 2
+    first = rows[(1, "rtt_p99", labels[0])]
+    xs = read_record(a).steps[0].latency.windows["rtt_p99"]
+    # The estimate is the geometric mean of the windows, computed here, inside its interval.
+    geo = math.exp(sum(math.log(x) for x in xs) / len(xs))
+    assert first["estimate_ns"] == pytest.approx(geo)
+    assert first["low_ns"] <= first["estimate_ns"] <= first["high_ns"]
+    assert first["n"] == len(xs) and first["unit"] == "windows" and first["judged"] is False
+    second = rows[(1, "rtt_p99", labels[1])]
+    assert "verdict" not in second and second["low_pct"] <= second["diff_pct"] <= second["high_pct"]
 
 
 def _record(path, latency=None):

@@ -1,14 +1,16 @@
 """Latency side by side: each record's p50 and p99 per pair count, with intervals.
 
 A step's figures come from its sampler windows (every interval of every run,
-all pairs together), summarized as throughput is (analysis.stats): median and
-95 % interval; against the first record, the ratio by Welch's t on logs.
+all pairs together), summarized as throughput is (analysis.stats): geometric
+mean and 95 % interval; against the first record, the ratio by Welch's t on
+logs. Records keep no latency per run, so these rest on windows (within-run
+noise, no session term): shown with their intervals, never judged.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...analysis.stats import difference, fmt_diff, fmt_interval, summarize
 from ...engine.latency import format_ns
@@ -46,3 +48,36 @@ def format_latency_comparison(records: Sequence[Record], labels: Sequence[str]) 
                 row.append(fmt_diff(difference(samples[0], xs)) if ok else "-")
             rows.append(row)
     return format_table(headers, rows, "ll" + "r" * (len(headers) - 2))
+
+
+NOT_JUDGED = (
+    "latency rests on each record's sampler windows (within-run noise only; records keep "
+    "no latency per run, so no session term): shown, not judged"
+)
+
+
+def latency_comparison_rows(
+    records: Sequence[Record], labels: Sequence[str]
+) -> list[dict[str, Any]]:
+    """compare --json's latency: per pair count, figure and record, the estimate in ns,
+    its interval and n, and against the first record the ratio; never a verdict."""
+    curves = [_windows(r) for r in records]
+    out: list[dict[str, Any]] = []
+    for n in sorted(set().union(*curves)):
+        for key, _ in SHOWN:
+            samples = [list(c.get(n, {}).get(key, ())) for c in curves]
+            for i, xs in enumerate(samples):
+                if not xs:
+                    continue
+                s = summarize(xs)
+                row: dict[str, Any] = {
+                    "pairs": n, "figure": key, "side": labels[i], "estimate_ns": s.figure,
+                    "low_ns": s.low, "high_ns": s.high, "n": s.n, "unit": s.unit,
+                    "method": s.method, "judged": False,
+                }  # fmt: skip
+                if i and len(xs) >= 2 and len(samples[0]) >= 2:
+                    d = difference(samples[0], xs)
+                    row.update(diff_pct=d.diff_pct, low_pct=d.low_pct, high_pct=d.high_pct,
+                               test=d.test)  # fmt: skip
+                out.append(row)
+    return out
