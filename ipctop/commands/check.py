@@ -27,7 +27,7 @@ from ..analysis.check_curve import NoiseFloor, aa_noise_floor, judge_baseline, j
 from ..analysis.readings import CheckReadings
 from ..analysis.stats import TooFewWindows, summarize
 from ..analysis.verdicts import FAIL, Verdict, exit_code, judge_check, overall
-from ..box import describe, read_box
+from ..box import BoxFacts, describe, read_box
 from ..engine.config import RunConfig
 from ..engine.engine import ENGINES, resolve_engine
 from ..errors import RecordError, UsageError
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     kind = resolve_engine(args.engine)
     cpus = resolve_cpus(args.cpus)
     box = read_box()
-    baseline = _read_baseline(args.baseline, to_plain(box)) if args.baseline else None
+    baseline = _read_baseline(args.baseline, box) if args.baseline else None
     timing = TIMING["quick" if args.quick else "full"]
     say = Printer(quiet=args.json)
     say(f"ipctop check · engine {kind} · CPUs {cpu_text(cpus)}")
@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         seconds, warmup = (1.0, 0.3) if args.quick else (2.0, 0.5)
         spread = measure_sessions(args.sessions, cpus[:1], kind, seconds, warmup, say)
         say(remember_spread(spread, "check --sessions", cpus[:1]))
-    box_dict = to_plain(box)
+    box_dict = to_plain(box)  # the check result's "box", and what judge_check reads
     verdicts = judge_check(box_dict, cpus, readings)
     floor = _noise_floor(readings)
     verdicts.append(judge_noise(*floor))
@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
         verdicts.append(load)
     code = exit_code(verdicts)
     if args.record:
-        rec = _record(box_dict, cpus, kind, readings, floor[0], args)
+        rec = _record(box, cpus, kind, readings, floor[0], args)
         rec.warnings = runner.warnings.lines or None
         rec.sessions = Sessions.model_validate(to_plain(spread)) if spread else None
         said, ok = write_or_keep(Path(args.record), lambda p: write_record(p, rec))
@@ -165,9 +165,9 @@ def _noise_floor(readings: CheckReadings) -> tuple[NoiseFloor | None, str]:
         return None, str(exc)
 
 
-def _read_baseline(path: str, box: dict[str, Any]) -> Record:
+def _read_baseline(path: str, box: BoxFacts) -> Record:
     rec = read_record(path)
-    theirs, mine = rec.box.cpu_model, box.get("cpu_model")
+    theirs, mine = rec.box.cpu_model, box.cpu_model
     if theirs != mine:
         raise UsageError(
             f"--baseline {rec.name} is from a {theirs or 'unknown CPU'}, this box is a "
@@ -222,7 +222,7 @@ def baseline_spread(baseline: Record) -> tuple[float | None, float, str]:
 
 
 def _record(
-    box: dict[str, Any],
+    box: BoxFacts,
     cpus: list[int],
     kind: str,
     readings: CheckReadings,
@@ -239,7 +239,7 @@ def _record(
     ]
     return Record(
         kind="sweep",
-        box=Box.model_validate(box),
+        box=Box.of(box),
         config=RunConfig.model_validate(
             {
                 "workload": workload,

@@ -328,8 +328,8 @@ def _ab(record: Record, args: argparse.Namespace) -> int:
             print(f"{name}: {what or '(the shared options)'}")
     # The run itself may have declined to judge ops/s (a busy box): so does its reading.
     result = record.ab.result if record.ab is not None else None
-    why = str(result.get("not_judged_why", "")) if result else ""
-    declined = result is not None and result.get("verdict") == NOT_JUDGED
+    why = (result.not_judged_why or "") if result is not None else ""
+    declined = result is not None and result.verdict == NOT_JUDGED
     verdict = "not judged (a busy box)" if declined else d.verdict
     print(f"B/A: {fmt_diff(d)} · {verdict} · {d.test}, {len(blocks)} blocks")
     if declined:

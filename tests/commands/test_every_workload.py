@@ -141,7 +141,7 @@ def test_run_text_and_metrics(name: str) -> None:
 @pytest.mark.parametrize("name", NAMES)
 def test_run_jsonl(name: str) -> None:
     r = run_cli(
-        "run", *common(name), *units(name), "--seconds", "1", "--interval", "0.25", "--jsonl",
+        "run", *common(name), *units(name), "--seconds", "0.5", "--interval", "0.25", "--jsonl",
         timeout=TIMEOUT,
     )  # fmt: skip
     ok(r, "run --jsonl")

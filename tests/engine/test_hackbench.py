@@ -310,7 +310,7 @@ def test_groups_added_and_removed_live_leave_nothing(transport: str, mode: str) 
 @two_cpus
 def test_ipctop_run_streams_hackbench_groups() -> None:
     r = run_cli(
-        "run", "-w", "hackbench", "--groups", "2", "--fds", "2", "--seconds", "1.5",
+        "run", "-w", "hackbench", "--groups", "2", "--fds", "2", "--seconds", "1",
         "--interval", "0.5",
     )  # fmt: skip
     assert r.returncode == 0, r.stderr

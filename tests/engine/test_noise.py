@@ -171,7 +171,7 @@ def test_run_line_shows_steal_psi_and_marks_a_stolen_window(capsys) -> None:
 
 
 def test_real_run_prints_steal_on_every_line_and_a_noise_summary() -> None:
-    r = run_cli("run", "-w", "sysv-sem", "--cpus", str(CPUS[0]), "--seconds", "1.5")
+    r = run_cli("run", "-w", "sysv-sem", "--cpus", str(CPUS[0]), "--seconds", "1")
     assert r.returncode in (0, 1), r.stderr  # 1: the loaded box stalled the pair (said)
     lines = [x for x in r.stdout.splitlines() if x.startswith("t=")]
     assert lines and all(" steal=" in x for x in lines)
@@ -252,7 +252,7 @@ def test_real_sweep_records_each_windows_steal(tmp_path: Path) -> None:
     out = tmp_path / "sweep.json"
     r = run_cli(
         "sweep", "-w", "sysv-sem", "--cpus", str(CPUS[0]), "--max-pairs", "1",
-        "--seconds", "1", "--warmup", "0", "--repeat", "2", "--json", str(out),
+        "--seconds", "0.5", "--warmup", "0", "--repeat", "2", "--json", str(out),
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     rec = Record.from_dict(json.loads(out.read_text()))

@@ -4,6 +4,8 @@ compared by load (groups or rooms, messages/s, hold %), refused against pairs.""
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 from conftest import run_cli, two_cpus
@@ -17,14 +19,31 @@ HB = ("sweep", "-w", "hackbench", "--groups", "1,2", "--fds", "2", "--loops", "2
       "--repeat", "3", "--mode", "threads")  # fmt: skip
 
 
-@needs_native
-@two_cpus
-def test_a_hackbench_load_sweep_is_a_record_compare_reads_by_groups(tmp_path) -> None:
-    a, b = tmp_path / "a.json", tmp_path / "b.json"
+@pytest.fixture(scope="module")
+def hb_records(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Two records of the HB sweep, measured once for the tests that read them: each
+    test copies what it edits, so none sees another's changes."""
+    d = tmp_path_factory.mktemp("hb")
+    a, b = d / "a.json", d / "b.json"
     for path in (a, b):
         r = run_cli(*HB, "--json", str(path))
         assert r.returncode == 0, r.stderr
         assert f"record written to {path}" in r.stderr
+    return a, b
+
+
+def hb_record(hb_records: tuple[Path, Path], to: Path) -> Path:
+    """The first HB record, copied to `to` for a test to read or edit."""
+    shutil.copyfile(hb_records[0], to)
+    return to
+
+
+@needs_native
+@two_cpus
+def test_a_hackbench_load_sweep_is_a_record_compare_reads_by_groups(
+    hb_records: tuple[Path, Path],
+) -> None:
+    a, b = hb_records
     rec = read_record(a)
     assert rec.config.workload == "hackbench" and rec.config.load_unit == "group"
     assert rec.config.messages_per_group == 2 * 2 * 20
@@ -45,9 +64,10 @@ def test_a_hackbench_load_sweep_is_a_record_compare_reads_by_groups(tmp_path) ->
 
 @needs_native
 @two_cpus
-def test_a_load_record_is_not_compared_with_other_fds_or_a_pair_sweep(tmp_path) -> None:
-    a, b = tmp_path / "a.json", tmp_path / "b.json"
-    assert run_cli(*HB, "--json", str(a)).returncode == 0
+def test_a_load_record_is_not_compared_with_other_fds_or_a_pair_sweep(
+    hb_records: tuple[Path, Path], tmp_path: Path
+) -> None:
+    a, b = hb_record(hb_records, tmp_path / "a.json"), tmp_path / "b.json"
     other = [*HB]
     other[other.index("--fds") + 1] = "3"
     assert run_cli(*other, "--json", str(b)).returncode == 0
@@ -85,7 +105,9 @@ def test_a_load_record_path_that_cannot_be_written_is_refused_before_any_run(tmp
 
 @needs_native
 @two_cpus
-def test_a_load_record_replays_as_rate_by_load_against_a_flat_ideal(tmp_path) -> None:
+def test_a_load_record_replays_as_rate_by_load_against_a_flat_ideal(
+    hb_records: tuple[Path, Path], tmp_path: Path
+) -> None:
     import asyncio
     import time
 
@@ -94,8 +116,7 @@ def test_a_load_record_replays_as_rate_by_load_against_a_flat_ideal(tmp_path) ->
     from ipctop.tui.widgets.scaling_panel import ScalingPanel
     from ipctop.tui.widgets.text_block import TextBlock
 
-    path = tmp_path / "a.json"
-    assert run_cli(*HB, "--json", str(path)).returncode == 0
+    path = hb_record(hb_records, tmp_path / "a.json")
     replay = ReplaySource(read_record(path), speed=1000.0)
 
     async def play() -> None:
@@ -200,9 +221,10 @@ def test_a_chat_sweep_record_replays_with_one_row_per_room(tmp_path) -> None:
 
 @needs_native
 @two_cpus
-def test_a_load_record_from_before_units_still_reads_and_replays(tmp_path) -> None:
-    path = tmp_path / "old.json"
-    assert run_cli(*HB, "--json", str(path)).returncode == 0
+def test_a_load_record_from_before_units_still_reads_and_replays(
+    hb_records: tuple[Path, Path], tmp_path: Path
+) -> None:
+    path = hb_record(hb_records, tmp_path / "old.json")
     d = json.loads(path.read_text())
     for step in d["steps"]:
         del step["units"]

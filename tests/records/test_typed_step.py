@@ -7,14 +7,15 @@ import json
 import pytest
 from conftest import run_cli
 
+from ipctop.analysis.stats import Difference
 from ipctop.engine.config import RunConfig
 from ipctop.engine.costs import Costs
 from ipctop.engine.opstats import OpRate
 from ipctop.engine.stalls import StallSummary
 from ipctop.live.source_protocol import RunInfo
-from ipctop.output.records.ab_record import run_config
+from ipctop.output.records.ab_record import NOT_JUDGED, _result, run_config
 from ipctop.output.records.record import Record, Step
-from ipctop.output.records.record_ab import AbRecord
+from ipctop.output.records.record_ab import AbLatency, AbRecord, AbResult
 from ipctop.output.records.record_box import Box
 from ipctop.output.records.record_io import read_record
 from ipctop.output.text.costs_table import format_costs
@@ -170,13 +171,29 @@ def test_a_records_box_and_ab_are_typed_and_write_what_they_read() -> None:
     assert rec.ab.sides.B.options == "--size 4096" and rec.ab.blocks[0].B == (3.0, 4.0)
     assert rec.ab.profile is not None and rec.ab.profile.B.samples == 4
     assert rec.ab.latency is not None and rec.ab.latency.blocks[0].A["rtt_p50"] == (1.0,)
+    assert isinstance(rec.ab.result, AbResult) and rec.ab.result.ratio == 1.5
     written = json.loads(json.dumps(rec.to_dict()))
     assert written["box"] == d["box"]
+    assert written["ab"]["result"] == {"ratio": 1.5}  # the keys it read, none invented
     assert written["ab"]["precision_pct"] == 1.0 and written["ab"]["blocks"] == d["ab"]["blocks"]
     assert Record.from_dict(written) == rec
     # A record without box facts (an older or hand-made one) still reads, and says so.
     bare = Record.from_dict({**json.loads(json.dumps(d)), "box": {}})
     assert bare.box.kernel == "unknown kernel" and bare.to_dict()["box"] == {}
+
+
+def test_an_ab_result_is_typed_and_writes_the_keys_ab_wrote_in_their_order() -> None:
+    d = Difference(6, 6, 0.9, 0.85, 0.95, 0.001, unit="blocks", se=0.02, df=5.0)
+    written = _result(d, 41.26, "other processes used 41 % of a CPU")
+    result = AbResult.model_validate(written)
+    assert (result.verdict, result.outside_cpu_pct, result.df) == (NOT_JUDGED, 41.3, 5.0)
+    assert result.model_dump(mode="json", exclude_unset=True) == written
+    assert list(result.model_dump(exclude_unset=True)) == list(written)
+    # Latency: one per figure, each with the latency verdict in place of the Difference's.
+    figures = {"rtt_p50": {**d.to_dict(), "verdict": "B slower"}}
+    latency = AbLatency.model_validate({"result": figures})
+    assert latency.result is not None and latency.result["rtt_p50"].verdict == "B slower"
+    assert latency.model_dump(mode="json", exclude_unset=True)["result"] == figures
 
 
 def test_the_run_info_holds_the_records_run_configuration_as_it_is() -> None:

@@ -16,6 +16,8 @@ from contextlib import contextmanager
 import pytest
 from conftest import two_cpus
 from test_tui_live import CPUS, live, pair_threads
+from textual.events import Paste
+from textual.widgets import Input
 
 from ipctop.analysis.stats import IMPROVEMENT, NO_DIFFERENCE, REGRESSION, Difference, fmt_diff
 from ipctop.engine.config import RunConfig
@@ -24,6 +26,7 @@ from ipctop.errors import IpctopError, UsageError
 from ipctop.live.ab_busy import BUSY_VERDICT
 from ipctop.live.ab_live import ORDER, AbProgress, LiveAB, parse_change
 from ipctop.tui.app import IpctopApp
+from ipctop.tui.screens.prompts import AbInputScreen
 from ipctop.tui.widgets.ab_panel import AbPanel, progress_bar
 
 TIMEOUT = 180.0  # an A/B of three blocks restarts the pairs 12 times; a busy box is slow
@@ -53,11 +56,30 @@ def spy_placements(source) -> list[str]:
     return seen
 
 
-async def start_ab(pilot, app: IpctopApp, b: str) -> None:
+async def answer_b(pilot, app: IpctopApp, b: str) -> None:
+    """Key a, then B's options pasted over what the prompt offers, then enter.
+
+    Pasted, not typed key by key: after every key Textual's pilot waits up to 1 s,
+    twice, for the process's CPU time to stop advancing, and the live pairs' ends
+    are threads of this process that never idle, so each typed character cost 2 s.
+    A paste reaches the focused input as one event, as a terminal's bracketed
+    paste does."""
     await pilot.press("a")
-    await pilot.pause(0.1)
-    await pilot.press(*b)
+    await wait_for(
+        pilot,
+        lambda: isinstance(app.screen, AbInputScreen) and isinstance(app.focused, Input),
+        "the B prompt to take the keys",
+    )
+    field = app.screen.query_one(Input)
+    assert field.value == app._ab_last_b  # the last B is offered again
+    field.select_all()  # a paste replaces the selection
+    app.post_message(Paste(b))
+    await wait_for(pilot, lambda: field.value == b, "the pasted B")
     await pilot.press("enter")
+
+
+async def start_ab(pilot, app: IpctopApp, b: str) -> None:
+    await answer_b(pilot, app, b)
     await wait_for(pilot, lambda: app.ab_running, "the A/B to start")
 
 
@@ -166,9 +188,7 @@ def test_b_cpus_is_checked_against_the_box_not_the_pinned_monitor_thread() -> No
             await wait_for(pilot, lambda: source.monitor_cpu is not None, "the monitor to pin")
             pinned = os.sched_getaffinity(0)
             assert pinned == {source.monitor_cpu} and 0 not in pinned, pinned
-            await pilot.press("a")
-            await pilot.pause(0.1)
-            await pilot.press(*"--cpus 0", "enter")
+            await answer_b(pilot, app, "--cpus 0")
             await pilot.pause(0.2)
             assert "not in the allowed set" not in (app._message or ""), app._message
             await wait_for(pilot, lambda: app.ab_running, "the A/B to start")
@@ -194,9 +214,7 @@ def test_bad_b_options_are_one_line_and_start_nothing() -> None:
             assert app._ab_progress is None and source.engine.config.placement == "same"
 
     async def start_ab_refused(pilot, app, b: str) -> None:
-        await pilot.press("a")
-        await pilot.pause(0.1)
-        await pilot.press("ctrl+a", "ctrl+k", *b, "enter")  # the last B is offered again
+        await answer_b(pilot, app, b)
         await pilot.pause(0.2)
 
     asyncio.run(go())

@@ -42,10 +42,31 @@ class AbLatencyBlock(_Part):
     B: dict[str, tuple[float, ...]]
 
 
+class AbResult(_Part):
+    """B against A as a record keeps it: analysis.stats.Difference.to_dict (no se or
+    notes, df null when infinite, its verdict), in that order. Every key is optional:
+    records from before `unit` and `df` lack them, and a record writes the keys it read."""
+
+    n_a: int | None = None
+    n_b: int | None = None
+    ratio: float | None = None
+    low: float | None = None
+    high: float | None = None
+    p_value: float | None = None
+    test: str | None = None
+    unit: str | None = None
+    df: float | None = None
+    verdict: str | None = None
+    # ab's own (output/records/ab_record.py): other processes' CPU during the run, and
+    # why ops/s was not judged when the verdict is "not judged".
+    outside_cpu_pct: float | None = None
+    not_judged_why: str | None = None
+
+
 class AbLatency(_Part):
     notes: dict[str, str | None] = {}  # side -> how its rounds were timed
     blocks: tuple[AbLatencyBlock, ...] = ()
-    result: dict[str, Any] | None = None
+    result: dict[str, AbResult] | None = None  # figure -> B against A, its latency verdict
 
 
 class AbProfiles(_Part):
@@ -65,7 +86,7 @@ class AbRecord(_Part):
     metric: str = "ops"  # ops: ops/s; cpu: rounds per CPU-second of the ends
     sides: AbSides
     blocks: tuple[AbBlock, ...]
-    result: dict[str, Any] | None = None  # analysis.stats.Difference.to_dict
+    result: AbResult | None = None
     restore_cmd: str | None = None
     latency: AbLatency | None = None
     profile: AbProfiles | None = None
