@@ -213,6 +213,11 @@ def test_tui_cpus_and_detail_panels_show_and_mark_steal() -> None:
             stolen = rows["cpu  1"][-1]
             assert stolen == (" 12.0!", "flag")
             assert rows["cpu  0"][-1] == ("  0.5 ", None)
+            # At 80x24 the panel is 30 wide: steal gives way, nothing is cut (lab, 64 CPUs).
+            for width in (27, 30, 32, 33):
+                text = "".join(t for t, _ in panel.row(1, width)[0])
+                assert len(text) <= width and len(panel.heading(width)) <= width, width
+                assert ("12.0!" in text) == (width >= 33), width
             assert "PSI 40 %" in str(panel.border_subtitle)
             assert f"steal > {STEAL_MARK_PCT:g} % on cpu1" in str(panel.border_subtitle)
             await pilot.press("d")

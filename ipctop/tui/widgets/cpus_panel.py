@@ -55,22 +55,32 @@ class CpusPanel(RowsView):
     def row_count(self) -> int:
         return len(self._rows)
 
-    def _extra(self) -> int:
-        return STEAL_W * self._steal + MHZ_W * self._mhz
+    def _shown(self, width: int) -> tuple[bool, bool]:
+        """(steal, MHz) columns that fit beside the split: at 80x24 the panel is 30
+        wide and the split alone 27, so the clock goes first, then steal (whose
+        warning the subtitle still gives), rather than cut a row."""
+        steal, mhz = self._steal, self._mhz
+        if mhz and LEFT + RIGHT + STEAL_W * steal + MHZ_W > width:
+            mhz = False
+        if steal and LEFT + RIGHT + STEAL_W > width:
+            steal = False
+        return steal, mhz
 
     def heading(self, width: int) -> str:
-        sw = max(0, width - LEFT - RIGHT - self._extra())
+        steal, mhz = self._shown(width)
+        sw = max(0, width - LEFT - RIGHT - STEAL_W * steal - MHZ_W * mhz)
         label = "busy %" if sw >= 6 else ""
         head = f"{'cpu':<8} {label:<{sw}} {'busy':>4} {'usr':>3} {'sys':>3} {'sirq':>4}"
-        if self._steal:
+        if steal:
             head += f" {'stl':>4} "
-        if self._mhz:
+        if mhz:
             head += f" {'MHz':>4}"
         return head
 
     def row(self, index: int, width: int) -> Row:
         c, history, hosts = self._rows[index]
-        sw = max(0, width - LEFT - RIGHT - self._extra())
+        steal, mhz = self._shown(width)
+        sw = max(0, width - LEFT - RIGHT - STEAL_W * steal - MHZ_W * mhz)
         pieces = [
             (f"cpu{c.cpu:>3} ", None),
             ("●" if hosts else " ", "mark"),
@@ -78,13 +88,13 @@ class CpusPanel(RowsView):
             (spark(history, sw, 100.0), "spark"),
             (f" {c.busy:>3.0f}% {c.user:>3.0f} {c.system:>3.0f} {c.softirq:>4.0f}", None),
         ]
-        if self._steal:
+        if steal:
             text = "   -" if c.steal is None else f"{c.steal:>4.1f}"
             if is_stolen(c.steal):
                 pieces.append((f" {text}!", "flag"))
             else:
                 pieces.append((f" {text} ", None))
-        if self._mhz:
+        if mhz:
             pieces.append((f" {'-' if c.mhz is None else f'{c.mhz:.0f}':>4}", None))
         return pieces, None
 
