@@ -9,7 +9,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ipctop.analysis.readings import RunReading
-from ipctop.analysis.stats import TooFewWindows, difference, fmt_diff, paired_difference
+from ipctop.analysis.stats import (
+    CONFIDENCE,
+    NO_DIFFERENCE,
+    TooFewWindows,
+    difference,
+    fmt_diff,
+    holm,
+    paired_difference,
+)
 from ipctop.analysis.verdicts import FAIL, OK, WARN, Verdict, fmt_rate
 
 # Up to this many CPUs every pair count is measured; above it 1, 2, 4, ... N
@@ -87,19 +95,54 @@ def judge_baseline(
     This check is a new session and the record another, so the interval needs
     the box's session spread (session_sd_pct, in %); without it the figure is
     shown and not judged (no_spread: what to do about it), as compare does."""
-    subject = f"{run.label} baseline"
-    if len(run.windows) < 2 or len(base_windows) < 2:
-        return Verdict(WARN, subject, f"{run.label}: too few windows to compare with {name}")
+    return judge_baselines([(run, base_windows)], name, session_sd_pct, no_spread, session_df)[0]
+
+
+def judge_baselines(
+    runs: Sequence[tuple[RunReading, Sequence[float]]],
+    name: str,
+    session_sd_pct: float | None = None,
+    no_spread: str = "",
+    session_df: float = math.inf,
+) -> list[Verdict]:
+    """judge_baseline for every run of a check at once, Holm-adjusted over them:
+    a check judges several pair counts, and the family, not each line, keeps 5 %.
+    With one run the adjusted p is the raw one, and the verdicts are the interval's."""
     var = math.log1p(session_sd_pct / 100.0) ** 2 if session_sd_pct else 0.0
-    d = difference(base_windows, run.windows, session_var=var, session_df=session_df)
-    text = f"{run.label}: {fmt_rate(run.total_ops_per_s)} ops/s, {fmt_diff(d)} against {name}"
-    if session_sd_pct is None:
-        why = f" ({no_spread})" if no_spread else ""
-        return Verdict(
-            WARN, subject, f"{text}: not judged: sessions differ by an unknown amount{why}"
-        )
-    if d.below(BASELINE_FAIL_PCT):
-        return Verdict(FAIL, subject, f"{text}: this box is slow")
-    if d.verdict == "regression":
-        return Verdict(WARN, subject, f"{text}: slower, within {BASELINE_FAIL_PCT:g} %")
-    return Verdict(OK, subject, f"{text}: {d.verdict}")
+    diffs = [
+        difference(base, run.windows, session_var=var, session_df=session_df)
+        if len(run.windows) >= 2 and len(base) >= 2
+        else None
+        for run, base in runs
+    ]
+    judged = [(i, d) for i, d in enumerate(diffs) if d is not None]
+    p_two = dict(zip((i for i, _ in judged), holm([d.p_value for _, d in judged]), strict=True))
+    slow = holm([d.p_below(BASELINE_FAIL_PCT) for _, d in judged])
+    p_slow = dict(zip((i for i, _ in judged), slow, strict=True))
+    family = f", Holm over {len(judged)} pair counts" if len(judged) > 1 else ""
+    out = []
+    for i, ((run, _), d) in enumerate(zip(runs, diffs, strict=True)):
+        subject = f"{run.label} baseline"
+        if d is None:
+            out.append(
+                Verdict(WARN, subject, f"{run.label}: too few windows to compare with {name}")
+            )
+            continue
+        text = f"{run.label}: {fmt_rate(run.total_ops_per_s)} ops/s, {fmt_diff(d)} against {name}"
+        if session_sd_pct is None:
+            why = f" ({no_spread})" if no_spread else ""
+            out.append(
+                Verdict(
+                    WARN, subject, f"{text}: not judged: sessions differ by an unknown amount{why}"
+                )
+            )
+        elif p_slow[i] < (1.0 - CONFIDENCE) / 2.0:  # one side of the 95 % interval
+            out.append(Verdict(FAIL, subject, f"{text}: this box is slow{family}"))
+        elif d.ratio < 1.0 and p_two[i] < 1.0 - CONFIDENCE:
+            out.append(
+                Verdict(WARN, subject, f"{text}: slower, within {BASELINE_FAIL_PCT:g} %{family}")
+            )
+        else:
+            shown = d.verdict if p_two[i] < 1.0 - CONFIDENCE else NO_DIFFERENCE
+            out.append(Verdict(OK, subject, f"{text}: {shown}"))
+    return out

@@ -23,7 +23,7 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
-from ..analysis.check_curve import NoiseFloor, aa_noise_floor, judge_baseline, judge_noise
+from ..analysis.check_curve import NoiseFloor, aa_noise_floor, judge_baselines, judge_noise
 from ..analysis.readings import CheckReadings
 from ..analysis.stats import TooFewWindows, summarize
 from ..analysis.verdicts import FAIL, Verdict, exit_code, judge_check, overall
@@ -184,15 +184,14 @@ def _against(baseline: Record, readings: CheckReadings) -> list[Verdict]:
     cfg = baseline.config
     steps = {s.pairs: s for s in baseline.steps}
     sd, df, no_spread = baseline_spread(baseline)
-    out = []
+    runs = []
     for run in readings.runs():
         step = steps.get(run.pairs)
         if run.workload == cfg.workload and run.placement == "same" and step:
-            windows = step.windows or step.repeats
-            out.append(judge_baseline(run, windows, baseline.name, sd, no_spread, df))
-    if not out:
+            runs.append((run, step.windows or step.repeats))
+    if not runs:
         raise UsageError(f"--baseline {baseline.name} has no step this check measures")
-    return out
+    return judge_baselines(runs, baseline.name, sd, no_spread, df)
 
 
 def baseline_spread(baseline: Record) -> tuple[float | None, float, str]:

@@ -15,6 +15,7 @@ from test_check import healthy, reading
 from ipctop.analysis.check_curve import (
     aa_noise_floor,
     judge_baseline,
+    judge_baselines,
     judge_noise,
     pair_counts,
 )
@@ -104,6 +105,31 @@ def test_baseline_without_a_session_spread_shows_the_figure_but_does_not_judge()
     assert v.reason.endswith(
         "not judged: sessions differ by an unknown amount (none stored for host h)"
     )
+
+
+def test_baseline_verdicts_over_several_pair_counts_are_holm_adjusted() -> None:
+    """Alone, each slowdown's p is under 5 %; over three pair counts Holm (computed
+    here by hand) keeps the family at 5 %, so the weaker calls are withdrawn."""
+    from ipctop.analysis.stats import difference
+
+    base = [1000.0 * math.exp(e) for e in E]
+    runs = [
+        (reading("sysv-msg", [k], windows=tuple(f * math.exp(e) for e in E)), base)
+        for k, f in ((300, 600.0), (457, 915.0), (460, 920.0))
+    ]
+    alone = [judge_baseline(r, b, "good.json", 0.0).status for r, b in runs]
+    assert alone == [FAIL, WARN, WARN]
+    ps = sorted((difference(b, r.windows).p_value, i) for i, (r, b) in enumerate(runs))
+    # Holm: the k-th smallest p times (m - k), kept monotone.
+    adjusted, running = {}, 0.0
+    for k, (p, i) in enumerate(ps):
+        running = max(running, min(1.0, (3 - k) * p))
+        adjusted[i] = running
+    together = judge_baselines(runs, "good.json", 0.0)
+    assert together[0].status == FAIL and "Holm over 3 pair counts" in together[0].reason
+    for i in (1, 2):
+        assert together[i].status == (WARN if adjusted[i] < 0.05 else OK), (i, adjusted[i])
+    assert any(adjusted[i] >= 0.05 for i in (1, 2))  # the family withdrew a call
 
 
 def test_baseline_with_a_session_spread_widens_its_interval() -> None:
