@@ -76,6 +76,7 @@ class SteinStop:
     def __init__(self, precision_pct: float) -> None:
         self.precision_pct = precision_pct
         self.plan: Plan | None = None
+        self.reached = False  # done() said so: the plan's blocks, at the asked precision
 
     def done(self, blocks: Sequence[tuple[Sequence[float], Sequence[float]]]) -> bool:
         n = len(block_log_ratios(blocks))
@@ -91,7 +92,8 @@ class SteinStop:
         # time limit instead of ending on a verdict the pilot alone vouched for.
         d = self.difference(blocks)
         half = (math.log(d.high) - math.log(d.low)) / 2.0
-        return half <= math.log1p(self.precision_pct / 100.0) * (1.0 + 1e-9)
+        self.reached = half <= math.log1p(self.precision_pct / 100.0) * (1.0 + 1e-9)
+        return self.reached
 
     def difference(self, blocks: Sequence[tuple[Sequence[float], Sequence[float]]]) -> Difference:
         """B/A over the blocks so far; with the pilot's s.d. once there is a plan."""

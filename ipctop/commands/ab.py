@@ -394,7 +394,12 @@ def _result_line(
     busy: BusyNote | None = None,
 ) -> str:
     planned = stop.plan is not None and n >= stop.plan.blocks
-    why = "the planned blocks done" if planned else "time up"
+    if stop.reached:
+        why = "the planned blocks done"
+    elif planned:
+        why = "time up: all blocks spread more than the pilot's"
+    else:
+        why = "time up"
     verdict = BUSY_VERDICT if busy and busy.not_judged else d.verdict
     line = (
         f"B/A: {fmt_diff(d)} · {verdict} · {d.test}, n={n} blocks "

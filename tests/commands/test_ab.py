@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import subprocess
@@ -141,3 +142,12 @@ def test_no_difference_says_what_change_the_run_could_not_have_seen() -> None:
     assert "time up" in text and "n=4 blocks" in text
     assert "stop rule: Stein two-stage: stopped before its 6 pilot blocks" in text
     assert d.half_width_pct > 2  # four blocks this spread cannot rule out a few per cent
+    # A calm pilot, then two wild blocks (a real A/A on this VM): the plan's count is
+    # reached, its precision is not, and the line says why the run went to its time.
+    wild = [([100.0], [100.0 * math.exp(x)]) for x in
+            (-0.0100, -0.0115, -0.0020, -0.0018, 0.0003, 0.0191, -0.2105, -0.1935)]  # fmt: skip
+    stop = SteinStop(1.0)
+    assert not any(stop.done(wild[:k]) for k in range(1, 9)) and not stop.reached
+    text = _result_line(stop.difference(wild), 8, 24.0, argparse.Namespace(precision=1.0), stop)
+    assert "time up: all blocks spread more than the pilot's" in text
+    assert "no difference shown" in text

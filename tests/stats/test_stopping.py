@@ -32,6 +32,7 @@ def test_the_pilot_fixes_the_count_and_the_run_ends_on_an_interval_as_narrow_as_
     while not stop.done(blocks_of(ratios[:n])):
         n += 1
     assert stop.plan is not None and stop.plan.blocks == max(want, PILOT_BLOCKS) <= n
+    assert stop.reached
 
     def halves(m: int) -> tuple[float, float]:
         """Stein's half-width (pilot s.d., 5 df) and all m blocks' own, in log units."""
@@ -61,7 +62,7 @@ def test_a_calm_pilot_does_not_vouch_for_wild_blocks_after_it() -> None:
     stop = SteinStop(precision_pct=1.0)
     for n in range(1, len(ratios) + 1):
         assert not stop.done(blocks_of(ratios[:n])), n
-    assert stop.plan is not None and stop.plan.blocks <= len(ratios)
+    assert stop.plan is not None and stop.plan.blocks <= len(ratios) and not stop.reached
     d = stop.difference(blocks_of(ratios))
     assert d.verdict == "no difference shown"
     # The interval is all eight blocks' own t interval, computed here.
