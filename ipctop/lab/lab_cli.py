@@ -53,6 +53,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--timeout", type=float, default=3600.0, help="seconds before the guest is killed (3600)"
     )
+    p.add_argument(
+        "--boot-timeout",
+        type=float,
+        default=900.0,
+        help="seconds for the guest to reach its command; a guest that does not is killed "
+        "and booted once more, within --timeout (900)",
+    )
     scope = p.add_mutually_exclusive_group()
     scope.add_argument(
         "--short",
@@ -128,7 +135,17 @@ def _boot(
     print(f"lab: accelerator {acc.note()}", file=sys.stderr)
     scope = "smoke" if args.smoke else "short" if args.short else "full"
     argv = _guest_argv(out, args.cpus, acc.name, scope, command)
-    run = guest.run(kernel, topo, acc, out, argv, args.timeout)
+    t0 = time.monotonic()
+    run = guest.run(kernel, topo, acc, out, argv, args.timeout, args.boot_timeout)
+    left = args.timeout - (time.monotonic() - t0)
+    retried = run.boot_hung and left > 0
+    if retried:
+        print(
+            f"lab: the guest did not reach its command in {args.boot_timeout:.0f} s: "
+            "killed; booting once more",
+            file=sys.stderr,
+        )
+        run = guest.run(kernel, topo, acc, out, argv, left, args.boot_timeout)
     summary = {
         "preset": args.cpus,
         "topology": topo.describe(),
@@ -137,6 +154,7 @@ def _boot(
         "cpu_model": acc.cpu_model,
         "note": acc.note(),
         "boot_seconds": run.boot_seconds,
+        "boot_retried": retried,
         "total_seconds": run.total_seconds,
         "returncode": run.returncode,
         "scope": scope,
@@ -149,6 +167,14 @@ def _boot(
     boot = "never reached its command" if run.boot_seconds is None else f"{run.boot_seconds:.0f} s"
     print(f"lab: boot to first command: {boot}{emu}; total {run.total_seconds:.0f} s")
     print(f"lab: logs, records and screenshots in {out}")
+    if run.boot_hung:
+        print(
+            f"ipctop.lab: the guest did not reach its command in {args.boot_timeout:.0f} s, "
+            "twice (or --timeout left no second boot); vng's log:",
+            file=sys.stderr,
+        )
+        _say_log(run.log)
+        return EXIT_FAILED
     if run.returncode is None:
         print(f"ipctop.lab: guest killed after --timeout {args.timeout:.0f} s", file=sys.stderr)
         _say_log(run.log)
