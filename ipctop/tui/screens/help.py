@@ -28,7 +28,7 @@ PANELS = [
         "Scaling",
         "settled total ops/s per pair count, the ideal line N x (1-pair reading) and "
         "scalability % = total(N) / total(1). A reading settles when its coefficient of variation "
-        "stays under 5 % over 3 s.",
+        "stays under 5 % over 3 s; one that keeps climbing or falling says rising or falling.",
     ),
     (
         "Detail (d)",

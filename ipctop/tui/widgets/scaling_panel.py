@@ -20,6 +20,7 @@ from textual_plotext import PlotextPlot
 
 from ...analysis.load_curve import flat_line, hold_pct
 from ...analysis.scaling import ScalingPoint, above_linear, ideal_line, scalability_pct
+from ...analysis.settle import FALLING, RISING
 from ...engine.latency import format_ns
 from ...live.baseline import Baseline
 from ...live.session import Session
@@ -295,6 +296,8 @@ def _table(
     for p in points[-TABLE_ROWS:]:
         scal = (hold_pct if unit else scalability_pct)(points, p.pairs)
         note = "settled" if p.settled else "settling"
+        if not p.settled and p.pairs == settling_pairs and state in (RISING, FALLING):
+            note = state  # a rate that climbs or falls says so: it will not settle as it is
         pct = "-" if scal is None else f"{scal:.1f}"
         row = Text(
             f"{p.pairs:>{w[0]}} {si(p.total_ops_per_s):>{w[1]}} {pm(p):>{w[2]}} {pct:>{w[3]}}"
