@@ -13,20 +13,33 @@ it used). With several visits on both sides it is Welch's t on the runs plus
 the same session term. A baseline with a single run has only windows; then
 both sides' windows are used, AR(1)-corrected, with the session term when
 it is known, and otherwise the result says it covers within-run noise only.
+
+A screen judges every settled point against the baseline at once, so its
+verdicts (the Diff column's colours, the presentation line) are Holm-adjusted
+over the points judged together (`judge_points`), as compare's are: N points
+each at 5 % would call some change on up to 1 - 0.95^N of A/A screens (a
+third at 8 points).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ipctop.analysis.scaling import ScalingPoint
 from ipctop.analysis.stats import (
+    CONFIDENCE,
+    IMPROVEMENT,
+    NO_DIFFERENCE,
+    REGRESSION,
     RUNS,
     WINDOWS,
     Difference,
     TooFewWindows,
     combine,
     difference,
+    holm,
     log_difference,
     log_mean,
     logs_of,
@@ -89,3 +102,41 @@ def _one_new_run(
         se, df = combine([(runs_se, df)], session_var, session_df)
     d = logs_of([new])[0] - mean
     return log_difference(d, se, df, n, 1, test=ONE_NEW_RUN, unit=RUNS, notes=notes)
+
+
+@dataclass(frozen=True)
+class PointVerdict:
+    """One point's difference, its p-value Holm-adjusted over the points judged with it."""
+
+    difference: Difference
+    p_holm: float
+    family: int  # the points judged together (1: the adjusted p is the raw one)
+
+    @property
+    def verdict(self) -> str:
+        """Regression or improvement only when the adjusted p is under 5 %; with one
+        point that is when its interval excludes no change (Difference.verdict)."""
+        if self.p_holm >= 1.0 - CONFIDENCE:
+            return NO_DIFFERENCE
+        return REGRESSION if self.difference.ratio < 1.0 else IMPROVEMENT
+
+
+def judge_points(
+    points: Sequence[tuple[ScalingPoint, ScalingPoint]],
+    session_sd_pct: float | None = None,
+    session_df: float = math.inf,
+) -> dict[int, PointVerdict]:
+    """Every (baseline, live) point with an interval, by pair count, its verdict
+    Holm-adjusted over all of them; a point without one (TooFewWindows) is left
+    out of the family and of the result: it is shown, not judged."""
+    judged: list[tuple[int, Difference]] = []
+    for base, live in points:
+        try:
+            judged.append((live.pairs, point_difference(base, live, session_sd_pct, session_df)))
+        except TooFewWindows:
+            continue  # no interval: the Diff figure stands alone, uncoloured
+    adjusted = holm([d.p_value for _, d in judged])
+    return {
+        pairs: PointVerdict(d, p, len(judged))
+        for (pairs, d), p in zip(judged, adjusted, strict=True)
+    }

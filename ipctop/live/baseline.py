@@ -10,10 +10,11 @@ from __future__ import annotations
 import glob
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from ..analysis.point_diff import point_difference
+from ..analysis.point_diff import PointVerdict, judge_points, point_difference
 from ..analysis.scaling import ScalingPoint, diff_pct
 from ..analysis.stats import Difference
 from ..errors import RecordError
@@ -109,6 +110,13 @@ class Baseline:
         """live/theirs across sessions (analysis.point_diff), with the record's
         session spread when it has one."""
         return point_difference(theirs, live, self.session_sd_pct, self.session_df)
+
+    def verdicts(self, live: Sequence[ScalingPoint]) -> dict[int, PointVerdict]:
+        """The verdict of every settled live point the baseline also has, by pair
+        count, Holm-adjusted over them all: the screen judges them together."""
+        mine = {p.pairs: p for p in live if p.settled}
+        pairs = [(p, mine[p.pairs]) for p in self.points if p.pairs in mine]
+        return judge_points(pairs, self.session_sd_pct, self.session_df)
 
     def total_at(self, pairs: int) -> float | None:
         for p in self.points:

@@ -10,7 +10,13 @@ import statistics
 import pytest
 from scipy.stats import t
 
-from ipctop.analysis.point_diff import ONE_NEW_RUN, STAND_IN, WITHIN_RUN, point_difference
+from ipctop.analysis.point_diff import (
+    ONE_NEW_RUN,
+    STAND_IN,
+    WITHIN_RUN,
+    judge_points,
+    point_difference,
+)
 from ipctop.analysis.scaling import ScalingPoint
 from ipctop.analysis.stats import NO_DIFFERENCE, REGRESSION, TooFewWindows
 
@@ -88,3 +94,38 @@ def test_a_live_run_is_a_new_session_and_its_spread_joins_the_interval() -> None
     assert 0.041 <= _sessions_aa(0.015, 0.008, 2000, session_sd_pct=100 * math.expm1(0.015)) <= 0.06
     # Where sessions differ no more than runs, the stand-in errs on the safe side.
     assert _sessions_aa(0.008, 0.008, 2000) <= 0.05
+
+
+def test_points_judged_together_are_holm_adjusted_by_hand() -> None:
+    """Planted summaries: five baseline runs per pair count (log offsets E) and one
+    live run each, the session spread measured as none, so each point's p is
+    t of one new run on 4 df, worked out here. Pair 2 is a regression alone
+    (p 0.040) but not among four points: Holm's second step asks 3 p < 5 %."""
+    offsets = {1: -0.10, 2: -0.052, 3: 0.01, 4: 0.0}  # log(live / baseline) planted
+    sd = statistics.stdev(E)
+    se = sd * math.sqrt(1 / 5 + 1)
+    p = {n: 2 * t.sf(abs(d) / se, 4) for n, d in offsets.items()}
+    points = [
+        (
+            ScalingPoint(n, 1000.0 * n, repeats=tuple(1000.0 * n * math.exp(e) for e in E)),
+            ScalingPoint(n, 1000.0 * n * math.exp(d)),
+        )
+        for n, d in offsets.items()
+    ]
+    # A point without an interval (one run, no windows) is shown, not judged: no family member.
+    points.append((ScalingPoint(5, 5000.0), ScalingPoint(5, 4000.0)))
+    # Holm by hand: sorted p 1, 2, ...; step k rejects while (m - k) p_(k) < 5 %.
+    assert 4 * p[1] < 0.05  # pair 1 holds
+    assert 0.05 / 3 < p[2] < 0.05  # pair 2: alone yes, at Holm's second step no
+    judged = judge_points(points, session_sd_pct=0.0)
+    assert set(judged) == {1, 2, 3, 4} and {v.family for v in judged.values()} == {4}
+    assert judged[1].p_holm == pytest.approx(4 * p[1])
+    assert judged[2].p_holm == pytest.approx(3 * p[2])
+    assert judged[2].difference.p_value == pytest.approx(p[2])
+    assert point_difference(*points[1], session_sd_pct=0.0).verdict == REGRESSION  # alone
+    verdicts = {n: v.verdict for n, v in judged.items()}
+    assert verdicts == {1: REGRESSION, 2: NO_DIFFERENCE, 3: NO_DIFFERENCE, 4: NO_DIFFERENCE}
+    # A family of one is the point's own test: its interval's verdict.
+    (alone,) = judge_points(points[1:2], session_sd_pct=0.0).values()
+    assert alone.family == 1 and alone.p_holm == pytest.approx(p[2])
+    assert alone.verdict == REGRESSION

@@ -45,6 +45,9 @@ def test_fake_fixed_run_help_lists_every_binding_of_the_app_its_panels_and_scree
     assert "In presentation mode (F)" in text
     assert "F / esc  leave presentation" in text  # each key of "F,escape" as itself
     assert "^c  quit like q; a record being made is marked interrupted" in text  # its tooltip
+    # What the scaling table's words and the baseline's colours mean (issue 23).
+    assert "says rising or falling" in text
+    assert "only where its verdict holds Holm-adjusted over every settled point judged" in text
 
 
 def test_fake_fixed_run_a_binding_added_by_a_subclass_shows_in_the_help() -> None:

@@ -28,7 +28,10 @@ PANELS = [
         "Scaling",
         "settled total ops/s per pair count, the ideal line N x (1-pair reading) and "
         "scalability % = total(N) / total(1). A reading settles when its coefficient of variation "
-        "stays under 5 % over 3 s.",
+        "stays under 5 % over 3 s; one that keeps climbing or falling says rising or falling. "
+        "Against a baseline (b), diff % is red (slower) or green (faster) only where its "
+        "verdict holds Holm-adjusted over every settled point judged (5 % family-wise, as "
+        "compare's verdicts); plain otherwise.",
     ),
     (
         "Detail (d)",

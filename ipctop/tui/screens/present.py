@@ -2,7 +2,8 @@
 
 Total ops/s, pairs and scalability % in large digits, the curve against the
 ideal, and against a baseline its Diff % with a verdict that says "no
-difference shown" when the intervals cannot tell. The app raises its
+difference shown" when the intervals cannot tell (Holm-adjusted over every
+settled point judged, as the table's colours are). The app raises its
 contrast floor to 7:1 (WCAG AAA) while this screen is up, in either theme.
 """
 
@@ -16,7 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from ...analysis.scaling import ScalingPoint
-from ...analysis.stats import TooFewWindows, fmt_diff, pct_digits
+from ...analysis.stats import fmt_diff, pct_digits
 from ...live.baseline import Baseline
 from ...live.session import Session
 from ...live.sources import RunInfo
@@ -56,15 +57,18 @@ def baseline_verdict(
         )
         return "", Text(f"vs {label}: {why}")
     diff = baseline.diff_at(live.pairs, live.total_ops_per_s)
-    try:
-        d = baseline.difference(theirs, live)
-    except TooFewWindows:
+    # The verdict of the table's colours: Holm over every settled point judged.
+    judged = baseline.verdicts(points).get(live.pairs)
+    if judged is None:
         # Old records keep no windows: the figure without a verdict it cannot support.
         return f"{diff:+.0f}", Text(f"vs {label}: no interval (the record has no windows)")
+    d = judged.difference
     k = pct_digits(d.half_width_pct)
     basis = f"n={d.n_a}/{d.n_b} {d.unit}" + (f", {d.notes[0]}" if d.notes else "")
+    if judged.family > 1:
+        basis += f", Holm over {judged.family} points"
     return f"{d.diff_pct:+.{k}f}", Text.assemble(
-        (f"{d.verdict}", "bold"), f" against {label}: {fmt_diff(d)}, {basis}"
+        (f"{judged.verdict}", "bold"), f" against {label}: {fmt_diff(d)}, {basis}"
     )
 
 

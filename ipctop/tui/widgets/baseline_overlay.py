@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...analysis.scaling import ScalingPoint
-from ...analysis.stats import IMPROVEMENT, REGRESSION, TooFewWindows
+from ...analysis.point_diff import PointVerdict
+from ...analysis.stats import IMPROVEMENT, REGRESSION
 from ...live.baseline import Baseline
 from .chart_lines import line
 
@@ -28,16 +28,10 @@ def diff_cell(baseline: Baseline | None, pairs: int, live_total: float) -> str:
     return "-" if d is None else f"{d:+.1f}"
 
 
-def diff_style(baseline: Baseline | None, point: ScalingPoint) -> str:
-    """Colour for the Diff cell: only when the 95 % interval of live/baseline
-    excludes zero (red slower, green faster); plain text otherwise."""
-    if baseline is None:
+def diff_style(verdict: PointVerdict | None) -> str:
+    """Colour for the Diff cell: only when the point's verdict, Holm-adjusted over
+    every point judged against the baseline (Baseline.verdicts), is a change (red
+    slower, green faster); plain text otherwise and for a point not judged."""
+    if verdict is None:
         return ""
-    theirs = next((p for p in baseline.points if p.pairs == point.pairs), None)
-    if theirs is None or not point.settled:
-        return ""
-    try:
-        verdict = baseline.difference(theirs, point).verdict
-    except TooFewWindows:
-        return ""
-    return {REGRESSION: "bold red", IMPROVEMENT: "bold green"}.get(verdict, "")
+    return {REGRESSION: "bold red", IMPROVEMENT: "bold green"}.get(verdict.verdict, "")

@@ -19,7 +19,9 @@ from textual.containers import Vertical
 from textual_plotext import PlotextPlot
 
 from ...analysis.load_curve import flat_line, hold_pct
+from ...analysis.point_diff import PointVerdict
 from ...analysis.scaling import ScalingPoint, above_linear, ideal_line, scalability_pct
+from ...analysis.settle import FALLING, RISING
 from ...engine.latency import format_ns
 from ...live.baseline import Baseline
 from ...live.session import Session
@@ -292,18 +294,21 @@ def _table(
             "bold",
         )  # fmt: skip
     ]
+    # Judged together, once per table: each cell's colour is Holm-adjusted over all of them.
+    verdicts: dict[int, PointVerdict] = baseline.verdicts(points) if baseline is not None else {}
     for p in points[-TABLE_ROWS:]:
         scal = (hold_pct if unit else scalability_pct)(points, p.pairs)
         note = "settled" if p.settled else "settling"
+        if not p.settled and p.pairs == settling_pairs and state in (RISING, FALLING):
+            note = state  # a rate that climbs or falls says so: it will not settle as it is
         pct = "-" if scal is None else f"{scal:.1f}"
         row = Text(
             f"{p.pairs:>{w[0]}} {si(p.total_ops_per_s):>{w[1]}} {pm(p):>{w[2]}} {pct:>{w[3]}}"
         )
         if baseline:
-            # Coloured only when the interval of live/baseline excludes zero.
             row.append(" ")
             row.append(f"{diff_cell(baseline, p.pairs, p.total_ops_per_s):>7}",
-                       diff_style(baseline, p))  # fmt: skip
+                       diff_style(verdicts.get(p.pairs)))  # fmt: skip
         row.append(f" {note}")
         lines.append(row)
     # The lines under the rows wrap at the panel's width rather than end in "…".
