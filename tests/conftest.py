@@ -76,6 +76,7 @@ SLOW_TESTS: frozenset[str] = frozenset(
         "test_progress.py::test_ab_on_a_terminal_shows_each_slot_and_the_time_left",
         "test_prometheus.py::test_a_real_prometheus_scrapes_ipctop_and_the_dashboard_queries_return_data",
         "test_report.py::test_report_on_real_records_of_this_box",
+        "test_stats.py::test_the_tuis_window_interval_covers_95_percent_with_the_sessions_r",
         "test_sweep_sessions.py::test_a_sweep_keeps_its_own_workloads_session_spread",
         "test_syscalls.py::test_calls_per_round_match_the_stated_sequence",
         "test_syscalls.py::test_every_send_carries_the_payload_size",

@@ -8,12 +8,12 @@ correlation r the variance of the mean is sigma^2 f(n, r) / n with
     f(n, r) = 1 + 2 sum_{k=1}^{n-1} (1 - k/n) r^k,
 
 and the sample variance underestimates sigma^2 by the factor (n - f) / (n - 1).
-Both are corrected here. The degrees of freedom are n - f, or for a short
-series Satterthwaite's moment match of s^2 where it is larger (see mean_se).
-r itself is estimated with Kendall's small-sample bias correction (the plain
-lag-1 estimate is low by about (1 + 3r) / n); below MIN_FOR_R values it is
-noise, and the caller must supply r from a longer series of the same session
-(SeriesMemory) or take R_PRIOR.
+Both are corrected here. The degrees of freedom are Satterthwaite's moment
+match of s^2 at every n (see mean_se). r itself is estimated with Kendall's
+small-sample bias correction (the plain lag-1 estimate is low by about
+(1 + 3r) / n); below MIN_FOR_R values it is noise, and the caller must supply
+r from a longer series of the same session (SeriesMemory, its estimate as it
+is) or take R_PRIOR.
 """
 
 from __future__ import annotations
@@ -43,10 +43,6 @@ def ar1_factor(n: int, r: float) -> float:
     return 1.0 + 2.0 * sum((1.0 - k / n) * r**k for k in range(1, n))
 
 
-# Above this many values n - f is always the larger df (and the O(n^2) sums cost).
-SATTERTHWAITE_MAX_N = 32
-
-
 @functools.lru_cache(maxsize=1024)
 def satterthwaite_df(n: int, r: float) -> float:
     """Degrees of freedom of the sample variance of n AR(1) values (unit variance, lag-1 r)
@@ -56,12 +52,19 @@ def satterthwaite_df(n: int, r: float) -> float:
         return 0.0
     if r <= 0.0:
         return n - 1.0
-    # (C S)[i][j] = r^|i-j| - column mean of S at j.
-    col = [sum(r ** abs(i - j) for i in range(n)) / n for j in range(n)]
-    m = [[r ** abs(i - j) - col[j] for j in range(n)] for i in range(n)]
-    trace = sum(m[i][i] for i in range(n))
-    trace_sq = sum(m[i][j] * m[j][i] for i in range(n) for j in range(n))
-    return trace * trace / trace_sq if trace_sq > 0.0 else n - 1.0
+    # The traces in closed form, so that a long series costs O(n), not O(n^2):
+    # tr(C S) = n - f(n, r), and tr((C S)^2) = tr(S^2) - 2 |S 1|^2 / n + f^2 with
+    # tr(S^2) = n f(n, r^2) and (S 1)_i = sum_j r^|i-j|, from prefix sums of r^k.
+    prefix: list[float] = []
+    acc, power = 0.0, 1.0
+    for _ in range(n):
+        acc += power
+        prefix.append(acc)
+        power *= r
+    row_sq = sum((prefix[i] + prefix[n - 1 - i] - 1.0) ** 2 for i in range(n))
+    f = ar1_factor(n, r)
+    trace_sq = n * ar1_factor(n, r * r) - 2.0 * row_sq / n + f * f
+    return (n - f) ** 2 / trace_sq if trace_sq > 0.0 else n - 1.0
 
 
 def lag1(xs: Sequence[float]) -> float:
@@ -73,7 +76,8 @@ def lag1(xs: Sequence[float]) -> float:
     return sum((a - m) * (b - m) for a, b in zip(xs, xs[1:])) / den
 
 
-def _upper(r: float, n: float) -> float:
+def upper_r(r: float, n: float) -> float:
+    """r one standard error high, in [0, R_MAX]."""
     # An estimated r is uncertain by about sqrt((1 - r^2) / n); an interval that
     # takes r one standard error high errs on the wide side, as it should.
     return min(max(r + math.sqrt(max(1.0 - r * r, 0.0) / n), 0.0), R_MAX)
@@ -85,7 +89,7 @@ def estimate_r(xs: Sequence[float]) -> float | None:
     n = len(xs)
     if n < MIN_FOR_R:
         return None
-    return _upper((n * lag1(xs) + 1.0) / (n - 3.0), n)
+    return upper_r((n * lag1(xs) + 1.0) / (n - 3.0), n)
 
 
 @dataclass(frozen=True)
@@ -111,14 +115,18 @@ def mean_se(xs: Sequence[float], r: float) -> MeanEstimate:
     # almost nothing about sigma, and the interval must show it.
     denom = max(n - f, 0.05)
     var_mean = s2 * (n - 1) / denom * f / n
-    # The degrees of freedom of s^2 under AR(1): n - f (n - 1 when independent)
-    # kept coverage within 93-97 % for a known r up to 0.9 at n >= 10 (simulation,
-    # bench/calibrate.py); n / f - 1, the naive effective n, overcovers badly
-    # (99-100 % at r 0.77). Below that, n - f falls towards 0 while s^2 still
-    # carries the information of Satterthwaite's moment match, which is larger.
-    small = n <= SATTERTHWAITE_MAX_N
+    # The degrees of freedom: Satterthwaite's moment match of s^2, at every n. It
+    # errs wide of the df that make this interval exact for a known r (2.5 against
+    # 3.5 at n 6, r 0.9; 5.6 against 8.0 at n 40: bench/ar1_exact.py), and by about
+    # what an estimated r costs: with the session's r as it is (SeriesMemory) the
+    # two balance, 96.0-96.4 % in the widest cells (r 0.77-0.9, n 6-10; 10,000
+    # series each) and 93.8-97.9 % in every cell of r 0.5-0.9, n 6-40 at 1,000
+    # (bench/calibrate.py simulate, two seeds; bench/window_df_rules.py's rivals).
+    # n - f, which the rule before issue 23's audit took where larger, overstates
+    # what s^2 knows of sigma at high r (25 df at n 40, r 0.9) and covered 92-93 %
+    # there with r known, while the max at n 6-10 overcovered (97.3-98.4 %).
     # r to 0.01 for the df alone: it moves smoothly with r, and a redraw asks often.
-    df = max(n - f, satterthwaite_df(n, round(r, 2)) if small else 0.0, 0.5)
+    df = max(satterthwaite_df(n, round(r, 2)), 0.5)
     return MeanEstimate(statistics.fmean(xs), math.sqrt(var_mean), df, r, n)
 
 
@@ -173,8 +181,9 @@ class SeriesMemory:
         while total > self.keep and len(self._segments) > 1:
             total -= len(self._segments.pop(0))
 
-    @property
-    def r(self) -> float | None:
+    def point_r(self) -> tuple[float, int] | None:
+        """The bias-corrected lag-1 r (not yet clipped) and how many windows it rests
+        on; None while too few windows, or too short segments, say anything."""
         num = den = 0.0
         n = k = 0
         for seg in self._segments:
@@ -189,12 +198,22 @@ class SeriesMemory:
             return None
         # Each segment's own line costs the bias of a series of its length
         # (about (2 + 4r) / n for a mean and a slope; checked by simulation at
-        # r 0.5 and 0.77, a little low at 0.9, which the upper margin covers).
+        # r 0.5 and 0.77, a little low at 0.9).
         length = n / k
         if length < MIN_SEGMENT:
             return None
         raw = num / den
-        return _upper((length * raw + 2.0) / (length - 4.0), n)
+        return (length * raw + 2.0) / (length - 4.0), n
+
+    @property
+    def r(self) -> float | None:
+        # The estimate as it is, not one standard error high as a series' own r is
+        # (estimate_r): hundreds of the session's windows leave it an error of
+        # +-0.03-0.06, low as often as high, and mean_se's df already err wide by
+        # about what that error costs. Taken high as well, it widened every short
+        # point past the goal (97.3-98.4 % at n 6-10, r 0.77-0.9).
+        point = self.point_r()
+        return None if point is None else min(max(point[0], 0.0), R_MAX)
 
     def r_or_prior(self) -> float:
         r = self.r

@@ -7,10 +7,11 @@ ratio B/A is exp() of a difference). The units, lowest first:
 
 - WINDOWS: sampler windows of one run. They are autocorrelated (the box's load
   drifts), so their interval is AR(1)-corrected (analysis.autocorr): the
-  variance of the mean is inflated by f(n, r) and the degrees of freedom
-  shrink to n / f - 1. r comes from the windows themselves when there are at
-  least autocorr.MIN_FOR_R, else from the caller (a session's longer series),
-  else autocorr.R_PRIOR. An interval of windows covers within-run noise only.
+  variance of the mean is inflated by f(n, r), and the degrees of freedom are
+  Satterthwaite's for s^2 of an AR(1) of that r. r comes from the caller (a
+  session's longer series), else from the windows themselves when there are
+  at least autocorr.MIN_FOR_R, else autocorr.R_PRIOR. An interval of windows
+  covers within-run noise only.
 - RUNS: independent runs (the pairs restarted), each summarised once. Runs of
   one box differ by more than their windows do; across sessions the runs are
   the replicate.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import random
+import statistics
 
 import pytest
 from scipy import stats as sps
@@ -132,23 +133,33 @@ def test_ar1_variance_factor_matches_the_covariance_matrix() -> None:
 
 
 def test_satterthwaite_df_matches_the_matrix_moments_of_the_sample_variance() -> None:
-    # E and Var of s^2 under AR(1) are traces of C S (numpy's matrices here, not the sums).
+    # E and Var of s^2 under AR(1) are traces of C S (numpy's matrices here, not the
+    # closed form's prefix sums), short series and long ones alike.
     import numpy as np
 
-    for n, r in ((6, 0.77), (10, 0.9), (20, 0.5), (32, 0.95)):
+    for n, r in ((2, 0.5), (6, 0.77), (10, 0.9), (20, 0.5), (32, 0.95), (40, 0.9), (200, 0.77)):
         i = np.arange(n)
         m = (np.eye(n) - 1.0 / n) @ (r ** np.abs(i[:, None] - i[None, :]))
         want = np.trace(m) ** 2 / np.trace(m @ m)
         assert autocorr.satterthwaite_df(n, r) == pytest.approx(float(want), rel=1e-9)
     assert autocorr.satterthwaite_df(5, 0.0) == 4.0  # independent: n - 1
-    # Short, strongly correlated series: the moment match beats n - f, which nears 0.
-    f = autocorr.ar1_factor(6, 0.9)
+
+
+def test_an_interval_takes_satterthwaites_df_at_every_n() -> None:
     est = autocorr.mean_se([0.0, 0.1, 0.3, 0.2, 0.4, 0.3], 0.9)
-    assert est.df == pytest.approx(autocorr.satterthwaite_df(6, 0.9)) and est.df > 6 - f
-    # Long series keep n - f.
-    assert autocorr.mean_se([float(k % 3) for k in range(40)], 0.5).df == pytest.approx(
-        40 - autocorr.ar1_factor(40, 0.5)
-    )
+    assert est.df == pytest.approx(autocorr.satterthwaite_df(6, 0.9))
+    # Long series too: n - f, which the rule before issue 23's audit took where it
+    # was larger (and at every n from 33), has over three times the df at r 0.9.
+    long = [float(k % 3) for k in range(40)]
+    est = autocorr.mean_se(long, 0.9)
+    assert est.df == pytest.approx(autocorr.satterthwaite_df(40, 0.9))
+    assert 3 * est.df < 40 - autocorr.ar1_factor(40, 0.9)
+    assert autocorr.mean_se(long, 0.5).df == pytest.approx(autocorr.satterthwaite_df(40, 0.5))
+    # The df take r to 0.01; the standard error takes it as given.
+    assert autocorr.mean_se(long, 0.904).df == est.df
+    assert autocorr.mean_se(long, 0.904).se > est.se
+    # Independent values: the plain t interval's n - 1, whatever the length.
+    assert autocorr.mean_se(long, 0.0).df == 39.0
 
 
 def test_lag1_estimate_of_a_planted_series_and_its_bias_correction() -> None:
@@ -193,6 +204,70 @@ def test_window_interval_covers_an_ar1_mean_about_95_percent(r: float) -> None:
         s = summarize(xs, r=r)
         hits += s.low <= 1e6 <= s.high
     assert 0.92 <= hits / 600 <= 0.985
+
+
+def _ar1_logs(n: int, r: float, rng: random.Random) -> list[float]:
+    """A planted stationary AR(1) series of log rates, marginal s.d. 5 %, mean 0."""
+    x, xs = rng.gauss(0, 0.05), []
+    for _ in range(n):
+        xs.append(x)
+        x = r * x + rng.gauss(0, 0.05 * math.sqrt(1 - r * r))
+    return xs
+
+
+def test_the_sessions_r_is_its_bias_corrected_estimate_without_a_margin() -> None:
+    import numpy as np
+
+    rng = random.Random(3)
+    # Two pair counts, the second at another level: each segment's own line goes.
+    segments = [_ar1_logs(60, 0.77, rng), [0.3 + v for v in _ar1_logs(40, 0.77, rng)]]
+    memory = autocorr.SeriesMemory()
+    for seg in segments:
+        memory.new_segment()
+        for v in seg:
+            memory.add(v)
+    num = den = 0.0
+    for seg in segments:  # numpy's fit of each line, not autocorr's sums
+        t = np.arange(len(seg))
+        e = np.asarray(seg) - np.polyval(np.polyfit(t, seg, 1), t)
+        num += float(e[:-1] @ e[1:])
+        den += float(e @ e)
+    want = (50 * num / den + 2) / (50 - 4)  # 100 windows in 2 segments: length 50
+    assert memory.point_r() == pytest.approx((want, 100), rel=1e-9)
+    assert memory.r == pytest.approx(want, rel=1e-9)
+    # Over many planted sessions of 200 windows it is r itself, on average; one
+    # standard error high (what it was before issue 23) would be 0.045-0.061 over.
+    for r in (0.5, 0.77):
+        rs = []
+        for _ in range(300):
+            memory = autocorr.SeriesMemory()
+            for v in _ar1_logs(200, r, rng):
+                memory.add(v)
+            estimate = memory.r
+            assert estimate is not None
+            rs.append(estimate)
+        assert abs(statistics.fmean(rs) - r) < 0.02, (r, statistics.fmean(rs))
+
+
+@pytest.mark.parametrize(
+    ("r", "n"), [(0.5, 6), (0.77, 6), (0.9, 6), (0.77, 10), (0.9, 10), (0.9, 40)]
+)
+def test_the_tuis_window_interval_covers_95_percent_with_the_sessions_r(r: float, n: int) -> None:
+    # As the TUI has it: r estimated from 200 earlier windows of the session
+    # (SeriesMemory), then a point of n windows, through summarize. Issue 23's
+    # goal is 93-97 %; the rule before its audit gave up to 98.4 % at n 6-10 here.
+    # 2,000 planted series a cell: the bounds leave 0.5 point (about one binomial
+    # s.d.) for the seed.
+    rng = random.Random(23)
+    hits = 0
+    for _ in range(2000):
+        memory = autocorr.SeriesMemory()
+        for v in _ar1_logs(200, r, rng):
+            memory.add(v)
+        memory.new_segment()
+        s = summarize([1e6 * math.exp(v) for v in _ar1_logs(n, r, rng)], r=memory.r_or_prior())
+        hits += s.low <= 1e6 <= s.high
+    assert 0.925 <= hits / 2000 <= 0.975
 
 
 def test_welch_on_correlated_windows_holds_its_size() -> None:
