@@ -44,7 +44,6 @@ from ..output.text.latency_compare import (
     has_latency,
     latency_comparison_rows,
 )
-from ..plain import to_plain
 
 PLAIN_MARKERS = ("*", "o", "x", "+", "#", "@")
 
@@ -224,11 +223,7 @@ def profile_deltas(labels: list[str], records: list[Record]) -> list[str]:
             if old is None or not old.profile or not step.profile:
                 continue
             text = format_delta(
-                (labels[0], label),
-                old.profile,
-                step.profile,
-                to_plain(old.costs) if old.costs else None,
-                to_plain(step.costs) if step.costs else None,
+                (labels[0], label), old.profile, step.profile, old.costs, step.costs
             )
             out.append(f"{step.pairs} pair(s): {text}")
     return out
