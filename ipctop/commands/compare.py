@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     if matrices:
         if len(matrices) != len(loaded):
             raise UsageError("compare: matrix records compare only with matrix records")
-        labels = [f"{m.box.get('kernel_release') or '?'} ({m.name})" for m in matrices]
+        labels = [f"{m.box.kernel_release or '?'} ({m.name})" for m in matrices]
         print("One-way latency by topology class (median over each class's cells)")
         print(matrix_text.compare_table(matrices, labels))
         return EXIT_OK
