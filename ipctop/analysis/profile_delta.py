@@ -12,11 +12,11 @@ windows (two or more per-window shares each); otherwise only the change.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from statistics import mean, variance
-from typing import Any
 
+from ..engine.costs import Costs
 from ..engine.profile.window import Profile, SymbolShare
 
 # Two-sided 95 % Student t quantiles by degrees of freedom; 1.96 beyond.
@@ -120,37 +120,37 @@ def _windows(p: Profile) -> int:
     return got[0] if got else 0
 
 
-def _avg(rows: list[dict[str, Any]], key: str) -> float | None:
-    vals = [r[key] for r in rows if r.get(key) is not None]
+def _avg(values: Iterable[float | None]) -> float | None:
+    vals = [v for v in values if v is not None]
     return mean(vals) if vals else None
 
 
-def _sum(rows: list[dict[str, Any]], key: str) -> float | None:
-    vals = [r[key] for r in rows if r.get(key) is not None]
+def _sum(values: Iterable[float | None]) -> float | None:
+    vals = [v for v in values if v is not None]
     return sum(vals) if vals else None
 
 
-def counter_values(costs: dict[str, Any] | None) -> dict[str, float | None]:
-    """Per-round counters from a step's costs (engine.costs.Costs.to_dict)."""
-    c = costs or {}
-    t, cpus = list(c.get("threads") or ()), list(c.get("cpus") or ())
+def counter_values(costs: Costs | None) -> dict[str, float | None]:
+    """Per-round counters from a step's costs."""
+    c = costs or Costs()
+    t, cpus = c.threads, c.cpus
     return {
-        "CPU µs/round": c.get("cpu_us_per_round"),
-        "system %": c.get("system_share_pct"),
-        "run delay µs/round": _avg(t, "run_delay_us_per_round"),
-        "vol. switches/round": _avg(t, "vcsw_per_round"),
-        "invol. switches/round": _avg(t, "ivcsw_per_round"),
-        "migrations": _sum(t, "migrations"),
-        "resched IPIs/round": _sum(cpus, "resched_per_round"),
-        "call-function IPIs/round": _sum(cpus, "callfunc_per_round"),
-        "remote wake-ups/s": _sum(cpus, "remote_wakeups_per_s"),
+        "CPU µs/round": c.cpu_us_per_round,
+        "system %": c.system_share_pct,
+        "run delay µs/round": _avg(x.run_delay_us_per_round for x in t),
+        "vol. switches/round": _avg(x.vcsw_per_round for x in t),
+        "invol. switches/round": _avg(x.ivcsw_per_round for x in t),
+        "migrations": _sum(x.migrations for x in t),
+        "resched IPIs/round": _sum(x.resched_per_round for x in cpus),
+        "call-function IPIs/round": _sum(x.callfunc_per_round for x in cpus),
+        "remote wake-ups/s": _sum(x.remote_wakeups_per_s for x in cpus),
     }
 
 
-def counter_deltas(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[CounterDelta]:
+def counter_deltas(a: Costs | None, b: Costs | None) -> list[CounterDelta]:
     """Ranked by |%change|; a counter missing on either side comes last, with why."""
     va, vb = counter_values(a), counter_values(b)
-    missing = {**((a or {}).get("missing") or {}), **((b or {}).get("missing") or {})}
+    missing = {**(a.missing if a else {}), **(b.missing if b else {})}
     out = []
     for name in va:
         why = None

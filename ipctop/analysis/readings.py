@@ -11,6 +11,7 @@ from typing import Any
 
 from ipctop.analysis.scaling import ScalingPoint
 
+from ..engine.latency import LatencySummary, PairLatency
 from ..plain import to_plain
 
 
@@ -25,6 +26,23 @@ class ThreadReading:
     rounds: int
     errors: int = 0  # wrong messages received
     state: str = "running"
+
+
+@dataclass(frozen=True)
+class RunLatency:
+    """Every pair of a run's median window as one (PairLatency's pair -1), to three
+    significant digits as a record keeps latency, and how its rounds were timed:
+    check's JSON writes these keys in this order."""
+
+    pair: int
+    rtt: LatencySummary
+    oneway: LatencySummary
+    note: str = ""  # Engine.latency_note
+
+    @classmethod
+    def of(cls, p: PairLatency, note: str) -> RunLatency:
+        kept = p.rounded()
+        return cls(kept.pair, kept.rtt, kept.oneway, note)
 
 
 @dataclass(frozen=True)
@@ -43,7 +61,7 @@ class RunReading:
     error: str | None = None
     window_totals: tuple[float, ...] = ()  # total ops/s of each measured window
     windows: tuple[float, ...] = ()  # every sampler interval's rate: the interval's samples
-    latency: dict[str, Any] | None = None  # optional: the median window's, all pairs (ns)
+    latency: RunLatency | None = None  # optional: the median window's, all pairs (ns)
 
     @property
     def label(self) -> str:

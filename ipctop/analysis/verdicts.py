@@ -40,7 +40,6 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from ipctop.analysis.readings import CheckReadings, RunReading
 from ipctop.analysis.scaling import (
@@ -50,6 +49,7 @@ from ipctop.analysis.scaling import (
     scalability_pct,
     spread_pct,
 )
+from ipctop.box import BoxFacts
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 STATUSES = (OK, WARN, FAIL)
@@ -301,10 +301,10 @@ def judge_shared(shared: RunReading, private: RunReading | None) -> Verdict | No
 # --- the box ----------------------------------------------------------------
 
 
-def judge_box(box: dict[str, Any], cpus: Sequence[int]) -> list[Verdict]:
+def judge_box(box: BoxFacts, cpus: Sequence[int]) -> list[Verdict]:
     """What about the box itself colours every number the check prints."""
     out: list[Verdict] = []
-    if box.get("sysv_ipc") is False:
+    if not box.sysv_ipc:
         out.append(Verdict(FAIL, "box", "no /proc/sysvipc: kernel without CONFIG_SYSVIPC?"))
     if len(cpus) < 2:
         out.append(
@@ -314,7 +314,7 @@ def judge_box(box: dict[str, Any], cpus: Sequence[int]) -> list[Verdict]:
                 f"only {len(cpus)} CPU to run on: scaling and cross-core are not measured",
             )
         )
-    governor = box.get("governor")
+    governor = box.governor
     if governor and governor not in GOOD_GOVERNORS:
         out.append(
             Verdict(
@@ -325,7 +325,7 @@ def judge_box(box: dict[str, Any], cpus: Sequence[int]) -> list[Verdict]:
             )
         )
     used = set(cpus)
-    shared = [g for g in box.get("smt_siblings", []) if len(used.intersection(g)) > 1]
+    shared = [g for g in box.smt_siblings if len(used.intersection(g)) > 1]
     if shared:
         groups = "; ".join(",".join(str(c) for c in g if c in used) for g in shared)
         out.append(
@@ -341,7 +341,7 @@ def judge_box(box: dict[str, Any], cpus: Sequence[int]) -> list[Verdict]:
 # --- the whole check ----------------------------------------------------------
 
 
-def judge_check(box: dict[str, Any], cpus: Sequence[int], r: CheckReadings) -> list[Verdict]:
+def judge_check(box: BoxFacts, cpus: Sequence[int], r: CheckReadings) -> list[Verdict]:
     """Every verdict line of a check, in the order they are printed."""
     out = judge_box(box, cpus)
     for run in r.runs():

@@ -27,7 +27,6 @@ import time
 from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from ..analysis import ab_latency
 from ..analysis.stats import (
@@ -41,7 +40,7 @@ from ..analysis.stats import (
 from ..analysis.stopping import SteinStop
 from ..box import read_box
 from ..engine.config import RunConfig
-from ..engine.costs import merge
+from ..engine.costs import Costs, merge
 from ..engine.engine import Engine, resolve_engine
 from ..engine.outside_cpu import OutsideCpu
 from ..engine.profile.span import SpanProfiler
@@ -52,11 +51,11 @@ from ..live.engine_warnings import EngineWarnings
 from ..live.measure import RunResult, measure_engine
 from ..output.records.ab_record import ab_record
 from ..output.records.output_paths import check_output_file, write_or_keep
+from ..output.records.record_ab import AbLatency
 from ..output.records.record_box import Box
 from ..output.records.record_io import write_record
 from ..output.text.ab_latency_text import format_ab_latency
 from ..output.text.profile_table import format_delta
-from ..plain import to_plain
 from ..signals import deferred
 from .common import (
     MAX_PAIRS,
@@ -337,10 +336,9 @@ def cpu_windows(r: RunResult) -> tuple[float, ...]:
     return tuple(out)
 
 
-def _side_costs(results: list[tuple[str, RunResult]], name: str) -> dict[str, Any] | None:
+def _side_costs(results: list[tuple[str, RunResult]], name: str) -> Costs | None:
     """One side's per-round counters over all its slots (the delta's counter table)."""
-    c = merge([r.costs for side, r in results if side == name and r.costs is not None])
-    return to_plain(c) if c is not None else None
+    return merge([r.costs for side, r in results if side == name and r.costs is not None])
 
 
 def _restore(cmd: str | None) -> None:
@@ -428,13 +426,12 @@ def _latency_text(lat_blocks: list[LatBlock], sides: dict[str, Side]) -> str:
     return f"{table}\n  {notes}"
 
 
-def _latency_record(lat_blocks: list[LatBlock], sides: dict[str, Side]) -> dict[str, Any]:
+def _latency_record(lat_blocks: list[LatBlock], sides: dict[str, Side]) -> AbLatency:
     diffs = ab_latency.differences(lat_blocks)
-    return {
-        "notes": {s.name: s.latency_note for s in sides.values()},
-        "blocks": lat_blocks,  # per block and side, each slot's percentile in ns
-        "result": {k: {**d.to_dict(), "verdict": ab_latency.verdict(d)} for k, d in diffs.items()},
-    }
+    notes = {s.name: s.latency_note for s in sides.values()}
+    result = {k: {**d.to_dict(), "verdict": ab_latency.verdict(d)} for k, d in diffs.items()}
+    # blocks: per block and side, each slot's percentile in ns
+    return AbLatency.model_validate({"notes": notes, "blocks": lat_blocks, "result": result})
 
 
 def _summary_text(windows: list[float], unit: str) -> str:

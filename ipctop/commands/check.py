@@ -112,8 +112,7 @@ def run(args: argparse.Namespace) -> int:
         seconds, warmup = (1.0, 0.3) if args.quick else (2.0, 0.5)
         spread = measure_sessions(args.sessions, cpus[:1], kind, seconds, warmup, say)
         say(remember_spread(spread, "check --sessions", cpus[:1]))
-    box_dict = to_plain(box)  # the check result's "box", and what judge_check reads
-    verdicts = judge_check(box_dict, cpus, readings)
+    verdicts = judge_check(box, cpus, readings)
     floor = _noise_floor(readings)
     verdicts.append(judge_noise(*floor))
     if baseline is not None:
@@ -132,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"ipctop: {said}", file=sys.stderr)
             code = max(code, 1)
     if args.json:
-        result = _result(box_dict, cpus, kind, args.quick, readings, verdicts, code)
+        result = _result(box, cpus, kind, args.quick, readings, verdicts, code)
         result["noise"] = to_plain(floor[0]) if floor[0] else None
         result["sessions"] = to_plain(spread) if spread else None  # optional
         result["warnings"] = runner.warnings.lines  # optional: what the engines warned about
@@ -259,7 +258,7 @@ def _record(
 
 
 def _result(
-    box: dict[str, Any],
+    box: BoxFacts,
     cpus: list[int],
     kind: str,
     quick: bool,
@@ -272,7 +271,7 @@ def _result(
         "quick": quick,
         "engine": kind,
         "cpus": list(cpus),
-        "box": box,
+        "box": to_plain(box),
         "runs": [r.to_dict() for r in readings.runs()],
         "verdicts": [to_plain(v) for v in verdicts],
         "status": overall(verdicts),

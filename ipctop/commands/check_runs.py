@@ -12,19 +12,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..analysis.check_curve import pair_counts
-from ..analysis.readings import CheckReadings, RunReading, ThreadReading
+from ..analysis.readings import CheckReadings, RunLatency, RunReading, ThreadReading
 from ..analysis.scaling import ScalingPoint, spread_pct
 from ..analysis.stats import summarize
 from ..analysis.verdicts import fmt_rate
 from ..engine.config import RunConfig
 from ..engine.engine import Engine
-from ..engine.latency import PairLatency, format_ns
+from ..engine.latency import format_ns
 from ..engine.profile.span import SpanProfiler
 from ..engine.sample import Sample
 from ..errors import ResourceError, UnsupportedError
 from ..live.engine_warnings import EngineWarnings
 from ..live.measure import RunResult, measure_engine
-from ..plain import from_plain
 from .common import attach, each, publisher
 from .progress import PlannedProgress
 
@@ -174,8 +173,8 @@ class CheckRunner:
             f"{reading.label:<34} {fmt_rate(reading.total_ops_per_s):>7} ops/s"
             f"  (spread {spread:.0f} % over {len(results)} windows; {_interval(reading.windows)})"
         )
-        if reading.latency is not None:
-            p = from_plain(PairLatency, reading.latency)
+        p = reading.latency
+        if p is not None:
             self.say(
                 f"{'':<34} round trip p50 {format_ns(p.rtt.p50)} p99 {format_ns(p.rtt.p99)}, "
                 f"one-way p50 {format_ns(p.oneway.p50)} p99 {format_ns(p.oneway.p99)}"
@@ -209,11 +208,11 @@ class CheckRunner:
         return results, seen
 
 
-def _latency(middle: RunResult) -> dict[str, Any] | None:
+def _latency(middle: RunResult) -> RunLatency | None:
     """All pairs of the median window, with how they were timed."""
     if middle.latency_all is None:
         return None
-    return {**middle.latency_all.to_dict(), "note": middle.latency_note}
+    return RunLatency.of(middle.latency_all, middle.latency_note)
 
 
 def _interval(windows: tuple[float, ...]) -> str:

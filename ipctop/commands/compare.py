@@ -44,7 +44,6 @@ from ..output.text.latency_compare import (
     has_latency,
     latency_comparison_rows,
 )
-from ..plain import to_plain
 
 PLAIN_MARKERS = ("*", "o", "x", "+", "#", "@")
 
@@ -114,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     if matrices:
         if len(matrices) != len(loaded):
             raise UsageError("compare: matrix records compare only with matrix records")
-        labels = [f"{m.box.get('kernel_release') or '?'} ({m.name})" for m in matrices]
+        labels = [f"{m.box.kernel_release or '?'} ({m.name})" for m in matrices]
         print("One-way latency by topology class (median over each class's cells)")
         print(matrix_text.compare_table(matrices, labels))
         return EXIT_OK
@@ -224,11 +223,7 @@ def profile_deltas(labels: list[str], records: list[Record]) -> list[str]:
             if old is None or not old.profile or not step.profile:
                 continue
             text = format_delta(
-                (labels[0], label),
-                old.profile,
-                step.profile,
-                to_plain(old.costs) if old.costs else None,
-                to_plain(step.costs) if step.costs else None,
+                (labels[0], label), old.profile, step.profile, old.costs, step.costs
             )
             out.append(f"{step.pairs} pair(s): {text}")
     return out

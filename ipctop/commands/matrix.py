@@ -14,10 +14,10 @@ from ..engine.matrix_runs import BASELINE, Cell, check_workload, class_rows, run
 from ..engine.placement import MODES
 from ..errors import UsageError
 from ..live.priority import raise_monitor
-from ..output.records.matrix_record import MatrixRecord, write_matrix
+from ..output.records.matrix_record import MatrixConfig, MatrixRecord, write_matrix
 from ..output.records.output_paths import check_output_file, write_or_keep
+from ..output.records.record_box import Box
 from ..output.text import matrix_text
-from ..plain import to_plain
 from .common import count, cpu_text, non_negative_float, positive_float, resolve_cpus
 
 # Every ordered pair up to this many CPUs (64 cells); a sample per class above it.
@@ -85,11 +85,13 @@ def run(args: argparse.Namespace) -> int:
     print("\nby class (medians over the class's cells; kernel = mechanism minus spin flag)")
     print(matrix_text.class_table(class_rows(measured)))
     if args.json:
-        config = {"workloads": workloads, "mode": args.mode, "cpus": list(cpus),
-                  "seconds": args.seconds, "warmup": args.warmup, "sample": sample,
-                  "baseline": BASELINE if args.baseline else None, "rt": args.rt,
-                  "unknown": list(classes.unknown)}  # fmt: skip
-        rec = MatrixRecord(to_plain(read_box()), config, measured)
+        config = MatrixConfig(
+            workloads=tuple(workloads), mode=args.mode, cpus=tuple(cpus),
+            seconds=args.seconds, warmup=args.warmup, sample=sample,
+            baseline=BASELINE if args.baseline else None, rt=args.rt,
+            unknown=tuple(classes.unknown),
+        )  # fmt: skip
+        rec = MatrixRecord(Box.of(read_box()), config, measured)
         said, ok = write_or_keep(Path(args.json), lambda p: write_matrix(p, rec))
         print(f"{'' if ok else 'ipctop: '}{said}", file=sys.stderr)
         return 0 if ok else 1

@@ -12,6 +12,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, TypeVar
 
+from pydantic import with_config
+
 from . import procfs
 
 if TYPE_CHECKING:  # sample.py holds Costs: these are for the annotations only
@@ -46,6 +48,10 @@ class CpuCost:
     remote_wakeups_per_s: float | None  # ttwu_count - ttwu_local
 
 
+# Read from a record inside a model that keeps a newer writer's keys (record_ab.AbCosts),
+# a side's costs would otherwise take that model's rule: extra keys would become stray
+# attributes, never written back. Ignored here as they are in a step's costs.
+@with_config(extra="ignore")
 @dataclass(frozen=True)
 class Costs:
     threads: tuple[ThreadCost, ...] = ()

@@ -1,8 +1,11 @@
 """One measured run of N pairs: warm up, then count rounds over a window.
 
-The totals come straight from the counters at the two ends of the window,
-as the originals printed them; the sampler adds the timeline, and each end's
-last reading (where it ran, its state and errors) is the sampler's own.
+The window is the sampler's: from the reading that primes it to its last. Each
+end's rounds, its rate and the total are the sampler's readings at those two
+ends, the same readings every interval's rate (`windows`) is made of, so a
+run's total is its intervals' rates weighted by their length; each end's last
+reading (where it ran, its state and errors) is the sampler's too. Only the
+per-operation rates read the counters themselves (see measure_engine).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ class ThreadResult:
     """
 
     at_end: ThreadSample
-    rounds: int  # the end's counter at the window's end less at its start
+    rounds: int  # the end's rounds at the sampler's last reading less at its priming one
     ops_per_s: float  # those rounds less its pair's stalled windows', per second of the rest
 
 
@@ -83,24 +86,30 @@ def measure_engine(
     sampler.detail = detail
     try:
         _tick(sampler, warmup, None)
-        prime = sampler.sample()  # primes every per-interval difference at the window's start
+        prime = sampler.sample()  # the window starts at this reading
         tracker = Tracker(engine.counters.latency) if engine.timing else None
         if tracker is not None:
             tracker.read(engine.pairs)
         ends = engine.ends()
+        # A Sample holds each interval's spread of an operation across the ends, from
+        # which the window's spread cannot be rebuilt: the per-operation rates are the
+        # counters' own, read here and after the last reading (a few ms off its span).
         t0 = time.monotonic()
-        r0 = [engine.counters.rounds(e.slot) for e in ends]
         o0 = [engine.counters.read(e.slot).ops for e in ends]
         mark = engine.workload.phase_mark(engine.pairs)
         timeline = _tick(sampler, seconds, on_sample)
     finally:
         sampler.close()  # its /proc files now, not at a later collection
     lat = tuple(tracker.read(engine.pairs)) if tracker is not None else ()
-    r1 = [engine.counters.rounds(e.slot) for e in ends]
     o1 = [engine.counters.read(e.slot).ops for e in ends]
-    elapsed = time.monotonic() - t0
+    op_s = time.monotonic() - t0
     names = engine.workload.ops
-    op_rates = [[(b - a) / elapsed for a, b in zip(x, y)] for x, y in zip(o0, o1)]
+    op_rates = [[(b - a) / op_s for a, b in zip(x, y)] for x, y in zip(o0, o1)]
+    # The window's length is the samples' span (the priming reading to the last), the
+    # bounds its rounds are read at: rounds and time of one rate come from the same
+    # readings. (Counters read again around the sampling, as before, were a few ms
+    # off those bounds: rates move by that much against older runs.)
+    elapsed = sum(s.dt for s in timeline)
     events = list(engine.poll())
     for s in timeline:
         events.extend(s.events)
@@ -110,19 +119,21 @@ def measure_engine(
     if stalls is not None:
         events.append(_stall_note(stalls, elapsed))
     left_out = _left_out(timeline, stalls, prime) if stalls else {}
-    # The sampler read every end at the window's end (one pass); no second read here.
+    # The window's ends are those the priming reading saw; the sampler read each of
+    # them at the window's two ends (one pass each): no second read here.
     last = {(t.pair, t.role, t.tid): t for t in (timeline[-1] if timeline else prime).threads}
     threads = []
-    for end, a, b in zip(ends, r0, r1):
-        key = (end.pair, end.role, end.tid)
+    for before in prime.threads:
+        key = (before.pair, before.role, before.tid)
         at_end = last.get(key)
         if at_end is None:
-            raise RuntimeError(f"pair {end.pair} {end.role}: the sampler's last reading lacks it")
+            raise RuntimeError(f"pair {key[0]} {key[1]}: the sampler's last reading lacks it")
+        rounds = at_end.rounds - before.rounds
         # A stalled window is not a rate sample: its rounds and its time are left out.
         gone_rounds, gone_s = left_out.get(key, (0, 0.0))
         span = elapsed - gone_s
-        rate = max(b - a - gone_rounds, 0) / span if span > 0 else 0.0
-        threads.append(ThreadResult(at_end, rounds=b - a, ops_per_s=rate))
+        rate = max(rounds - gone_rounds, 0) / span if span > 0 else 0.0
+        threads.append(ThreadResult(at_end, rounds=rounds, ops_per_s=rate))
     total = sum(t.ops_per_s for t in threads)
     if stalls is not None:
         total = _unstalled_total(timeline, stalls, prime)

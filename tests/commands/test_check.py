@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import re
+from dataclasses import replace
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -28,10 +30,23 @@ from ipctop.analysis.verdicts import (
     judge_stability,
     overall,
 )
+from ipctop.box import BoxFacts, read_box
 from ipctop.output.records.spread_store import read_spreads
 
 Q6600_2624_PSEM = [4.01e6, 7.58e6, 8.04e6, 5.13e6]
 Q6600_2622_PSEM = [4.79e6, 9.40e6, 13.58e6, 18.10e6]
+
+
+@cache
+def _this_box() -> BoxFacts:
+    return read_box()
+
+
+def box_facts(**planted: object) -> BoxFacts:
+    """This box's real facts with the ones the box verdicts read planted: a box with
+    SYSV IPC, no cpufreq governor and no SMT siblings unless a test says otherwise."""
+    facts: dict[str, object] = {"sysv_ipc": True, "governor": None, "smt_siblings": []}
+    return replace(_this_box(), **{**facts, **planted})
 
 
 def curve(totals: list[float]) -> list[ScalingPoint]:
@@ -245,12 +260,16 @@ def test_cross_core_ten_times_slower_warns() -> None:
 
 
 def test_box_verdicts_fake_powersave_smt_box() -> None:
-    box = {"governor": "powersave", "smt_siblings": [[0, 4], [1, 5]], "sysv_ipc": True}
+    box = box_facts(governor="powersave", smt_siblings=[[0, 4], [1, 5]])
     reasons = [v.reason for v in judge_box(box, [0, 1, 4])]
     assert any("powersave" in r for r in reasons)
     assert any("CPUs 0,4 are SMT siblings" in r for r in reasons)
-    assert judge_box({"governor": "performance", "smt_siblings": [[0], [1]]}, [0, 1]) == []
-    assert judge_box({"sysv_ipc": False}, [0])[0].status == FAIL
+    assert judge_box(box_facts(governor="performance", smt_siblings=[[0], [1]]), [0, 1]) == []
+    assert judge_box(box_facts(sysv_ipc=False), [0])[0].status == FAIL
+    # This box's own facts, as check reads them, judged without a planted one.
+    real = read_box()
+    lines = [v.reason for v in judge_box(real, real.online)]
+    assert any("no /proc/sysvipc" in r for r in lines) == (not real.sysv_ipc)
 
 
 # --- the whole check ----------------------------------------------------------------
@@ -267,8 +286,7 @@ def healthy() -> CheckReadings:
 
 
 def test_healthy_check_is_all_ok_and_exits_0() -> None:
-    box = {"governor": None, "smt_siblings": [[0], [1]], "sysv_ipc": True}
-    verdicts = judge_check(box, [0, 1], healthy())
+    verdicts = judge_check(box_facts(smt_siblings=[[0], [1]]), [0, 1], healthy())
     assert {v.status for v in verdicts} == {OK}
     assert exit_code(verdicts) == 0 and overall(verdicts) == OK
     lines = [v.line for v in verdicts]
@@ -288,7 +306,7 @@ def test_healthy_check_is_all_ok_and_exits_0() -> None:
 def test_one_imbalanced_pair_makes_the_check_exit_1() -> None:
     r = healthy()
     r.all["sysv-sem"] = reading("sysv-sem", [97_000, 40_000])
-    verdicts = judge_check({"sysv_ipc": True}, [0, 1], r)
+    verdicts = judge_check(box_facts(), [0, 1], r)
     assert exit_code(verdicts) == 1
     failed = [v for v in verdicts if v.status == FAIL]
     assert any("pair 1 did 59 % fewer rounds" in v.reason for v in failed)
@@ -334,6 +352,12 @@ def test_live_quick_check_json_is_consistent() -> None:
         if run["error"] is None:
             assert len(run["threads"]) == 2 * run["pairs"]
             assert len(run["window_totals"]) == 3
+    # Every pair of the median window as one (pair -1), and how its rounds were timed.
+    timed = [run["latency"] for run in d["runs"] if run["latency"] is not None]
+    assert bool(timed) == (d["engine"] == "native"), d["engine"]
+    for lat in timed:
+        assert list(lat) == ["pair", "rtt", "oneway", "note"] and lat["pair"] == -1
+        assert lat["rtt"]["n"] > 0 and lat["note"]
     statuses = [v["status"] for v in d["verdicts"]]
     assert statuses and set(statuses) <= {"ok", "warn", "fail"}
     assert all(v["reason"] for v in d["verdicts"])

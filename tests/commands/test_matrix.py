@@ -8,10 +8,20 @@ import os
 import pytest
 from conftest import run_cli, two_cpus
 
+from ipctop.box import read_box
 from ipctop.cpuclass import CLASSES, LLC, NODE, REMOTE, SAME_CPU, SMT, ordered_pairs, read_classes
 from ipctop.engine.latency import LatencySummary
 from ipctop.engine.matrix_runs import Cell, class_rows
 from ipctop.engine.objects import _native
+from ipctop.errors import RecordError
+from ipctop.output.records.matrix_record import (
+    MatrixConfig,
+    MatrixRecord,
+    matrix_from_dict,
+    write_matrix,
+)
+from ipctop.output.records.record_box import Box
+from ipctop.plain import to_plain
 
 native = pytest.mark.skipif(_native is None, reason="the native extension is not built")
 
@@ -130,6 +140,14 @@ def test_real_matrix_on_this_box_writes_a_record_compare_reads(tmp_path):
     for c in sem:
         assert c["oneway"]["n"] > 0 and 0 < c["oneway"]["p50"] < c["rtt"]["p50"]
     assert {c["class"] for c in sem if c["from"] == c["to"]} == {SAME_CPU}
+    # The box and the run as the typed models wrote them: every fact, every option.
+    assert d["box"] == json.loads(json.dumps(to_plain(read_box())))
+    assert d["config"]["workloads"] == ["sysv-sem"] and d["config"]["cpus"] == [0, 1]
+    assert (d["config"]["seconds"], d["config"]["baseline"], d["config"]["rt"]) == (
+        0.3,
+        "spin",
+        None,
+    )
     spin = [c for c in d["cells"] if c["workload"] == "spin"]
     assert sorted((c["from"], c["to"]) for c in spin) == [(0, 1), (1, 0)]
     r = run_cli("compare", str(out), str(out))
@@ -158,3 +176,50 @@ def test_compare_refuses_a_matrix_beside_a_sweep_record(tmp_path):
     bad.write_text(json.dumps({"schema": "ipctop.matrix/1", "cells": [{"workload": 1}]}))
     r = run_cli("compare", str(bad), str(m))
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "malformed matrix cell" in r.stderr
+
+
+def _cells() -> list[Cell]:
+    return [_planted("sysv-sem", a, b, SAME_CPU if a == b else LLC, 5000) for a in (0, 1)
+            for b in (0, 1)]  # fmt: skip
+
+
+def test_a_matrix_records_box_and_config_are_typed_and_write_what_they_read(tmp_path):
+    config = MatrixConfig(workloads=("sysv-sem",), mode="threads", cpus=(0, 1), seconds=0.5,
+                          warmup=0.1, sample=None, baseline="spin", rt=None, unknown=())  # fmt: skip
+    path = tmp_path / "m.json"
+    write_matrix(path, MatrixRecord(Box.of(read_box()), config, _cells()))
+    back = matrix_from_dict(json.loads(path.read_text()), str(path))
+    assert isinstance(back.box, Box) and back.box.kernel_release == os.uname().release
+    assert back.config == config and back.config.cpus == (0, 1)
+    assert back.to_dict()["box"] == json.loads(json.dumps(to_plain(read_box())))
+    # A hand-made or newer record: the keys it has, no more, and a newer one's kept.
+    d = json.loads(path.read_text())
+    d["box"] = {"kernel_release": "6.1.0", "a newer fact": 1}
+    d["config"] = {"mode": "threads", "a newer option": [1, 2]}
+    again = matrix_from_dict(d, "old.json")
+    assert again.box.kernel_release == "6.1.0" and again.config.workloads == ()
+    assert again.to_dict()["box"] == d["box"] and again.to_dict()["config"] == d["config"]
+    # Without them (the oldest hand-made ones): nothing said, still read.
+    bare = matrix_from_dict({k: v for k, v in d.items() if k not in ("box", "config")}, "b.json")
+    assert bare.to_dict()["box"] == {} and bare.to_dict()["config"] == {}
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "words"),
+    [
+        ("box", {"online": "0-1"}, "m.json: box.online should be a list, not string"),
+        ("box", {"sysv_ipc": "yes"}, "m.json: box.sysv_ipc should be true or false, not string"),
+        ("config", {"seconds": "1"}, "m.json: config.seconds should be a number, not string"),
+        ("config", {"cpus": [0, "1"]}, "m.json: config.cpus[1] should be an integer, not string"),
+    ],
+)
+def test_a_hand_edited_matrix_box_or_config_is_one_line(tmp_path, key, value, words):
+    d = json.loads(json.dumps(MatrixRecord(Box(), MatrixConfig(), _cells()).to_dict()))
+    d[key] = value
+    with pytest.raises(RecordError) as e:
+        matrix_from_dict(d, str(tmp_path / "m.json"))
+    assert str(e.value) == words
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(d))
+    r = run_cli("compare", str(path), str(path))
+    assert r.returncode == 2 and r.stderr.strip() == f"ipctop: {words}", r.stderr

@@ -74,7 +74,7 @@ def test_ab_sysv_sem_against_sysv_msg_puts_each_syscall_path_at_its_end(tmp_path
             Step(
                 pairs=1,
                 total_ops_per_s=run.total_ops_per_s,
-                costs=to_plain(run.costs) if run.costs else None,
+                costs=run.costs,
                 profile=profile.to_dict(),
             )
         )

@@ -13,7 +13,7 @@ import pytest
 
 from ipctop.analysis.check_curve import aa_noise_floor
 from ipctop.analysis.noise import StepNoise
-from ipctop.analysis.readings import RunReading, ThreadReading
+from ipctop.analysis.readings import RunLatency, RunReading, ThreadReading
 from ipctop.analysis.sessions import session_spread
 from ipctop.analysis.verdicts import Verdict
 from ipctop.box import BoxFacts, read_box
@@ -72,6 +72,7 @@ FLOOR = aa_noise_floor([100.0, 101.0, 99.0, 100.5, 98.0, 102.0, 100.0, 99.0], 4.
 READING = RunReading(
     "sysv-msg", "same", 1, 2, 1e5, threads=(ThreadReading(0, "A", 0, (0, 1), 10),), windows=(9e4,)
 )
+TIMED_READING = replace(READING, latency=RunLatency.of(PAIR, "every round timed"))
 
 # Each converted class: an object and what its own writer puts in a record.
 CASES: list[tuple[object, dict[str, Any]]] = [
@@ -90,6 +91,7 @@ CASES: list[tuple[object, dict[str, Any]]] = [
     (FLOOR, to_plain(FLOOR)),
     (Verdict("warn", "box", "smt on"), to_plain(Verdict("warn", "box", "smt on"))),
     (READING, READING.to_dict()),  # its computed label is dropped on the way back
+    (TIMED_READING, TIMED_READING.to_dict()),
 ]
 
 
@@ -182,3 +184,14 @@ def test_a_wrong_type_is_refused_naming_the_field(cls: type, d: Any, named: str)
         from_plain(cls, d)
     assert str(e.value).startswith(named), str(e.value)
     assert "\n" not in str(e.value)
+
+
+def test_a_check_runs_latency_is_typed_and_writes_what_check_wrote_as_a_dict() -> None:
+    """check's JSON keeps a run's pooled latency as before it was typed: PairLatency's
+    rounded dict, then the note."""
+    written = TIMED_READING.to_dict()["latency"]
+    assert written == {**PAIR.to_dict(), "note": "every round timed"}
+    assert list(written) == ["pair", "rtt", "oneway", "note"]
+    lat = TIMED_READING.latency
+    assert lat is not None and lat.rtt == LAT.rounded() and lat.rtt.p99 == 9000.0
+    assert READING.to_dict()["latency"] is None  # not timed: null, as before

@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import json
+import statistics
+from dataclasses import replace
 
 import pytest
 from conftest import run_cli
 
+from ipctop.analysis.profile_delta import counter_deltas, counter_values
 from ipctop.analysis.stats import Difference
+from ipctop.commands.compare import ab_profile_delta
 from ipctop.engine.config import RunConfig
 from ipctop.engine.costs import Costs
+from ipctop.engine.engine import Engine
 from ipctop.engine.opstats import OpRate
 from ipctop.engine.stalls import StallSummary
+from ipctop.errors import RecordError
+from ipctop.live.measure import measure_engine
 from ipctop.live.source_protocol import RunInfo
 from ipctop.output.records.ab_record import NOT_JUDGED, _result, run_config
 from ipctop.output.records.record import Record, Step
@@ -19,7 +26,7 @@ from ipctop.output.records.record_ab import AbLatency, AbRecord, AbResult
 from ipctop.output.records.record_box import Box
 from ipctop.output.records.record_io import read_record
 from ipctop.output.text.costs_table import format_costs
-from ipctop.plain import from_plain
+from ipctop.plain import from_plain, to_plain
 
 QUICK = ("--seconds", "0.5", "--warmup", "0", "--repeat", "1", "--cpus", "0")
 
@@ -212,3 +219,77 @@ def test_the_run_info_holds_the_records_run_configuration_as_it_is() -> None:
     assert "size" not in kept  # no payload: absent, as a sweep's record has it
     with pytest.raises(ValueError, match="interval"):
         RunInfo(config.as_run("native"), kernel="6.1.0", cpu_model="cpu")
+
+
+@pytest.fixture(scope="module")
+def real_costs() -> Costs:
+    """Where a real pair's time went over a short window (detail on)."""
+    with Engine(RunConfig("sysv-sem", "same", "threads", (0,))) as engine:
+        engine.start(1)
+        costs = measure_engine(engine, 0.4, 0.0, 0.2, detail=True).costs
+    assert costs is not None and costs.threads, "detail on: the ends' costs were read"
+    return costs
+
+
+def test_an_ab_records_costs_are_costs_and_write_every_key_they_read(real_costs: Costs) -> None:
+    d = _ab_dict()
+    older = to_plain(real_costs)
+    # A writer from before these keys: they read as their defaults and are written then.
+    for key in ("cpu_pressure_avg10", "flags"):
+        del older[key]
+    d["ab"]["costs"] = {"A": to_plain(real_costs), "B": {**older, "newer_figure": 1.0}}
+    rec = Record.from_dict(json.loads(json.dumps(d)))
+    assert rec.ab is not None and rec.ab.costs is not None
+    a, b = rec.ab.costs.A, rec.ab.costs.B
+    assert isinstance(a, Costs) and isinstance(b, Costs)
+    assert a == real_costs  # JSON keeps every float exactly
+    assert b == replace(real_costs, cpu_pressure_avg10=None, flags=())
+    written = json.loads(json.dumps(rec.to_dict()))["ab"]["costs"]
+    assert written["A"] == json.loads(json.dumps(to_plain(real_costs)))
+    assert {k: written["B"][k] for k in older} == json.loads(json.dumps(older))
+    # A newer writer's key inside a side's costs is dropped, as from a step's costs,
+    # not kept as a stray attribute the writer never writes.
+    assert "newer_figure" not in written["B"] and not hasattr(b, "newer_figure")
+    assert Record.from_dict(json.loads(json.dumps(rec.to_dict()))) == rec
+    # compare's delta of the ab record reads the typed sides' counters.
+    text = ab_profile_delta(rec)
+    assert text is not None
+    vcsw = statistics.mean(
+        t.vcsw_per_round for t in real_costs.threads if t.vcsw_per_round is not None
+    )
+    [row] = [line for line in text.splitlines() if line.endswith(" vol. switches/round")]
+    assert row.split()[0] == f"{vcsw:,.3g}" and "+0 %" in row
+
+
+def test_a_side_without_a_costs_figure_names_why_not_a_zero(real_costs: Costs) -> None:
+    why = "/proc/schedstat reads zero: set kernel.sched_schedstats=1"
+    b = replace(
+        real_costs,
+        threads=tuple(replace(t, run_delay_us_per_round=None) for t in real_costs.threads),
+        missing={"run delay": why},
+    )
+    deltas = {c.name: c for c in counter_deltas(real_costs, b)}
+    delay = deltas["run delay µs/round"]
+    assert delay.b is None and delay.why == why and delay.change_pct is None
+    assert counter_values(None)["CPU µs/round"] is None  # no costs at all: every figure n/a
+    assert all(c.why == "not recorded" for c in counter_deltas(None, None))
+    # Ranked: the ones with a change first, those n/a on either side last.
+    ranked = counter_deltas(real_costs, b)
+    known = [c.change_pct is not None for c in ranked]
+    assert known == sorted(known, reverse=True)
+
+
+@pytest.mark.parametrize(
+    ("costs", "words"),
+    [
+        ({"A": 1, "B": None}, "ab.costs.A should be an object, not integer"),
+        ({"A": {"cpu_us_per_round": "2"}}, "ab.costs.A.cpu_us_per_round should be a number"),
+        ({"B": {"threads": [{"pair": 0}]}}, "ab.costs.B.threads[0].role is missing"),
+    ],
+)
+def test_a_hand_edited_ab_costs_side_is_named_in_one_line(costs: dict, words: str) -> None:
+    d = _ab_dict()
+    d["ab"]["costs"] = costs
+    with pytest.raises(RecordError) as e:
+        Record.from_dict(json.loads(json.dumps(d)))
+    assert str(e.value).startswith(f"record: {words}"), e.value

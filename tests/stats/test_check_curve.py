@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cli, two_cpus
-from test_check import healthy, reading
+from test_check import box_facts, healthy, reading
 
 from ipctop.analysis.check_curve import (
     aa_noise_floor,
@@ -46,7 +46,7 @@ def test_fake_4cpu_peak_then_drop_fails_through_the_intermediate_counts() -> Non
     r.one["sysv-sem"] = reading("sysv-sem", [int(per_pair[0] / 2)])
     r.between["sysv-sem"] = {k: reading("sysv-sem", [int(per_pair[k - 1] / 2)] * k) for k in (2, 3)}
     r.all["sysv-sem"] = reading("sysv-sem", [int(per_pair[3] / 2)] * 4)
-    verdicts = judge_check({"sysv_ipc": True}, [0, 1, 2, 3], r)
+    verdicts = judge_check(box_facts(), [0, 1, 2, 3], r)
     [v] = [v for v in verdicts if v.subject == "sysv-sem scaling"]
     assert v.status == FAIL
     assert "collapses: 5.13M ops/s on 4 CPUs, 36 % below 8.04M on 3" in v.reason
@@ -56,7 +56,7 @@ def test_python_engine_does_not_judge_kernel_scaling() -> None:
     r = healthy()
     r.all["sysv-sem"] = reading("sysv-sem", [30_000, 30_000])  # a GIL-bound "collapse"
     r.engine = "python"
-    verdicts = judge_check({"sysv_ipc": True}, [0, 1], r)
+    verdicts = judge_check(box_facts(), [0, 1], r)
     scaling = [v for v in verdicts if v.subject.endswith("scaling")]
     assert {v.status for v in scaling} == {WARN}
     assert all("Python engine's ends share one GIL" in v.reason for v in scaling)

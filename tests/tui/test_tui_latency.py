@@ -84,7 +84,8 @@ def test_x_shows_a_planted_matrix_record_in_the_monitor(tmp_path) -> None:
 
     from ipctop.engine.latency import LatencySummary
     from ipctop.engine.matrix_runs import Cell
-    from ipctop.output.records.matrix_record import MatrixRecord, write_matrix
+    from ipctop.output.records.matrix_record import MatrixConfig, MatrixRecord, write_matrix
+    from ipctop.output.records.record_box import Box
     from ipctop.tui.screens.matrix_view import MatrixScreen
     from ipctop.tui.screens.prompts import PathInputScreen
 
@@ -92,7 +93,7 @@ def test_x_shows_a_planted_matrix_record_in_the_monitor(tmp_path) -> None:
     cells = [Cell("sysv-sem", a, b, "same CPU" if a == b else "shared LLC", s, s, s, 1.0)
              for a in (0, 1) for b in (0, 1)]  # fmt: skip
     path = tmp_path / "m.json"
-    write_matrix(path, MatrixRecord({"kernel_release": "planted"}, {}, cells))
+    write_matrix(path, MatrixRecord(Box(kernel_release="planted"), MatrixConfig(), cells))
     source = live(1)
 
     async def go() -> None:

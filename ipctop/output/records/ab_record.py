@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING, Any
 from ipctop.analysis.scaling import ScalingPoint
 from ipctop.analysis.stats import WINDOW_S, Difference
 from ipctop.engine.config import RunConfig
-from ipctop.engine.profile.window import sides_to_dicts
+from ipctop.engine.costs import Costs
+from ipctop.engine.profile.window import Profile, sides_to_dicts
 from ipctop.engine.sample import Sample
 from ipctop.errors import RecordError
 from ipctop.output.records.record import Record, Step
-from ipctop.output.records.record_ab import AbRecord
+from ipctop.output.records.record_ab import AbLatency, AbRecord
 from ipctop.output.records.record_box import Box
 
 if TYPE_CHECKING:
@@ -48,9 +49,9 @@ def ab_record(
     args: argparse.Namespace,
     kind: str,
     elapsed: float,
-    latency: dict[str, Any] | None = None,
-    profiles: dict[str, Any] | None = None,
-    costs: dict[str, Any] | None = None,
+    latency: AbLatency | None = None,
+    profiles: dict[str, Profile] | None = None,
+    costs: dict[str, Costs | None] | None = None,
     outside_pct: float | None = None,
     not_judged: str = "",
 ) -> Record:
@@ -61,8 +62,6 @@ def ab_record(
         total = statistics.median(s.windows) if s.windows else 0.0
         steps.append(Step(pairs=s.pairs, total_ops_per_s=total, windows=list(s.windows)))
     a = sides["A"]
-    if profiles is not None:
-        profiles = sides_to_dicts(profiles)
     return Record(
         kind="ab",
         box=box,
@@ -92,7 +91,11 @@ def ab_record(
                 "settle_s": args.settle,
                 "seconds": elapsed,
                 **({"latency": latency} if latency is not None else {}),
-                **({"profile": profiles, "costs": costs} if profiles is not None else {}),
+                **(
+                    {"profile": sides_to_dicts(profiles), "costs": costs}
+                    if profiles is not None
+                    else {}
+                ),
             }
         ),
     )

@@ -6,20 +6,43 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic_core import ErrorDetails
 
 from ...engine.matrix_runs import Cell, ClassRow, class_rows
 from ...errors import RecordError
 from .record import now_iso
+from .record_box import Box
 from .record_io import atomic_write_text
+from .record_problems import phrase
 
 SCHEMA = "ipctop.matrix/1"
 
 
+class MatrixConfig(BaseModel):
+    """How `ipctop matrix` ran (commands/matrix.py). Every key is optional: a
+    hand-made record says less; keys a newer ipctop adds are kept as they are, and
+    a record writes only the keys it was made or read with."""
+
+    model_config = ConfigDict(frozen=True, extra="allow", allow_inf_nan=False)
+
+    workloads: tuple[str, ...] = ()
+    mode: str | None = None
+    cpus: tuple[int, ...] = ()
+    seconds: float | None = None  # per cell
+    warmup: float | None = None  # per cell
+    sample: int | None = None  # cells per class; None: every ordered pair
+    baseline: str | None = None  # the spin flag's workload, None with --no-baseline
+    rt: int | None = None  # the ends' SCHED_FIFO priority
+    unknown: tuple[str, ...] = ()  # what sysfs did not say (cpuclass.Classes.unknown)
+
+
 @dataclass
 class MatrixRecord:
-    box: dict[str, Any]
-    config: dict[str, Any]
+    box: Box
+    config: MatrixConfig
     cells: list[Cell]
     created: str = field(default_factory=now_iso)
     source: str | None = None
@@ -36,8 +59,8 @@ class MatrixRecord:
         return {
             "schema": SCHEMA,
             "created": self.created,
-            "box": self.box,
-            "config": self.config,
+            "box": self.box.model_dump(mode="json", exclude_unset=True),
+            "config": self.config.model_dump(mode="json", exclude_unset=True),
             "cells": [c.to_dict() for c in self.cells],
             "classes": [r.to_dict() for r in self.classes],
         }
@@ -49,6 +72,22 @@ def write_matrix(path: str | os.PathLike[str], rec: MatrixRecord) -> Path:
 
 def is_matrix(d: Any) -> bool:
     return isinstance(d, dict) and str(d.get("schema", "")).startswith("ipctop.matrix/")
+
+
+_Part = TypeVar("_Part", Box, MatrixConfig)
+
+
+def _part(model: type[_Part], d: dict[str, Any], key: str, name: str) -> _Part:
+    """The record's box or config; one the file lacks (or holds as no object) says nothing."""
+    raw = d.get(key)
+    if not isinstance(raw, dict):
+        return model()
+    try:
+        # Through JSON, strictly, as a sweep record's parts are read: no "3" taken for 3.
+        return model.model_validate_json(json.dumps(raw, allow_nan=True), strict=True)
+    except ValidationError as e:
+        first: ErrorDetails = e.errors(include_url=False)[0]
+        raise RecordError(f"{name}: {phrase({**first, 'loc': (key, *first['loc'])})}") from None
 
 
 def matrix_from_dict(d: dict[str, Any], source: str) -> MatrixRecord:
@@ -65,6 +104,5 @@ def matrix_from_dict(d: dict[str, Any], source: str) -> MatrixRecord:
         built = [Cell.from_dict(c) for c in cells]
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise RecordError(f"{name}: malformed matrix cell ({type(e).__name__}: {e})") from None
-    box: dict[str, Any] = d["box"] if isinstance(d.get("box"), dict) else {}
-    config: dict[str, Any] = d["config"] if isinstance(d.get("config"), dict) else {}
+    box, config = _part(Box, d, "box", name), _part(MatrixConfig, d, "config", name)
     return MatrixRecord(box, config, built, str(d.get("created", "")), source)

@@ -6,11 +6,10 @@ read it. Keys a newer ipctop adds are kept as they are.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict
 
 from ipctop.engine.config import RunConfig
+from ipctop.engine.costs import Costs
 from ipctop.output.records.profile_record import StepProfile
 
 
@@ -75,8 +74,12 @@ class AbProfiles(_Part):
 
 
 class AbCosts(_Part):
-    A: dict[str, Any] | None = None  # engine.costs.Costs.to_dict of the side's slots
-    B: dict[str, Any] | None = None
+    """Each side's costs over all its slots (engine.costs.merge), as a step's are kept:
+    a record read and written again keeps every field of Costs; keys a newer ipctop
+    adds inside a side's costs are dropped, as they are from a step's."""
+
+    A: Costs | None = None
+    B: Costs | None = None
 
 
 class AbRecord(_Part):

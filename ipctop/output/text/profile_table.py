@@ -8,7 +8,6 @@ interval beside them says how far to trust it.
 from __future__ import annotations
 
 from statistics import mean
-from typing import Any
 
 from ...analysis.profile_delta import (
     counter_deltas,
@@ -17,6 +16,7 @@ from ...analysis.profile_delta import (
     t95,
 )
 from ...cpus import format_cpu_list
+from ...engine.costs import Costs
 from ...engine.profile.window import Profile, SymbolShare
 from .tables import format_table
 
@@ -73,8 +73,8 @@ def format_delta(
     labels: tuple[str, str],
     a: Profile,
     b: Profile,
-    costs_a: dict[str, Any] | None = None,
-    costs_b: dict[str, Any] | None = None,
+    costs_a: Costs | None = None,
+    costs_b: Costs | None = None,
     n: int = 6,
 ) -> str:
     """Symbols whose total share moved most (both ends), beside the counters that moved."""

@@ -20,7 +20,7 @@ from ...output.text import matrix_text
 def matrix_text_of(rec: MatrixRecord, figure: str = "p50") -> str:
     """Heatmaps (ANSI colours) per mechanism, then the class table."""
     cpus = sorted({c.src for c in rec.cells} | {c.dst for c in rec.cells})
-    parts = [f"{rec.name}: {rec.box.get('kernel_release') or '?'}, CPUs {cpus}"]
+    parts = [f"{rec.name}: {rec.box.kernel_release or '?'}, CPUs {cpus}"]
     for w in dict.fromkeys(c.workload for c in rec.cells):
         mine = [c for c in rec.cells if c.workload == w]
         parts.append(f"{w}\n" + matrix_text.heatmap(mine, cpus, figure, colour=True))
