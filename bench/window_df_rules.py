@@ -33,6 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import ar1_exact  # noqa: E402  (beside this script)
+from calibrate import ar1  # noqa: E402  (beside this script)
 
 from ipctop.analysis import autocorr  # noqa: E402
 from ipctop.analysis.stats import t_quantile  # noqa: E402
@@ -43,16 +44,6 @@ R_RULES = ("true", "point", "upper", "own")
 DF_RULES = ("max", "satt", "exact")
 HISTORY = 200
 exact_df = functools.lru_cache(maxsize=None)(ar1_exact.exact_df)
-
-
-def ar1(n: int, r: float, sd: float, rng: random.Random) -> list[float]:
-    x = rng.gauss(0.0, sd)
-    out = [x]
-    innov = sd * math.sqrt(1.0 - r * r)
-    for _ in range(n - 1):
-        x = r * x + rng.gauss(0.0, innov)
-        out.append(x)
-    return out
 
 
 def session_r(history: list[float]) -> tuple[float, float]:
