@@ -21,6 +21,7 @@ from ..engine.engine import Engine
 from ..engine.latency import format_ns
 from ..engine.profile.span import SpanProfiler
 from ..engine.sample import Sample
+from ..engine.stalls import STALL_S
 from ..errors import ResourceError, UnsupportedError
 from ..live.engine_warnings import EngineWarnings
 from ..live.measure import RunResult, measure_engine
@@ -28,6 +29,10 @@ from .common import attach, each, publisher
 from .progress import PlannedProgress
 
 SCALING_WORKLOADS = ("sysv-msg", "sysv-sem")
+NO_RATE = (
+    "no rate: every sample of its {n} window(s) stalled (ipctop or its ends went "
+    f"{STALL_S:g} s or more without CPU), so there is nothing to measure on this box as it is"
+)
 SHARED_WORKLOAD = "sysv-msg-shared"
 
 
@@ -135,50 +140,9 @@ class CheckRunner:
             reading = RunReading(workload, placement, pairs, len(cpus), 0.0, error=str(exc))
             self.say(f"{reading.label}: could not run: {exc}")
             return reading
-        middle = sorted(results, key=lambda r: r.total_ops_per_s)[len(results) // 2]
-        threads = tuple(
-            ThreadReading(
-                pair=t.at_end.pair,
-                role=t.at_end.role,
-                bound_cpu=t.at_end.bound_cpu,
-                seen_cpus=tuple(sorted(seen.get((t.at_end.pair, t.at_end.role), set()))),
-                rounds=t.rounds,
-                # Wrong messages anywhere in the run count, not only in the median window.
-                errors=max(
-                    x.at_end.errors
-                    for r in results
-                    for x in r.threads
-                    if (x.at_end.pair, x.at_end.role) == (t.at_end.pair, t.at_end.role)
-                ),
-                state=t.at_end.state,
-            )
-            for t in middle.threads
-        )
-        reading = RunReading(
-            workload=workload,
-            placement=placement,
-            pairs=pairs,
-            ncpus=len(cpus),
-            total_ops_per_s=middle.total_ops_per_s,
-            threads=threads,
-            oversubscribed=middle.oversubscribed,
-            events=tuple(dict.fromkeys(e for r in results for e in r.events)),
-            seconds=sum(r.seconds for r in results),
-            window_totals=tuple(r.total_ops_per_s for r in results),
-            windows=tuple(w for r in results for w in r.windows),
-            latency=_latency(middle),
-        )
-        spread = spread_pct([r.total_ops_per_s for r in results])
-        self.say(
-            f"{reading.label:<34} {fmt_rate(reading.total_ops_per_s):>7} ops/s"
-            f"  (spread {spread:.0f} % over {len(results)} windows; {_interval(reading.windows)})"
-        )
-        p = reading.latency
-        if p is not None:
-            self.say(
-                f"{'':<34} round trip p50 {format_ns(p.rtt.p50)} p99 {format_ns(p.rtt.p99)}, "
-                f"one-way p50 {format_ns(p.oneway.p50)} p99 {format_ns(p.oneway.p99)}"
-            )
+        reading, lines = summarise(config, pairs, results, seen)
+        for line in lines:
+            self.say(line)
         return reading
 
     def _measure(
@@ -206,6 +170,72 @@ class CheckRunner:
         # Read once the engine has stopped: an end that did not stop in time says so then.
         self.warnings.take([*engine.events, *(e for r in results for e in r.events)])
         return results, seen
+
+
+def summarise(
+    config: RunConfig,
+    pairs: int,
+    results: list[RunResult],
+    seen: dict[tuple[int, str], set[int]],
+) -> tuple[RunReading, list[str]]:
+    """One run's reading from its measured windows, and the lines check prints for it.
+
+    A window whose every sample stalled is not a rate of 0: it has no rate. Such
+    windows are left out; a run with none left has no reading, and says why.
+    """
+    workload, placement, cpus = config.workload, config.placement, config.cpus
+    rated = [r for r in results if r.windows]
+    if not rated:
+        error = NO_RATE.format(n=len(results))
+        reading = RunReading(workload, placement, pairs, len(cpus), 0.0, error=error)
+        return reading, [f"{reading.label}: {error}"]
+    middle = sorted(rated, key=lambda r: r.total_ops_per_s)[len(rated) // 2]
+    threads = tuple(
+        ThreadReading(
+            pair=t.at_end.pair,
+            role=t.at_end.role,
+            bound_cpu=t.at_end.bound_cpu,
+            seen_cpus=tuple(sorted(seen.get((t.at_end.pair, t.at_end.role), set()))),
+            rounds=t.rounds,
+            # Wrong messages anywhere in the run count, not only in the median window.
+            errors=max(
+                x.at_end.errors
+                for r in results
+                for x in r.threads
+                if (x.at_end.pair, x.at_end.role) == (t.at_end.pair, t.at_end.role)
+            ),
+            state=t.at_end.state,
+        )
+        for t in middle.threads
+    )
+    reading = RunReading(
+        workload=workload,
+        placement=placement,
+        pairs=pairs,
+        ncpus=len(cpus),
+        total_ops_per_s=middle.total_ops_per_s,
+        threads=threads,
+        oversubscribed=middle.oversubscribed,
+        events=tuple(dict.fromkeys(e for r in results for e in r.events)),
+        seconds=sum(r.seconds for r in rated),
+        window_totals=tuple(r.total_ops_per_s for r in rated),
+        windows=tuple(w for r in rated for w in r.windows),
+        latency=_latency(middle),
+    )
+    spread = spread_pct([r.total_ops_per_s for r in rated])
+    unrated = f"; {len(results) - len(rated)} stalled through" if len(rated) < len(results) else ""
+    lines = [
+        f"{reading.label:<34} {fmt_rate(reading.total_ops_per_s):>7} ops/s"
+        f"  (spread {spread:.0f} % over {len(rated)} windows{unrated}; "
+        f"{_interval(reading.windows)})"
+    ]
+    p = reading.latency
+    if p is not None:
+        lines.append(
+            f"{'':<34} round trip p50 {format_ns(p.rtt.p50)} p99 {format_ns(p.rtt.p99)}, "
+            f"one-way p50 {format_ns(p.oneway.p50)} p99 {format_ns(p.oneway.p99)}"
+        )
+    return reading, lines
 
 
 def _latency(middle: RunResult) -> RunLatency | None:
