@@ -42,6 +42,10 @@ def vng_command(
     cmd += topo.vng_numa()
     if accel.emulated:
         cmd.append("--disable-kvm")
+    # The kernel's console at warning level goes to vng.log: a guest that stops making
+    # progress (soft lockup, RCU stall, hung task, OOM) says why there. Twice a
+    # 64-CPU guest went silent for 15 min with nothing to read.
+    cmd += ["--verbose", "--append", "loglevel=4"]
     cmd += ["--rwdir", out, f"--qemu-opts={qemu}", "--"]
     # The guest's shell marks the start, then runs the command.
     started = os.path.join(out, STARTED)

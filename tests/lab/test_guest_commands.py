@@ -8,19 +8,25 @@ classes were measured and that the verdict lines are there, never a rate.
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 
 import pytest
 from conftest import ROOT
-from labguest import command_cpus, in_guest, lab_out, lab_smp
+from labguest import IN_GUEST, command_cpus, in_guest, lab_out, lab_smp
 from test_guest_topology import _expected_class, _lscpu
 
 from ipctop.analysis.check_curve import pair_counts
 from ipctop.cpuclass import REMOTE
 from ipctop.cpus import format_cpu_list
 
-pytestmark = [in_guest, pytest.mark.timeout(1500)]
+# check at 64 CPUs under TCG outgrew 1,400 s twice (its 63- and 64-pair steps alone took
+# minutes each: 128 busy ends on 64 vCPUs that share 2 host CPUs): the budget grows with
+# the guest. CI's 8-CPU guest keeps 1,400 s.
+CPUS = math.prod(lab_smp()) if IN_GUEST else 1
+BUDGET = 1400 + (90 * CPUS if CPUS > 8 else 0)
+pytestmark = [in_guest, pytest.mark.timeout(BUDGET + 100)]
 
 
 def _ipctop(name: str, *args: str) -> subprocess.CompletedProcess:
@@ -29,7 +35,7 @@ def _ipctop(name: str, *args: str) -> subprocess.CompletedProcess:
     out, err = lab_out("records") / f"{name}.out", lab_out("records") / f"{name}.err"
     with open(out, "w") as o, open(err, "w") as e:
         rc = subprocess.run(
-            [sys.executable, "-m", "ipctop", *args], stdout=o, stderr=e, cwd=ROOT, timeout=1400
+            [sys.executable, "-m", "ipctop", *args], stdout=o, stderr=e, cwd=ROOT, timeout=BUDGET
         ).returncode
     return subprocess.CompletedProcess(args, rc, out.read_text(), err.read_text())
 
@@ -47,7 +53,11 @@ def test_check_quick_measures_every_step_and_says_its_verdicts() -> None:
     for workload in ("sysv-msg", "sysv-sem"):
         same = [r for r in result["runs"] if r["workload"] == workload and r["placement"] == "same"]
         assert sorted(r["pairs"] for r in same) == pair_counts(n), same
-        assert all(r["error"] is None for r in same), [r["error"] for r in same]
+        # A step the emulated guest starved through every window has no rate and says
+        # so (check_runs.NO_RATE); any other error is a failure, and 1 pair is measured.
+        errors = [r["error"] for r in same if r["error"] is not None]
+        assert all(e.startswith("no rate: every sample") for e in errors), errors
+        assert next(r for r in same if r["pairs"] == 1)["error"] is None, same
     assert result["verdicts"] and all(v["reason"] and v["status"] for v in result["verdicts"])
     assert result["status"] in ("ok", "warn", "fail")
     assert json.loads(record.read_text())["box"]  # the record names the guest's box
