@@ -4,7 +4,9 @@ A record keeps every ABBA block, so ab's stop rule can be replayed on it:
 where the rule would have stopped, and what it would have said there. A rule
 that wants more blocks than the record holds gets all of them (the real run
 would have gone on to its time limit, which the record's own run reached or
-not). Usage: python bench/ab_rejudge.py DIR [DIR ...] (files aa-*.json).
+not). Usage: python bench/ab_rejudge.py DIR [DIR ...] (files aa-*.json; with
+`--pattern 'ab-*.json'` the A/B records of bench/stat_power.py, whose calls are
+detections).
 """
 
 from __future__ import annotations
@@ -40,10 +42,11 @@ def clopper_pearson(k: int, n: int) -> tuple[float, float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dirs", nargs="+")
+    ap.add_argument("--pattern", default="aa-*.json", help="record files in each DIR")
     args = ap.parse_args()
-    paths = sorted(p for d in args.dirs for p in glob.glob(os.path.join(d, "aa-*.json")))
+    paths = sorted(p for d in args.dirs for p in glob.glob(os.path.join(d, args.pattern)))
     if not paths:
-        raise SystemExit(f"no aa-*.json in {' '.join(args.dirs)}")
+        raise SystemExit(f"no {args.pattern} in {' '.join(args.dirs)}")
     old_calls = new_calls = 0
     for path in paths:
         with open(path) as f:
@@ -62,9 +65,7 @@ def main() -> None:
     n = len(paths)
     for what, k in (("as recorded", old_calls), ("with today's rule", new_calls)):
         low, high = clopper_pearson(k, n)
-        print(
-            f"A/A called a change {what}: {k} of {n} = {100 * k / n:.1f} % [{low:.1f}, {high:.1f}]"
-        )
+        print(f"called a change {what}: {k} of {n} = {100 * k / n:.1f} % [{low:.1f}, {high:.1f}]")
 
 
 if __name__ == "__main__":

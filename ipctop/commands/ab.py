@@ -404,6 +404,8 @@ def _result_line(
         f"({n * len(ORDER)} slots), {elapsed:.0f} s ({why}; ±{d.half_width_pct:.1f} %)"
         f"\n  stop rule: {stop.describe()}"
     )
+    for note in d.notes:  # which arm made the interval, when it was not the blocks' own
+        line += f"\n  {note}"
     if busy is not None and busy.outside_pct is not None:
         line += f"\n  other processes used {busy.outside_pct:.0f} % of a CPU meanwhile"
     if busy is not None and busy.not_judged:
