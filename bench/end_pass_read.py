@@ -79,7 +79,7 @@ def run(npairs: int, args: argparse.Namespace) -> None:
         for _ in range(args.readings):
             now = plant.next()
             t0 = time.thread_time()
-            reader.step(block.buf, ends, pairs, now, 0.5, False, False)
+            reader.step(block.buf, ends, pairs, now, 0.5, False, 0)
             spent += time.thread_time() - t0
         return spent / args.readings * 1e3
 
@@ -91,8 +91,8 @@ def run(npairs: int, args: argparse.Namespace) -> None:
     # From the same reading on, both see the same slots: their figures must agree.
     for _ in range(2):
         now = plant.next()
-        a = ref.step(block.buf, ends, pairs, now, 0.5, False, False)
-        b = new.step(block.buf, ends, pairs, now, 0.5, False, False)
+        a = ref.step(block.buf, ends, pairs, now, 0.5, False, 0)
+        b = new.step(block.buf, ends, pairs, now, 0.5, False, 0)
     same = repr(a.threads) == repr(b.threads) and a.progress == b.progress
     block.close()
     ma = sorted(x for pa, _ in blocks for x in pa)[len(blocks)]

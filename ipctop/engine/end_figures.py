@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from .counters import EndStats, SlotReading, post_request, read_answer, read_slot
+from .counters import NOPS, EndStats, SlotReading, post_request, read_answer, read_slot
 from .end_launch import End, Pair
 from .procfs import TaskStat
 from .sample import ThreadSample
@@ -49,7 +49,7 @@ class EndStep(NamedTuple):
     threads: list[ThreadSample]
     events: list[str]  # wrong messages and ends off their CPU, in the order of the ends
     progress: dict[int, int]  # running pairs: rounds and calls, for stalls
-    op_rates: list[list[float]]  # each end's rate of each op (when the workload counts ops)
+    op_rates: list[list[float]]  # each end's rate of each of the n_ops ops (none when 0)
     tasks: dict[Key, TaskStat | None]  # what /proc said of each end (the detail view's costs)
 
 
@@ -69,10 +69,11 @@ class EndPass:
         now: float,
         dt: float,
         detail: bool,
-        with_ops: bool,
+        n_ops: int,
     ) -> EndStep:
         """Read every end's slot in `buf` (the counter block) at monotonic `now`,
-        `dt` after the last reading."""
+        `dt` after the last reading. n_ops: how many of the slot's op counters the
+        workload names (0: it counts none); each ThreadSample carries that many."""
         raise NotImplementedError
 
     def ask(self, buf: Any, ends: list[End], word: int) -> None:
@@ -115,6 +116,12 @@ class EndPass:
         return seen, f"pair {end.pair} {end.role} is bound to CPU {end.bound_cpu} but {where}{why}"
 
 
+def check_n_ops(n_ops: int) -> None:
+    """A slot has NOPS op counters: a workload naming more is a bug, not a short row."""
+    if not 0 <= n_ops <= NOPS:
+        raise ValueError(f"n_ops {n_ops}: a slot counts 0 to {NOPS} operations")
+
+
 def wrong_messages(end: End, count: int, bad_value: int) -> str:
     return (
         f"pair {end.pair} {end.role}: {count} wrong message(s) "
@@ -141,8 +148,9 @@ class PythonEnds(EndPass):
         now: float,
         dt: float,
         detail: bool,
-        with_ops: bool,
+        n_ops: int,
     ) -> EndStep:
+        check_n_ops(n_ops)
         threads = []
         events: list[str] = []
         tasks: dict[Key, TaskStat | None] = {}
@@ -171,8 +179,9 @@ class PythonEnds(EndPass):
             else:
                 ops = (r.rounds - prev.rounds) / dt
                 op_prev, op_dt, errors_before = prev.ops, dt, prev.errors
-            if with_ops:
-                op_rates.append([(a - b) / op_dt for a, b in zip(r.ops, op_prev)])
+            counted = r.ops[:n_ops]
+            if n_ops:
+                op_rates.append([(a - b) / op_dt for a, b in zip(counted, op_prev)])
             if r.errors > errors_before:
                 events.append(wrong_messages(end, r.errors - errors_before, r.bad_value))
             seen[key] = now_seen
@@ -196,6 +205,7 @@ class PythonEnds(EndPass):
                     state=state,
                     vcsw_per_s=now_seen.vrate,
                     ivcsw_per_s=now_seen.ivrate,
+                    ops=counted,
                 )
             )
         self._seen = seen

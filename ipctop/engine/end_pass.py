@@ -28,6 +28,7 @@ from .end_figures import (
     Seen,
     TaskReader,
     TasksReader,
+    check_n_ops,
     wrong_messages,
 )
 from .end_launch import End, Pair
@@ -41,7 +42,7 @@ NONE_VCSW, NONE_IVCSW, NONE_ACK, NONE_CPU, NONE_VRATE, NONE_IVRATE = 1, 2, 4, 8,
 #: the order ends_figures fills ThreadSample's fields in (a test checks it is the class's)
 THREAD_FIELDS = (
     "pair", "role", "tid", "bound_cpu", "last_cpu", "rounds", "ops_per_s", "errors", "state",
-    "vcsw_per_s", "ivcsw_per_s",
+    "vcsw_per_s", "ivcsw_per_s", "ops",
 )  # fmt: skip
 _STATE_NAMES = (*(STATES[code] for code in range(5)), "unknown")
 
@@ -115,8 +116,9 @@ class NativeEnds(EndPass):
         now: float,
         dt: float,
         detail: bool,
-        with_ops: bool,
+        n_ops: int,
     ) -> EndStep:
+        check_n_ops(n_ops)  # before anything is read, as the Python pass
         lay, prev_idx = self._prepare(ends, pairs)
         reading, procs = self._native.ends_read(buf, lay.slots, detail, self._state, prev_idx)
         # Called even with no end to read: it closes the files of ends gone since.
@@ -133,7 +135,7 @@ class NativeEnds(EndPass):
                 inactive[i] = 1
         state, threads, progress, errors, op_rates, drift = self._native.ends_figures(
             reading, self._state, prev_idx, told, lay.started, inactive, self._watched(lay),
-            lay.ident, now, dt, ThreadSample, THREAD_FIELDS, _STATE_NAMES, with_ops,
+            lay.ident, now, dt, ThreadSample, THREAD_FIELDS, _STATE_NAMES, n_ops,
         )  # fmt: skip
         self._state, self._keys = state, lay.keys
         for i in stopped:

@@ -31,6 +31,9 @@ class ThreadSample:
     state: str = "running"
     vcsw_per_s: float | None = None
     ivcsw_per_s: float | None = None
+    # Cumulative, one per operation the workload names (workload.ops), empty for the
+    # workloads that count none: any window's per-end rates are rebuilt from two readings.
+    ops: tuple[int, ...] = ()
 
     @property
     def off_cpu(self) -> bool:
@@ -110,6 +113,9 @@ class Sample:
                 del d[key]
         if d["cpu_pressure_pct"] is None:
             del d["cpu_pressure_pct"]
+        for t in d["threads"]:
+            if not t["ops"]:
+                del t["ops"]  # absent, so the records of workloads without ops do not grow
         for c in d["cpus"]:
             for key in ("steal", "mhz"):
                 if c[key] is None:

@@ -110,7 +110,7 @@ class Sampler:
             events.append(gap)
         detail = self._costs is not None
         step = self._ends.step(
-            self.engine.counters.buf, ends, self.engine.pairs, now, dt, detail, bool(names)
+            self.engine.counters.buf, ends, self.engine.pairs, now, dt, detail, len(names)
         )
         events.extend(step.events)
         threads = step.threads

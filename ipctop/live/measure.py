@@ -4,14 +4,17 @@ The window is the sampler's: from the reading that primes it to its last. Each
 end's rounds, its rate and the total are the sampler's readings at those two
 ends, the same readings every interval's rate (`windows`) is made of, so a
 run's total is its intervals' rates weighted by their length; each end's last
-reading (where it ran, its state and errors) is the sampler's too. Only the
-per-operation rates read the counters themselves (see measure_engine).
+reading (where it ran, its state and errors) is the sampler's too. So are the
+per-operation rates of a workload that counts operations: each end's counts
+(ThreadSample.ops) at the same two readings, so a record's timeline rebuilds
+them. msgbench's phases are timed by the ends themselves (phase_stats).
 """
 
 from __future__ import annotations
 
+import operator
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,7 +53,9 @@ class RunResult:
     events: tuple[str, ...]
     timeline: tuple[Sample, ...]
     costs: Costs | None = None  # where the time went over the window
-    ops: OpStats | None = None  # per-operation rates (life-cycle workloads)
+    # Per-operation rates: msgbench's phases over the repeats the window finished
+    # (None when it finished none), else op_calls.
+    ops: OpStats | None = None
     latency: tuple[PairLatency, ...] = ()  # per pair over the window, when timed
     latency_all: PairLatency | None = None  # every pair's rounds as one (pair -1)
     latency_note: str = ""  # how rounds were timed, or why not (Engine.latency_note)
@@ -59,6 +64,11 @@ class RunResult:
     windows: tuple[float, ...] = ()
     stalls: StallReport | None = None  # None when nothing stalled
     noise: tuple[WindowNoise, ...] = ()  # steal, PSI, clock: one per entry of `windows`
+    # Each operation's calls per second across the ends over the window, from each
+    # end's counts at the window's two readings (stalled windows left out, as from
+    # the rounds); None for a workload that counts no operations.
+    op_calls: OpStats | None = None
+    start: Sample | None = None  # the priming reading: the window's first interval starts here
 
 
 def measure(config: RunConfig, pairs: int, seconds: float, **options: Any) -> RunResult:
@@ -90,30 +100,19 @@ def measure_engine(
         tracker = Tracker(engine.counters.latency) if engine.timing else None
         if tracker is not None:
             tracker.read(engine.pairs)
-        ends = engine.ends()
-        # A Sample holds each interval's spread of an operation across the ends, from
-        # which the window's spread cannot be rebuilt: the per-operation rates are the
-        # counters' own, read here and after the last reading (a few ms off its span).
-        t0 = time.monotonic()
-        o0 = [engine.counters.read(e.slot).ops for e in ends]
         mark = engine.workload.phase_mark(engine.pairs)
         timeline = _tick(sampler, seconds, on_sample)
     finally:
         sampler.close()  # its /proc files now, not at a later collection
     lat = tuple(tracker.read(engine.pairs)) if tracker is not None else ()
-    o1 = [engine.counters.read(e.slot).ops for e in ends]
-    op_s = time.monotonic() - t0
-    names = engine.workload.ops
-    op_rates = [[(b - a) / op_s for a, b in zip(x, y)] for x, y in zip(o0, o1)]
     # The window's length is the samples' span (the priming reading to the last), the
-    # bounds its rounds are read at: rounds and time of one rate come from the same
-    # readings. (Counters read again around the sampling, as before, were a few ms
-    # off those bounds: rates move by that much against older runs.)
+    # bounds its rounds and calls are read at: counts and time of one rate come from
+    # the same readings. (Counters read again around the sampling, as before, were a
+    # few ms off those bounds: rates move by that much against older runs.)
     elapsed = sum(s.dt for s in timeline)
     events = list(engine.poll())
     for s in timeline:
         events.extend(s.events)
-    ops = _ops(engine, mark, names, op_rates)
     report = stalled_windows(timeline, _rounds_by_pair(prime))
     stalls = report if report.any else None
     if stalls is not None:
@@ -123,17 +122,22 @@ def measure_engine(
     # them at the window's two ends (one pass each): no second read here.
     last = {(t.pair, t.role, t.tid): t for t in (timeline[-1] if timeline else prime).threads}
     threads = []
+    op_rates: list[list[float]] = []
     for before in prime.threads:
         key = (before.pair, before.role, before.tid)
         at_end = last.get(key)
         if at_end is None:
             raise RuntimeError(f"pair {key[0]} {key[1]}: the sampler's last reading lacks it")
-        rounds = at_end.rounds - before.rounds
-        # A stalled window is not a rate sample: its rounds and its time are left out.
-        gone_rounds, gone_s = left_out.get(key, (0, 0.0))
+        counts = _minus(_counts(at_end), _counts(before))
+        # A stalled window is not a rate sample: its counts and its time are left out.
+        gone, gone_s = left_out.get(key, ((0,) * len(counts), 0.0))
         span = elapsed - gone_s
-        rate = max(rounds - gone_rounds, 0) / span if span > 0 else 0.0
-        threads.append(ThreadResult(at_end, rounds=rounds, ops_per_s=rate))
+        rates = [max(c - g, 0) / span if span > 0 else 0.0 for c, g in zip(counts, gone)]
+        threads.append(ThreadResult(at_end, rounds=counts[0], ops_per_s=rates[0]))
+        op_rates.append(rates[1:])
+    names = engine.workload.ops
+    op_calls = op_stats(names, op_rates) if names else None
+    ops = engine.workload.phase_stats(engine.pairs, since=mark) if names and mark else op_calls
     total = sum(t.ops_per_s for t in threads)
     if stalls is not None:
         total = _unstalled_total(timeline, stalls, prime)
@@ -155,6 +159,8 @@ def measure_engine(
             window_noise(s, pair_cpus(s)) for s in kept(timeline, sampler.interval, stalls)
         ),
         stalls=stalls,
+        op_calls=op_calls,
+        start=prime,
     )
 
 
@@ -176,6 +182,15 @@ def kept(
 
 
 _EndKey = tuple[int, str, int]  # (pair, role, tid)
+_Counts = tuple[int, ...]  # an end's rounds, then each operation's calls
+
+
+def _counts(t: ThreadSample) -> _Counts:
+    return (t.rounds, *t.ops)
+
+
+def _minus(a: _Counts, b: _Counts) -> _Counts:
+    return tuple(map(operator.sub, a, b))
 
 
 def _rounds_by_pair(s: Sample) -> dict[int, int]:
@@ -185,28 +200,28 @@ def _rounds_by_pair(s: Sample) -> dict[int, int]:
     return out
 
 
-def _deltas(timeline: list[Sample], prime: Sample) -> list[dict[_EndKey, int]]:
-    """Per sample: each end's rounds in that interval."""
-    last = {(t.pair, t.role, t.tid): t.rounds for t in prime.threads}
+def _deltas(timeline: list[Sample], prime: Sample) -> list[dict[_EndKey, _Counts]]:
+    """Per sample: each end's rounds and calls in that interval."""
+    last = {(t.pair, t.role, t.tid): _counts(t) for t in prime.threads}
     out = []
     for s in timeline:
-        now = {(t.pair, t.role, t.tid): t.rounds for t in s.threads}
-        out.append({k: v - last.get(k, v) for k, v in now.items()})
+        now = {(t.pair, t.role, t.tid): _counts(t) for t in s.threads}
+        out.append({k: _minus(v, last.get(k, v)) for k, v in now.items()})
         last.update(now)
     return out
 
 
 def _left_out(
     timeline: list[Sample], stalls: StallReport, prime: Sample
-) -> dict[_EndKey, tuple[int, float]]:
-    """end -> (rounds, seconds) of the windows its own pair stalled in, or a gap."""
-    out: dict[_EndKey, tuple[int, float]] = {}
+) -> dict[_EndKey, tuple[_Counts, float]]:
+    """end -> (counts, seconds) of the windows its own pair stalled in, or a gap."""
+    out: dict[_EndKey, tuple[_Counts, float]] = {}
     for i, (s, deltas) in enumerate(zip(timeline, _deltas(timeline, prime))):
         for key, d in deltas.items():
             mine = stalls.pair_windows.get(key[0], ())
             if s.gap or (i < len(mine) and mine[i]):
-                r, t = out.get(key, (0, 0.0))
-                out[key] = (r + d, t + s.dt)
+                c, t = out.get(key, ((0,) * len(d), 0.0))
+                out[key] = (tuple(map(operator.add, c, d)), t + s.dt)
     return out
 
 
@@ -215,7 +230,7 @@ def _unstalled_total(timeline: list[Sample], stalls: StallReport, prime: Sample)
     rounds, seconds = 0, 0.0
     for s, deltas, gone in zip(timeline, _deltas(timeline, prime), stalls.windows):
         if not gone:
-            rounds += sum(deltas.values())
+            rounds += sum(d[0] for d in deltas.values())
             seconds += s.dt
     return rounds / seconds if seconds > 0 else 0.0
 
@@ -233,18 +248,6 @@ def _stall_note(stalls: StallReport, elapsed: float) -> str:
         f"{STALL} {stalls.left_out_s:.1f} s of {elapsed:.1f} s left out of the rates "
         f"({sum(stalls.windows)} window(s): {', '.join(what)}){end}"
     )
-
-
-def _ops(
-    engine: Engine, mark: dict[int, int], names: Sequence[str], op_rates: list[list[float]]
-) -> OpStats | None:
-    """Per-operation rates; for msgbench, each phase over the repeats the window
-    finished (None when it finished none)."""
-    if not names:
-        return None
-    if not mark:
-        return op_stats(names, op_rates)
-    return engine.workload.phase_stats(engine.pairs, since=mark)
 
 
 def _tick(

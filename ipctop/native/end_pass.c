@@ -51,7 +51,7 @@ struct end_read {
     int32_t pad;
 };
 
-#define THREAD_FIELDS 11 /* ThreadSample's fields, in the order they are filled */
+#define THREAD_FIELDS 12 /* ThreadSample's fields, in the order they are filled */
 #define STATE_NAMES 6    /* counters.STATES' five, then "unknown" */
 
 static int view(PyObject *o, Py_buffer *v, int writable, Py_ssize_t item, const char *what)
@@ -330,11 +330,29 @@ static int add_progress(PyObject *progress, PyObject *pair, uint64_t count)
     return rc;
 }
 
+/* The first n of the end's op counts, as the tuple of ints the Python pass slices. */
+static PyObject *op_counts(const struct end_read *r, int n)
+{
+    PyObject *t = PyTuple_New(n);
+    if (!t)
+        return NULL;
+    for (int k = 0; k < n; k++) {
+        PyObject *x = PyLong_FromUnsignedLongLong(r->ops[k]);
+        if (!x) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, k, x);
+    }
+    return t;
+}
+
 /* One end's ThreadSample; ident is (pair, role, tid, bound_cpu). */
 static PyObject *end_thread(const struct end_read *r, const struct end_seen *s, PyObject *ident,
-                            double ops, PyObject *state, PyObject *cls, PyObject *fields)
+                            double ops, PyObject *state, int n_ops, PyObject *cls,
+                            PyObject *fields)
 {
-    static const int made[] = {4, 5, 6, 7, 9, 10}; /* the new references of vals */
+    static const int made[] = {4, 5, 6, 7, 9, 10, 11}; /* the new references of vals */
     PyObject *vals[THREAD_FIELDS] = {NULL}, *o = NULL;
     for (int k = 0; k < 4; k++)
         vals[k] = PyTuple_GET_ITEM(ident, k);
@@ -343,7 +361,8 @@ static PyObject *end_thread(const struct end_read *r, const struct end_seen *s, 
         (vals[5] = PyLong_FromUnsignedLongLong(r->rounds)) && (vals[6] = PyFloat_FromDouble(ops)) &&
         (vals[7] = PyLong_FromUnsignedLongLong(r->errors)) &&
         (vals[9] = float_or_none(s->none & SEEN_VRATE, s->vrate)) &&
-        (vals[10] = float_or_none(s->none & SEEN_IVRATE, s->ivrate)))
+        (vals[10] = float_or_none(s->none & SEEN_IVRATE, s->ivrate)) &&
+        (vals[11] = op_counts(r, n_ops)))
         o = thread_sample(cls, fields, vals);
     for (size_t k = 0; k < sizeof made / sizeof made[0]; k++)
         Py_XDECREF(vals[made[k]]);
@@ -367,7 +386,7 @@ static int check_args(Py_ssize_t n, PyObject *tasks, PyObject *ident, PyObject *
     if (!PyType_Check(cls) || !PyTuple_Check(fields) || PyTuple_GET_SIZE(fields) != THREAD_FIELDS ||
         !PyTuple_Check(states) || PyTuple_GET_SIZE(states) != STATE_NAMES) {
         PyErr_SetString(PyExc_TypeError,
-                        "ends_figures: a class, its 11 field names and 6 state names");
+                        "ends_figures: a class, its 12 field names and 6 state names");
         return -1;
     }
     for (int k = 0; k < THREAD_FIELDS; k++)
@@ -379,27 +398,34 @@ static int check_args(Py_ssize_t n, PyObject *tasks, PyObject *ident, PyObject *
 }
 
 /* ends_figures(reading, prev, prev_idx, tasks, started, inactive, watch, ident,
- *              now, dt, cls, fields, states, with_ops)
+ *              now, dt, cls, fields, states, n_ops)
  *   -> (seen, threads, progress, errors, op_rates, drift)
  * PythonEnds.step's loop over ends_read's reading. tasks: what /proc said of
  * each end ends_read named, in its order ((cpu, voluntary, involuntary) or
  * None); started: per end, its pair's start (NaN: no pair), read for an end
  * not in prev; inactive: per end, 1 when its pair stopped or failed (Python
  * puts the pair's state in); watch: per end, its CPU while its drift is
- * unsaid, else -1; ident: per end (pair, role, tid, bound_cpu). errors:
- * (position, new wrong messages, bad value) per end that saw some; op_rates
- * None unless with_ops; drift: the watched ends Python must look at (on
- * another CPU, or an affinity not that CPU alone). */
+ * unsaid, else -1; ident: per end (pair, role, tid, bound_cpu); n_ops: how
+ * many of the slot's op counters the workload names (each ThreadSample's ops,
+ * each row of op_rates). errors: (position, new wrong messages, bad value) per
+ * end that saw some; op_rates None when n_ops is 0; drift: the watched ends
+ * Python must look at (on another CPU, or an affinity not that CPU alone). */
 PyObject *ipctop_ends_figures(PyObject *self, PyObject *a)
 {
     PyObject *reading, *prev, *prev_idx, *tasks, *started, *inactive, *watch, *ident, *cls,
         *fields, *states;
     double now, dt;
-    int with_ops;
+    int n_ops;
 
-    if (!PyArg_ParseTuple(a, "OOOOOOOOddOOOp", &reading, &prev, &prev_idx, &tasks, &started,
-                          &inactive, &watch, &ident, &now, &dt, &cls, &fields, &states, &with_ops))
+    if (!PyArg_ParseTuple(a, "OOOOOOOOddOOOi", &reading, &prev, &prev_idx, &tasks, &started,
+                          &inactive, &watch, &ident, &now, &dt, &cls, &fields, &states, &n_ops))
         return NULL;
+    if (n_ops < 0 || n_ops > IPCTOP_NOPS) {
+        /* end_figures.check_n_ops's words */
+        PyErr_Format(PyExc_ValueError, "n_ops %d: a slot counts 0 to %d operations", n_ops,
+                     IPCTOP_NOPS);
+        return NULL;
+    }
     Py_buffer v[6] = {{0}};
     PyObject *seen = NULL, *threads = NULL, *progress = NULL, *errors = NULL, *op_rates = NULL,
              *drift = NULL, *out = NULL;
@@ -424,7 +450,7 @@ PyObject *ipctop_ends_figures(PyObject *self, PyObject *a)
         goto done;
     if (!(seen = PyByteArray_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(struct end_seen))) ||
         !(threads = PyList_New(n)) || !(progress = PyDict_New()) || !(errors = PyList_New(0)) ||
-        !(drift = PyList_New(0)) || !(op_rates = with_ops ? PyList_New(n) : Py_NewRef(Py_None)))
+        !(drift = PyList_New(0)) || !(op_rates = n_ops ? PyList_New(n) : Py_NewRef(Py_None)))
         goto done;
     struct end_seen *sv = (struct end_seen *)PyByteArray_AS_STRING(seen);
     static const uint64_t no_ops[IPCTOP_NOPS];
@@ -457,12 +483,12 @@ PyObject *ipctop_ends_figures(PyObject *self, PyObject *a)
             ops = (double)(int64_t)(r->rounds - p->rounds) / dt;
             op_prev = p->ops, op_dt = dt, errors_before = p->errors;
         }
-        if (with_ops) {
-            PyObject *row = PyList_New(IPCTOP_NOPS);
+        if (n_ops) {
+            PyObject *row = PyList_New(n_ops);
             if (!row)
                 goto fail;
             PyList_SET_ITEM(op_rates, i, row);
-            for (int k = 0; k < IPCTOP_NOPS; k++) {
+            for (int k = 0; k < n_ops; k++) {
                 PyObject *x = PyFloat_FromDouble((double)(int64_t)(r->ops[k] - op_prev[k]) / op_dt);
                 if (!x)
                     goto fail;
@@ -501,8 +527,8 @@ PyObject *ipctop_ends_figures(PyObject *self, PyObject *a)
             }
         }
         int code = r->state >= 0 && r->state < STATE_NAMES - 1 ? r->state : STATE_NAMES - 1;
-        PyObject *t = end_thread(r, s, id, running ? ops : 0.0, PyTuple_GET_ITEM(states, code), cls,
-                                 fields);
+        PyObject *t = end_thread(r, s, id, running ? ops : 0.0, PyTuple_GET_ITEM(states, code),
+                                 n_ops, cls, fields);
         if (!t)
             goto fail;
         PyList_SET_ITEM(threads, i, t);

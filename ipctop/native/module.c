@@ -574,7 +574,7 @@ static PyMethodDef methods[] = {
      "ends_read(counters, slots, detail, prev, prev_idx) -> (reading, [end read from /proc, ...])"},
     {"ends_figures", ipctop_ends_figures, METH_VARARGS,
      "ends_figures(reading, prev, prev_idx, tasks, started, inactive, watch, ident, now, dt, "
-     "cls, fields, states, with_ops) -> (seen, threads, progress, errors, op_rates, drift)"},
+     "cls, fields, states, n_ops) -> (seen, threads, progress, errors, op_rates, drift)"},
     {"ends_ask", ipctop_ends_ask, METH_VARARGS, "ends_ask(counters, slots, word): post a request"},
     {"ends_ended", ipctop_ends_ended, METH_VARARGS,
      "ends_ended(counters, slots) -> [position of an end failed or removed, ...]"},

@@ -7,6 +7,8 @@ planted), so any difference is the pass's own. Real ends of a real engine
 that stops between samples, the detail view, an end moved off its CPU), and
 planted slots for what real ends do rarely: a stale or half-written answer,
 wrong messages, a failed pair, an unknown state, switch counts that go back.
+Each ThreadSample's op counts (ThreadSample.ops) are among the figures compared:
+real sysv-lifecycle ends count their calls, planted slots any six.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import pytest
 
 from ipctop.engine import objects, task_reads
 from ipctop.engine.config import RunConfig
-from ipctop.engine.counters import SLOT_OFFSETS, SLOT_SIZE, CounterBlock
+from ipctop.engine.counters import NOPS, SLOT_OFFSETS, SLOT_SIZE, CounterBlock, read_slot
 from ipctop.engine.end_figures import EndPass, EndStep, PythonEnds
 from ipctop.engine.end_launch import End
 from ipctop.engine.end_pass import THREAD_FIELDS, NativeEnds, end_pass
@@ -32,6 +34,7 @@ from ipctop.engine.engine import Engine, resolve_engine
 from ipctop.engine.procfs import TaskStat
 from ipctop.engine.sample import ThreadSample
 from ipctop.engine.sampler import Sampler
+from ipctop.engine.workloads.msgbench import LIFECYCLE_OPS
 
 HAS_PASS = objects._native is not None and hasattr(objects._native, "ends_figures")
 needs_pass = pytest.mark.skipif(not HAS_PASS, reason="needs the C extension with the end pass")
@@ -78,11 +81,12 @@ def real_proc(pid: int, tid: int, detail: bool) -> TaskStat | None:
 
 def same_step(
     py: EndPass, nat: EndPass, buf: Any, ends: list[End], pairs: list[Any], now: float,
-    dt: float, detail: bool = False, with_ops: bool = True,
+    dt: float, detail: bool = False, n_ops: int = len(LIFECYCLE_OPS),
 ) -> EndStep:  # fmt: skip
-    """Both passes' reading of one copy of the block: every figure alike, to the repr."""
-    a = py.step(buf, ends, pairs, now, dt, detail, with_ops)
-    b = nat.step(buf, ends, pairs, now, dt, detail, with_ops)
+    """Both passes' reading of one copy of the block: every figure alike, to the repr
+    (each end's op counts too: the first n_ops of its slot's, in every ThreadSample)."""
+    a = py.step(buf, ends, pairs, now, dt, detail, n_ops)
+    b = nat.step(buf, ends, pairs, now, dt, detail, n_ops)
     assert all(type(t) is ThreadSample for t in b.threads)
     assert repr(b.threads) == repr(a.threads)
     assert b.threads == a.threads
@@ -90,6 +94,7 @@ def same_step(
     assert b.events == a.events
     assert list(b.progress.items()) == list(a.progress.items())
     assert repr(b.op_rates) == repr(a.op_rates)
+    assert [t.ops for t in b.threads] == [read_slot(buf, e.slot).ops[:n_ops] for e in ends]
     if detail:  # what the costs read; the Python pass also keeps it without detail
         assert b.tasks == a.tasks
     assert repr(nat.seen()) == repr(py.seen())
@@ -222,6 +227,7 @@ def test_the_native_pass_equals_the_python_pass_on_planted_slots() -> None:
         _plant(block, 6, tid=me, rounds=4, ack=3, cpu=1, ns=999_500_000_000, v=5, iv=5)
         one = step(t0, ends)  # every end new: /proc for those that never answered
         assert any("pair 3 A is bound to CPU 0 but ran on CPU 1" in ev for ev in one.events), one
+        assert one.threads[0].ops == (1, 2, 3, 4, 5) and one.threads[1].ops == (0,) * 5
         assert one.threads[5].state == "unknown" and one.threads[2].state == "starting"
 
         _plant(block, 0, tid=1001, rounds=100, ack=5, cpu=0, ns=int(1000.4e9), v=40, iv=4,
@@ -230,8 +236,9 @@ def test_the_native_pass_equals_the_python_pass_on_planted_slots() -> None:
         _plant(block, 1, tid=1002, rounds=30)
         _plant(block, 2, tid=1003, rounds=5)  # its tid came: /proc, with no counts before
         _plant(block, 3, tid=1004, rounds=8, errors=2, bad=77)
-        two = step(t0 + 0.5, ends, with_ops=False)
+        two = step(t0 + 0.5, ends, n_ops=0)  # a workload that counts no operations
         assert any("2 wrong message(s)" in ev and "77" in ev for ev in two.events)
+        assert all(t.ops == () for t in two.threads) and two.op_rates == []
 
         # No answer since the last (the same ack, no round); ops counts that went back;
         # a pair that failed; an end that starts between the samples.
@@ -248,8 +255,11 @@ def test_the_native_pass_equals_the_python_pass_on_planted_slots() -> None:
         assert three.threads[4].state.startswith("failed") and three.threads[4].ops_per_s == 0.0
         assert any("3 wrong message(s)" in ev for ev in three.events)
 
-        _plant(block, 0, tid=1001, rounds=150, ack=5, cpu=0, ns=int(1000.4e9), v=40, iv=4)
-        step(t0 + 1.5, [*ends, late])  # rounds, but the answer is the last one
+        _plant(block, 0, tid=1001, rounds=150, ack=5, cpu=0, ns=int(1000.4e9), v=40, iv=4,
+               ops=(7, 0, 2**40, 1, 0, 3))  # fmt: skip
+        # Rounds, but the answer is the last one; all six counters, one past 32 bits.
+        four = step(t0 + 1.5, [*ends, late], n_ops=NOPS)
+        assert four.threads[0].ops == (7, 0, 2**40, 1, 0, 3)
 
         _plant(block, 0, tid=1001, rounds=160)
         struct.pack_into("<I", block.buf, SLOT_OFFSETS["stats_ack"], 0xFFFFFFFF)  # mid-answer
@@ -272,6 +282,45 @@ def test_the_native_pass_equals_the_python_pass_on_planted_slots() -> None:
     finally:
         block.close()
     assert told.calls["native"] == told.calls["python"]
+
+
+@needs_pass
+@pytest.mark.parametrize("mode", ["threads", "processes"])
+def test_both_passes_give_each_lifecycle_end_its_op_counts(mode: str) -> None:
+    # The workload that counts operations: real ends' calls, read by both passes from
+    # one copy of the block, in every ThreadSample (same_step checks the slot's own).
+    if resolve_engine() != "native":
+        pytest.skip("sysv-lifecycle runs on the native engine only")
+    told = Told(real_proc)
+    py, nat = told.passes()
+    cfg = RunConfig("sysv-lifecycle", "same", mode, (0,), "native", queues=64)
+    steps = []
+    with Engine(cfg) as e:
+        e.start(2)
+        last = time.monotonic() - 0.5
+        for _ in range(4):
+            told.cache.clear()
+            now = time.monotonic()
+            steps.append(same_step(py, nat, bytes(e.counters.buf), e.ends(), e.pairs, now,
+                                   now - last))  # fmt: skip
+            last = now
+            time.sleep(0.1)
+    for a, b in zip(steps, steps[1:]):
+        assert all(len(t.ops) == len(LIFECYCLE_OPS) for t in b.threads)
+        # Cumulative counts: an end's never go back while it runs.
+        assert all(x <= y for s, t in zip(a.threads, b.threads) for x, y in zip(s.ops, t.ops))
+    assert all(t.ops[0] > 0 for t in steps[-1].threads), steps[-1].threads  # msgget calls
+
+
+@needs_pass
+def test_both_passes_refuse_more_ops_than_a_slot_counts() -> None:
+    for reader in Told(lambda pid, tid, detail: None).passes():
+        for n in (-1, NOPS + 1):
+            with pytest.raises(ValueError, match=f"n_ops {n}: a slot counts 0 to {NOPS}"):
+                reader.step(bytes(SLOT_SIZE), [], [], 1000.0, 0.5, False, n)
+    # The native call on its own refuses it too, before it reads a row past the slot's six.
+    with pytest.raises(ValueError, match=f"a slot counts 0 to {NOPS}"):
+        objects._native.ends_figures(*[None] * 8, 1000.0, 0.5, None, None, None, NOPS + 1)
 
 
 @needs_pass

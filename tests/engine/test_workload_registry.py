@@ -98,6 +98,8 @@ def test_every_workload_declares_what_the_registry_reads(cls: type[Workload]) ->
     assert not missing, f"{cls.__name__} does not declare {missing}"
     assert cls.name and cls.original and cls.summary and cls.one_round
     assert isinstance(cls.timed, bool)
+    # The sampler reads as many op counters as the workload names, of the slot's NOPS.
+    assert len(cls.ops) <= counters.NOPS, cls.ops
     for o in cls.options:
         assert o.flag.startswith("--") and o.help, o
         assert o.default is not None or o.default_text, f"{o.flag}: no default said"

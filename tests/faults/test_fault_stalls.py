@@ -7,9 +7,11 @@ real end's tid; nothing is timed beyond generous polling.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import subprocess
+import threading
 import time
 
 import psutil
@@ -19,8 +21,11 @@ from ipctop_child import ipctop, read_until
 
 from ipctop.engine.config import RunConfig
 from ipctop.engine.engine import Engine, resolve_engine
+from ipctop.engine.sample import Sample, ThreadSample
 from ipctop.engine.sampler import Sampler
 from ipctop.engine.stalls import StallSummary
+from ipctop.engine.workloads.msgbench import LIFECYCLE_OPS
+from ipctop.live.measure import measure_engine
 from ipctop.output.records.record_io import read_record
 
 ENGINES = [e for e in ("native", "python") if e == "python" or resolve_engine() == "native"]
@@ -181,3 +186,62 @@ def test_a_sweep_says_so_and_its_record_carries_the_stall(tmp_path) -> None:
     read = read_record(out_json).steps[0].stalls  # read back typed, the same figures
     assert isinstance(read, StallSummary) and read.stalled_pairs == (0,), read
     assert read.left_out_s == stalls["left_out_s"]
+
+
+def _end(s: Sample, key: tuple[int, str, int]) -> ThreadSample:
+    return next(t for t in s.threads if (t.pair, t.role, t.tid) == key)
+
+
+@native
+def test_a_stalled_ends_calls_are_left_out_as_its_rounds_are() -> None:
+    # Two sysv-lifecycle units as processes; one stopped for 3.5 s mid-window with a
+    # real SIGSTOP. Each end's calls per operation, rebuilt here from the timeline,
+    # leave out the windows its unit stalled in (and any late reading), as its rounds do.
+    cfg = RunConfig("sysv-lifecycle", "same", "processes", (0,), "native", queues=256)
+    with Engine(cfg) as e:
+        e.start(2)
+        victim = psutil.Process(e.pairs[1].ends[0].pid)
+        assert victim.pid != os.getpid()
+        stop = threading.Timer(1.0, victim.suspend)
+        go = threading.Timer(4.5, victim.resume)
+        stop.start()
+        go.start()
+        try:
+            r = measure_engine(e, 6.5, 0.2, 0.5)
+        finally:
+            stop.cancel()
+            go.cancel()
+            victim.resume()  # whatever happened above, the end runs on to its stop
+    assert r.stalls is not None and any(r.stalls.pair_windows.get(1, ())), r.events
+    assert r.stalls.stalled_at_end == (), r.events
+    assert r.start is not None and r.op_calls is not None
+    readings = [r.start, *r.timeline]
+    rebuilt: dict[int, list[float]] = {}
+    for end in r.threads:
+        key = (end.at_end.pair, end.at_end.role, end.at_end.tid)
+        mine = r.stalls.pair_windows.get(key[0], ())
+        kept = [0] * (1 + len(LIFECYCLE_OPS))
+        seconds = 0.0
+        for i, (a, b) in enumerate(zip(readings, readings[1:])):
+            if b.gap or (i < len(mine) and mine[i]):
+                continue
+            was, now = _end(a, key), _end(b, key)
+            counts = zip((was.rounds, *was.ops), (now.rounds, *now.ops), strict=True)
+            kept = [k + y - x for k, (x, y) in zip(kept, counts)]
+            seconds += b.dt
+        rates = [k / seconds for k in kept]
+        assert math.isclose(end.ops_per_s, rates[0], rel_tol=1e-9), (key, end, rates)
+        rebuilt[key[0]] = rates[1:]
+    for k, name in enumerate(LIFECYCLE_OPS):
+        rates = [rebuilt[p][k] for p in sorted(rebuilt)]
+        got = r.op_calls[name]
+        assert math.isclose(got.per_s, sum(rates), rel_tol=1e-9), (name, got, rates)
+        assert math.isclose(got.min, min(rates), rel_tol=1e-9)
+        assert math.isclose(got.max, max(rates), rel_tol=1e-9)
+    # Left out, not averaged in: over every window, the 3.5 s stopped would cut the
+    # stopped unit's msgget rate to about half of what it made while it ran.
+    stopped = next(t.at_end for t in r.threads if t.at_end.pair == 1)
+    key = (stopped.pair, stopped.role, stopped.tid)
+    first, last = _end(r.start, key), _end(r.timeline[-1], key)
+    averaged = (last.ops[0] - first.ops[0]) / r.seconds
+    assert rebuilt[1][0] > 1.3 * averaged, (rebuilt, averaged)

@@ -94,7 +94,8 @@ class Workload:
     #: what a unit is called; a load workload (hackbench's group, chat's room) names
     #: its own, and the monitor then draws rate by load against a flat ideal
     unit: str = "pair"
-    #: names of the per-operation counters a loop keeps in its slot (life-cycle)
+    #: names of the per-operation counters a loop keeps in its slot (life-cycle; at most
+    #: counters.NOPS); every reading carries an end's counts (ThreadSample.ops)
     ops: tuple[str, ...] = ()
     #: bytes a message carries by default (its seed's), None for no payload (--size refused)
     default_size: int | None = None

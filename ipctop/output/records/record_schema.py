@@ -38,6 +38,9 @@ def json_schema() -> dict[str, Any]:
         sample["required"] = [
             k for k in sample["required"] if k not in ("stalled", "gap", "cpu_pressure_pct")
         ]
+    thread = schema.get("$defs", {}).get("ThreadSample")
+    if thread and "required" in thread:  # an end's op counts: only when the workload counts ops
+        thread["required"] = [k for k in thread["required"] if k != "ops"]
     noise = schema.get("$defs", {}).get("StepNoise")
     if noise and "required" in noise:  # the clock: only where cpufreq has one
         noise["required"] = [k for k in noise["required"] if k != "mhz"]
