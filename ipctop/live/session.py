@@ -75,10 +75,16 @@ class Session:
         self.count += 1
         seen = set()
         peak = 0.0
+        threads = self.threads
         for t in sample.threads:
             key = thread_key(t)
             seen.add(key)
-            self.threads.setdefault(key, deque(maxlen=self.history)).append(t.ops_per_s)
+            # Not setdefault: its default, a new deque, would be made for every thread of
+            # every sample (512 at 256 pairs) only to be thrown away.
+            history = threads.get(key)
+            if history is None:
+                history = threads[key] = deque(maxlen=self.history)
+            history.append(t.ops_per_s)
             if t.ops_per_s > peak:
                 peak = t.ops_per_s
         gone = [k for k in self.threads if k not in seen]
@@ -89,7 +95,10 @@ class Session:
         else:
             self._peaks.append(peak)
         for c in sample.cpus:
-            self.cpu_busy.setdefault(c.cpu, deque(maxlen=self.history)).append(c.busy)
+            busy = self.cpu_busy.get(c.cpu)
+            if busy is None:
+                busy = self.cpu_busy[c.cpu] = deque(maxlen=self.history)
+            busy.append(c.busy)
         self.ctxt.append(sample.ctxt_per_s or 0.0)
         self.totals.append(sample.total_ops_per_s)
         self.events.extend(sample.events)
@@ -106,7 +115,9 @@ class Session:
             if pair < 0:
                 continue
             seen.add(pair)
-            hist = self.latency_p99.setdefault(pair, deque(maxlen=self.history))
+            hist = self.latency_p99.get(pair)
+            if hist is None:  # as in feed: no deque made per pair per sample to be dropped
+                hist = self.latency_p99[pair] = deque(maxlen=self.history)
             value = float(p99) if p99 is not None else 0.0
             hist.append(value)
             peak = max(peak, value)

@@ -7,7 +7,7 @@ heading; rows scroll under it.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.cells import cell_len
 from rich.segment import Segment
@@ -56,6 +56,7 @@ class RowsView(ScrollView, can_focus=True):
         # every read, and render_line asked once per line (a quarter of a line's cost).
         self._region_key: tuple[object, ...] = ()
         self._region = Region()
+        self._pass_frame: tuple[int, int, int] | None = None  # while render_lines runs
 
     # -- for subclasses ------------------------------------------------------------
     def row_count(self) -> int:
@@ -140,8 +141,18 @@ class RowsView(ScrollView, can_focus=True):
             return None
         return self.row(index, width)
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # One frame for every line of the pass: reading it (size, gutter, both
+        # scrollbars, worked out afresh by Textual on each read) cost about as much
+        # as making the line itself.
+        self._pass_frame = self._frame_now()
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._pass_frame = None
+
     def render_line(self, y: int) -> Strip:
-        frame = self._frame_now()
+        frame = self._pass_frame or self._frame_now()
         if frame == self._frame and y < len(self._lines):
             line = self._lines[y]
         else:
@@ -150,15 +161,29 @@ class RowsView(ScrollView, can_focus=True):
         if line is None:
             return Strip.blank(width, self._style(None, None))
         pieces, row_style = line
-        segments = [Segment(text, self._style(name, row_style)) for text, name in pieces if text]
+        # Pieces of one style in one segment: every segment is handled again by each
+        # line filter, cut at the screen's cuts and turned into escape sequences, and
+        # a row's plain pieces and its padding are most of its segments.
+        runs: list[list[Any]] = []
+        for text, name in pieces:
+            if text:
+                style = self._style(name, row_style)
+                if runs and runs[-1][1] is style:
+                    runs[-1][0] += text
+                else:
+                    runs.append([text, style])
         # Padded here and the strip told its length, instead of crop_extend measuring
         # each segment's cells again; ASCII text is as wide as it is long.
-        used = sum(len(t) if t.isascii() else cell_len(t) for t, _, _ in segments)
+        used = sum(len(t) if t.isascii() else cell_len(t) for t, _ in runs)
+        pad = self._style(None, row_style)
         if used > width:
-            return Strip(segments).crop_extend(0, width, self._style(None, row_style))
+            return Strip([Segment(t, s) for t, s in runs]).crop_extend(0, width, pad)
         if used < width:
-            segments.append(Segment(" " * (width - used), self._style(None, row_style)))
-        return Strip(segments, width)
+            if runs and runs[-1][1] is pad:
+                runs[-1][0] += " " * (width - used)
+            else:
+                runs.append([" " * (width - used), pad])
+        return Strip([Segment(t, s) for t, s in runs], width)
 
 
 def _runs(lines: list[int], width: int) -> list[Region]:
