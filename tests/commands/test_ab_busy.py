@@ -72,6 +72,7 @@ def test_a_spinning_stranger_is_outside_and_our_own_spin_is_not() -> None:
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 allowed CPUs")
+@pytest.mark.slow  # the quick loop's slowest (3-19 s); CI runs it
 def test_ops_per_second_is_not_judged_beside_hogs_and_cpu_is(tmp_path: Path) -> None:
     out = tmp_path / "ab.json"
     with hogs(2):

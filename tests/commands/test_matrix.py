@@ -127,6 +127,7 @@ def test_planted_cells_give_each_class_its_kernel_share():
 
 @native
 @two_cpus
+@pytest.mark.slow  # the quick loop's slowest (3-19 s); CI runs it
 def test_real_matrix_on_this_box_writes_a_record_compare_reads(tmp_path):
     out = tmp_path / "m.json"
     r = run_cli("matrix", "-w", "sysv-sem", "--cpus", "0-1", "--seconds", "0.3",

@@ -126,6 +126,7 @@ def test_the_c_reference_runs_rooms_and_reports_delivered_messages(tmp_path, tra
 
 @needs_native
 @two_cpus
+@pytest.mark.slow  # the quick loop's slowest (3-19 s); CI runs it
 def test_the_rooms_sweep_prints_each_load_s_rate_with_its_interval() -> None:
     r = run_cli(
         "sweep", "-w", "chat", "--rooms", "1", "--transport", "unix", "--seconds", "0.5",

@@ -121,6 +121,7 @@ def test_large_and_small_payloads_run_and_stop(workload: str, size: int, engine:
         assert not e.poll()
 
 
+@pytest.mark.slow  # the quick loop's slowest (3-19 s); CI runs it
 def test_sweep_record_and_compare_know_the_size(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     r = run_cli("sweep", "-w", "sysv-msg", "--size", "64", "--cpus", "0", "--max-pairs", "1",

@@ -249,6 +249,7 @@ def test_plot_draws_both_curves_without_colour(q6600: tuple[str, str]) -> None:
     assert "18.1M" in plot and "pairs" in plot
 
 
+@pytest.mark.slow  # the quick loop's slowest (3-19 s); CI runs it
 def test_json_gives_each_point_its_estimate_interval_verdict_and_unit(
     q6600: tuple[str, str], tmp_path: Path
 ) -> None:

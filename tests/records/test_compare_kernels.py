@@ -75,6 +75,7 @@ def test_a_guests_record_is_refused_naming_each_difference(
     assert "pass --force" in line
 
 
+@pytest.mark.slow  # the quick loop's slowest (3-19 s); CI runs it
 def test_force_shows_the_difference_with_every_box_fact_above_it(
     host_record: Path, tmp_path: Path
 ) -> None:

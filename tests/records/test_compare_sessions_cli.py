@@ -83,6 +83,7 @@ def test_the_flag_judges_and_says_so(pair: tuple[str, str]) -> None:
     assert "session spread 4 % s.d. (--session-sd)" in r.stdout
 
 
+@pytest.mark.slow  # the quick loop's slowest (3-19 s); CI runs it
 def test_the_stored_spread_is_used_and_named(pair: tuple[str, str]) -> None:
     stored(4.0)
     r = run_cli("compare", *pair, "--fail-below", "3")
@@ -106,6 +107,7 @@ def test_a_stored_spread_of_other_cpus_is_not_used(pair: tuple[str, str]) -> Non
     assert "(stored spread: none stored for CPUs 0,1 (only CPUs 0))" in r.stdout
 
 
+@pytest.mark.slow  # the quick loop's slowest (3-19 s); CI runs it
 def test_a_stored_spread_of_0_still_adds_its_sessions_means_spread(
     pair: tuple[str, str], tmp_path: Path
 ) -> None:
@@ -146,6 +148,7 @@ def test_a_record_against_itself_is_one_session(pair: tuple[str, str]) -> None:
     assert "one session: the interval covers run-to-run noise only" in r.stdout
 
 
+@pytest.mark.slow  # the quick loop's slowest (3-19 s); CI runs it
 def test_json_says_judged_or_not_and_why(pair: tuple[str, str], tmp_path: Path) -> None:
     r = run_cli("compare", *pair, "--json", "-")
     assert r.returncode == 0, r.stderr

@@ -106,6 +106,7 @@ def test_report_on_real_records_of_this_box(real_records: Path) -> None:
 
 
 @two_cpus
+@pytest.mark.slow  # the quick loop's slowest (3-19 s); CI runs it
 def test_real_and_synthetic_records_of_other_kernels_form_their_own_groups(tmp_path: Path) -> None:
     # One short sweep is a real record of this box's group; real_records' two checks
     # would make the quick tier, which lacks the test above, wait for them here.
@@ -164,6 +165,7 @@ def test_synthetic_pair_of_boxes_is_shown_but_not_judged() -> None:
     assert g.boxes[1].standings["sysv-msg same 1 pair"].ratio < 1
 
 
+@pytest.mark.slow  # the quick loop's slowest (3-19 s); CI runs it
 def test_fail_on_outlier_exits_1_with_a_synthetic_outlier(tmp_path: Path) -> None:
     for i in range(3):
         write(tmp_path, f"synthetic{i}.json", synthetic_check(f"synthetic-{i}"))
