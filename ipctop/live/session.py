@@ -11,7 +11,7 @@ import statistics
 from collections import deque
 from collections.abc import Iterable
 from itertools import islice
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from ..analysis.scaling import ScalingCurve, ScalingPoint, above_linear, scalability_pct
 from ..analysis.settle import SETTLED, Settler
@@ -25,6 +25,9 @@ P99_SAMPLES = 20  # the p99 curve's point at a pair count: the median of this ma
 
 #: samples of history kept per row; a sparkline never gets wider than this
 HISTORY = 512
+
+
+_K = TypeVar("_K")
 
 
 class Headline(NamedTuple):
@@ -79,12 +82,7 @@ class Session:
         for t in sample.threads:
             key = thread_key(t)
             seen.add(key)
-            # Not setdefault: its default, a new deque, would be made for every thread of
-            # every sample (512 at 256 pairs) only to be thrown away.
-            history = threads.get(key)
-            if history is None:
-                history = threads[key] = deque(maxlen=self.history)
-            history.append(t.ops_per_s)
+            _append(threads, key, t.ops_per_s, self.history)
             if t.ops_per_s > peak:
                 peak = t.ops_per_s
         gone = [k for k in self.threads if k not in seen]
@@ -95,10 +93,7 @@ class Session:
         else:
             self._peaks.append(peak)
         for c in sample.cpus:
-            busy = self.cpu_busy.get(c.cpu)
-            if busy is None:
-                busy = self.cpu_busy[c.cpu] = deque(maxlen=self.history)
-            busy.append(c.busy)
+            _append(self.cpu_busy, c.cpu, c.busy, self.history)
         self.ctxt.append(sample.ctxt_per_s or 0.0)
         self.totals.append(sample.total_ops_per_s)
         self.events.extend(sample.events)
@@ -115,11 +110,8 @@ class Session:
             if pair < 0:
                 continue
             seen.add(pair)
-            hist = self.latency_p99.get(pair)
-            if hist is None:  # as in feed: no deque made per pair per sample to be dropped
-                hist = self.latency_p99[pair] = deque(maxlen=self.history)
             value = float(p99) if p99 is not None else 0.0
-            hist.append(value)
+            _append(self.latency_p99, pair, value, self.history)
             peak = max(peak, value)
         gone = [p for p in self.latency_p99 if p not in seen]
         for pair in gone:
@@ -270,6 +262,16 @@ class Session:
             if cpu is not None:
                 out.add(cpu)
         return out
+
+
+def _append(histories: dict[_K, deque[float]], key: _K, value: float, maxlen: int) -> None:
+    """Append to key's history, made on first use. Not setdefault: its default, a new
+    deque, would be made for every thread of every sample (512 at 256 pairs) only to
+    be thrown away."""
+    history = histories.get(key)
+    if history is None:
+        history = histories[key] = deque(maxlen=maxlen)
+    history.append(value)
 
 
 def _peaks_of(histories: Iterable[deque[float]], history: int) -> deque[float]:
