@@ -123,6 +123,9 @@ class BoxFacts:
     limits: IpcLimits = field(default_factory=IpcLimits, kw_only=True)
     governor: str | None = field(default=None, kw_only=True)  # scaling_governor, first allowed CPU
     clocksource: str | None = field(default=None, kw_only=True)
+    # kernel.numa_balancing: on a NUMA box it unmaps pages to learn where they are
+    # used, and each pass flushes every CPU the process runs on (TLB shootdown IPIs).
+    numa_balancing: int | None = field(default=None, kw_only=True)
     python: str
     ipctop_version: str
     sysv_ipc: bool  # /proc/sysvipc/msg exists (kernel built with CONFIG_SYSVIPC)
@@ -164,6 +167,7 @@ def read_box(proc: str = "/proc", sysfs: str = SYSFS_CPU) -> BoxFacts:
             os.path.join(sysfs, f"cpu{first_allowed}", "cpufreq", "scaling_governor")
         ),
         clocksource=_first_line(clocksource_file),
+        numa_balancing=_read_int(os.path.join(proc, "sys", "kernel", "numa_balancing")),
         python=platform.python_version(),
         ipctop_version=ipctop.__version__,
         sysv_ipc=os.path.exists(os.path.join(proc, "sysvipc", "msg")),
@@ -172,6 +176,12 @@ def read_box(proc: str = "/proc", sysfs: str = SYSFS_CPU) -> BoxFacts:
 
 def _n(value: int | None) -> str:
     return "n/a" if value is None else str(value)
+
+
+def _balancing(value: int | None) -> str:
+    if value is None:
+        return "n/a (no kernel.numa_balancing)"
+    return f"{'off' if value == 0 else 'on'} (kernel.numa_balancing {value})"
 
 
 def describe(facts: BoxFacts) -> list[str]:
@@ -196,6 +206,7 @@ def describe(facts: BoxFacts) -> list[str]:
         f" · pipe-max-size {_n(lim.pipe_max_size)}",
         "cpufreq governor: " + (facts.governor if facts.governor else "n/a (no cpufreq in sysfs)"),
         "clocksource: " + (facts.clocksource if facts.clocksource else "n/a (not in sysfs)"),
+        "NUMA balancing: " + _balancing(facts.numa_balancing),
         "SysV IPC: "
         + ("yes" if facts.sysv_ipc else "n/a (no /proc/sysvipc; kernel without CONFIG_SYSVIPC?)"),
         f"python {facts.python} · ipctop {facts.ipctop_version}",

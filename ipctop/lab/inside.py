@@ -26,7 +26,7 @@ FACTS = {
     "lscpu-p.csv": ["lscpu", "-p"],
     "uname.txt": ["uname", "-a"],
 }
-PROC = ("interrupts", "schedstat", "cpuinfo", "cmdline")
+PROC = ("interrupts", "schedstat", "cpuinfo", "cmdline", "sys/kernel/numa_balancing")
 SMOKE_FILES = ("test_guest_topology.py", "test_guest_procfs.py")
 
 
@@ -34,6 +34,10 @@ def tests_dir() -> Path | None:
     """tests/lab of this checkout; None for an installed (non-editable) ipctop."""
     d = Path(__file__).resolve().parent.parent.parent / "tests" / "lab"
     return d if d.is_dir() else None
+
+
+def _fact_name(proc_name: str) -> str:
+    return "proc-" + proc_name.replace("/", "-") + ".txt"
 
 
 def _facts(out: Path) -> None:
@@ -44,9 +48,9 @@ def _facts(out: Path) -> None:
             subprocess.run(argv, stdout=f, stderr=subprocess.STDOUT, check=False)
     for name in PROC:
         try:
-            (facts / f"proc-{name}.txt").write_bytes(Path("/proc", name).read_bytes())
+            (facts / _fact_name(name)).write_bytes(Path("/proc", name).read_bytes())
         except OSError as e:
-            (facts / f"proc-{name}.txt").write_text(f"unreadable: {e}\n")
+            (facts / _fact_name(name)).write_text(f"unreadable: {e}\n")
 
 
 def _schedstats_on() -> None:

@@ -2,7 +2,7 @@
 
     python -m ipctop.lab --needs
     python -m ipctop.lab [--cpus 8|32|64] [--accel auto|kvm|tcg] [--out DIR]
-                         [--short | --smoke] [-- CMD ...]
+                         [--numa-balancing off|on] [--short | --smoke] [-- CMD ...]
 
 Exit codes: 0 the guest's tests (or command) passed; 1 they failed, or the
 guest timed out or never ran its command; 2 usage; 4 the lab's needs are
@@ -66,6 +66,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=900.0,
         help="seconds for the guest to reach its command; a guest that does not is killed "
         "and booted once more, within --timeout (900)",
+    )
+    p.add_argument(
+        "--numa-balancing",
+        choices=("off", "on"),
+        default="off",
+        help="the guest kernel's automatic NUMA balancing (default off: under emulation "
+        "its TLB shootdowns wait on every vCPU and crawl a big guest; on is the kernel's "
+        "own default on a NUMA box)",
     )
     scope = p.add_mutually_exclusive_group()
     scope.add_argument(
@@ -145,8 +153,10 @@ def _boot(
         big = scope == "full" and not command and args.cpus > 8
         args.timeout = FULL_TIMEOUT if big else TIMEOUT
     argv = _guest_argv(out, args.cpus, acc.name, scope, command)
+    balancing = args.numa_balancing == "on"
+    print(f"lab: NUMA balancing {args.numa_balancing} in the guest", file=sys.stderr)
     t0 = time.monotonic()
-    run = guest.run(kernel, topo, acc, out, argv, args.timeout, args.boot_timeout)
+    run = guest.run(kernel, topo, acc, out, argv, args.timeout, args.boot_timeout, balancing)
     left = args.timeout - (time.monotonic() - t0)
     retried = run.boot_hung and left > 0
     if retried:
@@ -155,13 +165,14 @@ def _boot(
             "killed; booting once more",
             file=sys.stderr,
         )
-        run = guest.run(kernel, topo, acc, out, argv, left, args.boot_timeout)
+        run = guest.run(kernel, topo, acc, out, argv, left, args.boot_timeout, balancing)
     summary = {
         "preset": args.cpus,
         "topology": topo.describe(),
         "kernel": kernel,
         "accelerator": acc.name,
         "cpu_model": acc.cpu_model,
+        "numa_balancing": args.numa_balancing,
         "note": acc.note(),
         "boot_seconds": run.boot_seconds,
         "boot_retried": retried,

@@ -7,7 +7,7 @@ import json
 import os
 import platform
 import resource
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 
 import ipctop
@@ -63,6 +63,8 @@ def test_real_box_facts_are_sane() -> None:
         assert facts.clocksource in available.read_text().split()
     else:
         assert facts.clocksource is None
+    balancing = _sysctl("kernel/numa_balancing")
+    assert facts.numa_balancing == (balancing[0] if balancing else None)
     governor = Path(f"/sys/devices/system/cpu/cpu{facts.allowed[0]}/cpufreq/scaling_governor")
     assert facts.governor == (governor.read_text().strip() if governor.exists() else None)
 
@@ -171,3 +173,12 @@ def test_fake_sysfs_without_cpufreq_or_clocksource(tmp_path: Path) -> None:
     lines = describe(facts)
     assert "cpufreq governor: n/a (no cpufreq in sysfs)" in lines
     assert "clocksource: n/a (not in sysfs)" in lines
+
+
+def test_numa_balancing_is_said_on_off_or_not_there() -> None:
+    facts = read_box()
+    lines = {v: describe(replace(facts, numa_balancing=v)) for v in (None, 0, 1, 2)}
+    assert "NUMA balancing: n/a (no kernel.numa_balancing)" in lines[None]
+    assert "NUMA balancing: off (kernel.numa_balancing 0)" in lines[0]
+    assert "NUMA balancing: on (kernel.numa_balancing 1)" in lines[1]
+    assert "NUMA balancing: on (kernel.numa_balancing 2)" in lines[2]  # 2: memory tiering

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from labguest import in_guest
 
+from ipctop.box import describe, read_box
 from ipctop.engine.procfs import read_ipis, read_schedstat_cpus
 
 pytestmark = in_guest
@@ -68,3 +69,17 @@ def test_schedstat_has_a_line_per_cpu_and_its_counters_move() -> None:
     after = read_schedstat_cpus()
     assert after is not None
     assert sum(s.sched_count for s in after.values()) > sum(s.sched_count for s in before.values())
+
+
+def test_numa_balancing_is_what_the_lab_booted_and_the_box_facts_say_it() -> None:
+    # The lab puts numa_balancing=disable (or enable) on the guest's command line; the
+    # box facts every record keeps must read the kernel's own state, not the request.
+    args = Path("/proc/cmdline").read_text().split()
+    asked = [a.split("=", 1)[1] for a in args if a.startswith("numa_balancing=")]
+    assert asked in (["disable"], ["enable"]), args
+    state = int(Path("/proc/sys/kernel/numa_balancing").read_text())
+    assert (state != 0) == (asked == ["enable"])
+    facts = read_box()
+    assert facts.numa_balancing == state
+    word = "on" if state else "off"
+    assert f"NUMA balancing: {word} (kernel.numa_balancing {state})" in describe(facts)

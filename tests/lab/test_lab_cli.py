@@ -13,8 +13,9 @@ import time
 import pytest
 from conftest import ROOT
 
-from ipctop.lab.accel import choose, kvm_is_pvm
-from ipctop.lab.needs import find_kernels
+from ipctop.lab.accel import Accel, choose, kvm_is_pvm
+from ipctop.lab.guest import vng_command
+from ipctop.lab.needs import find_kernels, find_vng
 from ipctop.lab.topology import PRESETS
 
 
@@ -76,3 +77,19 @@ def test_auto_skips_a_pvm_kvm_at_once_and_says_why() -> None:
     assert time.monotonic() - t0 < 5.0
     assert acc.name == "tcg" and acc.emulated
     assert any("PVM" in why for why in acc.tried), acc.tried
+
+
+@pytest.mark.skipif(find_vng() is None, reason="no vng (pip install virtme-ng)")
+def test_the_guest_boots_with_numa_balancing_off_unless_asked(tmp_path) -> None:
+    tcg = Accel("tcg", "Skylake-Server", ())
+    kernel = "/boot/vmlinuz-test"
+
+    def appended(**kw: bool) -> list[str]:
+        cmd = vng_command(kernel, PRESETS[64], tcg, str(tmp_path), ["true"], **kw)
+        return [cmd[i + 1] for i, a in enumerate(cmd[: cmd.index("--")]) if a == "--append"]
+
+    assert "numa_balancing=disable" in appended()
+    assert "numa_balancing=enable" in appended(numa_balancing=True)
+    assert "numa_balancing=disable" not in appended(numa_balancing=True)
+    res = _lab("--numa-balancing", "maybe")
+    assert res.returncode == 2 and "Traceback" not in res.stderr

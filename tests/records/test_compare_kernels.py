@@ -16,6 +16,9 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
+from ipctop.output.records.record_box import Box
+from ipctop.output.text.compare_boxes import box_differences
+
 QUICK = ("--seconds", "0.5", "--warmup", "0", "--repeat", "2", "--cpus", "0")
 
 # The box facts of a record made in the lab's 8-CPU guest (2 sockets x 2 cores x 2
@@ -98,3 +101,12 @@ def test_force_shows_the_difference_with_every_box_fact_above_it(
     j = run_cli("compare", str(host_record), str(guest), "--force", "--json", "-")
     assert j.returncode == 0, j.stderr
     assert any(n.startswith("kernels differ") for n in json.loads(j.stdout)["notes"])
+
+
+def test_numa_balancing_on_against_off_is_a_box_difference() -> None:
+    # Lab guests run with it off (python -m ipctop.lab --numa-balancing): against a NUMA
+    # host with it on, their rates differ by the balancing's own cost, not the kernel's.
+    on, off, unknown = Box(numa_balancing=1), Box(numa_balancing=0), Box()
+    assert box_differences(on, off) == ["NUMA balancing 1 vs 0"]
+    assert box_differences(on, unknown) == []  # a fact one record did not keep
+    assert box_differences(off, Box(numa_balancing=0)) == []

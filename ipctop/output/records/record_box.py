@@ -31,6 +31,7 @@ class Box(BaseModel):
     limits: dict[str, int | None] = {}  # box.IpcLimits: None where it was not readable
     governor: str | None = None  # cpufreq scaling_governor of the first allowed CPU
     clocksource: str | None = None
+    numa_balancing: int | None = None  # kernel.numa_balancing
     python: str | None = None
     ipctop_version: str | None = None
     sysv_ipc: bool | None = None  # /proc/sysvipc/msg existed

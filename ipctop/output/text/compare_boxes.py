@@ -3,7 +3,7 @@
 A kernel against a kernel is what compare is for, so a kernel that differs is
 said, never refused. A box that differs too (another CPU model, as an
 emulated guest's is; another CPU count or SMT layout; another clocksource, as
-a guest's kvm-clock is against a host's tsc) makes any difference the boxes'
+a guest's kvm-clock is against a host's tsc; NUMA balancing on against off) makes any difference the boxes'
 as much as the kernels': compare refuses that unless --force, and then says
 it above the table. A fact one record did not keep is not a difference.
 """
@@ -29,6 +29,9 @@ FACTS: tuple[tuple[str, Callable[[Box], object]], ...] = (
     ("CPUs online", _cpus),
     ("SMT threads per core", _threads_per_core),
     ("clocksource", lambda b: b.clocksource),
+    # The lab's guests run with it off (ipctop.lab --numa-balancing): against a host
+    # with it on, a NUMA layout's rates differ by the balancing's own cost.
+    ("NUMA balancing", lambda b: b.numa_balancing),
 )
 
 
