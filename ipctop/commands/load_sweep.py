@@ -230,9 +230,10 @@ def run_rooms(args: argparse.Namespace) -> int:
     else:
         print("no collapse judged: it needs two or more loads of two or more runs (--repeat 2)")
     if unrated:
-        said = ", ".join(map(str, unrated))
+        where = ", ".join(map(str, unrated))
         print(
-            f"ipctop: no rate at {said} room(s): nothing measured there (exit 1)", file=sys.stderr
+            f"ipctop: no rate at {where} room(s): nothing measured there (exit 1)",
+            file=sys.stderr,
         )
         return 1
     return 0

@@ -146,7 +146,7 @@ class Step:
 
     def __post_init__(self) -> None:
         # A step with no rate has no repeat: its 0.0 is not one.
-        mine = [] if self.no_rate is not None else [float(self.total_ops_per_s)]
+        mine: list[float] = [] if self.no_rate is not None else [float(self.total_ops_per_s)]
         self.repeats = [float(x) for x in self.repeats] or mine
         self.windows = [float(x) for x in self.windows]
         self.threads = [t if isinstance(t, StepThread) else StepThread(**t) for t in self.threads]
