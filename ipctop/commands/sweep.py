@@ -147,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
                     if feeds[name] is not None:
                         feeds[name].points(records[name].points)
                     if not args.quiet:
-                        _print_step(name, step, len(cpus))
+                        _print_step(name, step, len(cpus), args.repeat)
             if args.sessions:
                 for name in names:
                     spread = _sessions(args, name, cpus, kind)
@@ -300,7 +300,7 @@ def _stalls(runs: list[RunResult]) -> StallSummary | None:
     return functools.reduce(StallSummary.plus, said) if said else None
 
 
-def _print_step(name: str, step: Step, ncpus: int) -> None:
+def _print_step(name: str, step: Step, ncpus: int, repeat: int = 1) -> None:
     over = " · oversubscribed: more pairs than CPUs" if step.oversubscribed else ""
     if step.no_rate is not None:
         # Every end's ops/s would read 0 in a matrix: no rate, and why, instead.
@@ -315,9 +315,12 @@ def _print_step(name: str, step: Step, ncpus: int) -> None:
     point = ScalingPoint.from_repeats(step.pairs, step.repeats, windows=step.windows)
     half = tables.fmt_half_width(point.summary.half_width_pct)
     runs = len(step.repeats)
+    # A run with no rate is no repeat (sweep._step): said, or --repeat 3 reads as 2 quietly.
+    gone = f" ({repeat - runs} with no rate left out)" if repeat > runs else ""
     print(
         f"\n{name} · {step.pairs} pair(s) · {tables.fmt_int(step.total_ops_per_s)} ops/s"
-        f" {half} % from {len(point.samples)} windows of {runs} run(s), as in the summary{over}"
+        f" {half} % from {len(point.samples)} windows of {runs} run(s){gone}, as in the summary"
+        f"{over}"
     )
     shown = "the median run's" if runs > 1 else "the run's"
     print(tables.format_matrix(step.threads, total_note=f" ({shown} mean, per thread below)"))
