@@ -31,6 +31,9 @@ from ipctop.output.records.record import Record, record_points, unrated
 from ipctop.output.records.record_io import read_record
 
 native = pytest.mark.skipif(resolve_engine() != "native", reason="needs the native engine")
+# A stopped end is killed at the engine's stop after 5 s (JOIN_TIMEOUT): with the
+# stop and the window, a run or a sweep of one step takes 11 to 15 s.
+slow = pytest.mark.slow
 CONFIG = RunConfig("sysv-sem", "same", "processes", (0,), resolve_engine())
 
 
@@ -83,12 +86,15 @@ def test_check_reads_the_same_signal(stalled: RunResult) -> None:
     assert lines == [f"{reading.label}: {reading.error}"]
 
 
+@slow
 @native
 def test_run_says_no_rate_and_exits_1() -> None:
-    # ipctop is stopped first, then the end: the window either starts after both (the
-    # end made no round in it) or began before (its one reading comes late, a gap).
-    # Neither leaves a window to rate, wherever the stop fell.
-    args = ("--pairs", "1", "--cpus", "0", "--seconds", "3", "--interval", "1", "--jsonl")
+    # ipctop is stopped first, then the end, for longer than the window. Wherever the
+    # stop fell, no window is left to rate: before the priming reading, the end made no
+    # round in the window; inside it, the reading after the stop comes late (a gap)
+    # and past the window's end; between the two, the gap is followed by 3 s of
+    # readings without a round, marked from the 2 s (STALL_S) after it.
+    args = ("--pairs", "1", "--cpus", "0", "--seconds", "4", "--interval", "1", "--jsonl")
     with ipctop("run", "-w", "sysv-sem", "--mode", "processes", *args) as proc:
         head = read_until(proc.stderr, lambda line: line.startswith("# ipctop run:"))
         assert head and head[-1].startswith("# ipctop run:"), head
@@ -97,7 +103,7 @@ def test_run_says_no_rate_and_exits_1() -> None:
         try:
             (end, _) = _ends(proc)
             end.suspend()  # for good: the engine kills it at its stop
-            time.sleep(3.5)  # the stop itself (not an assert): past the window and STALL_S
+            time.sleep(5.0)  # the stop itself (not an assert): past the window and STALL_S
         finally:
             me.resume()
         out, err = proc.communicate(timeout=60)
@@ -115,16 +121,19 @@ def stalled_sweep(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     folder = tmp_path_factory.mktemp("norate")
     record, table = folder / "stalled.json", folder / "stalled.csv"
     with ipctop("sweep", "-w", "sysv-sem", "--mode", "processes", "--cpus", "0",
-                "--max-pairs", "1", "--repeat", "1", "--warmup", "2.5", "--seconds", "2",
+                "--max-pairs", "1", "--repeat", "1", "--warmup", "2.5", "--seconds", "3",
                 "--json", str(record), "--csv", str(table)) as proc:  # fmt: skip
         assert wait_for(lambda: len(_ends(proc)) == 2, 60), "the ends did not start"
         end = _ends(proc)[0]
         assert wait_for(lambda: _running(end), 30), "the pair made no round"
-        end.suspend()  # before the window (2.5 s of warm-up), for good
+        # For good, within the 2.5 s of warm-up: the window (3 s) starts after the stop
+        # and lasts past the 2 s after it that mark the pair stalled.
+        end.suspend()
         out, err = proc.communicate(timeout=90)
     return {"code": proc.returncode, "out": out, "err": err, "record": record, "csv": table}
 
 
+@slow
 @native
 def test_sweep_says_no_rate_in_its_step_and_summary(stalled_sweep: dict[str, Any]) -> None:
     out, err = stalled_sweep["out"], stalled_sweep["err"]
@@ -139,6 +148,7 @@ def test_sweep_says_no_rate_in_its_step_and_summary(stalled_sweep: dict[str, Any
     assert " 0 ops/s" not in out
 
 
+@slow
 @native
 def test_the_record_keeps_the_step_told_apart_from_0(stalled_sweep: dict[str, Any]) -> None:
     d = json.loads(stalled_sweep["record"].read_text())
@@ -167,6 +177,7 @@ def _with_rate(d: dict[str, Any]) -> dict[str, Any]:
     return d
 
 
+@slow
 @native
 def test_compare_and_report_skip_the_step_and_say_so(
     stalled_sweep: dict[str, Any], tmp_path: Path
@@ -188,6 +199,7 @@ def test_compare_and_report_skip_the_step_and_say_so(
             assert f"{stalled}: 1 pair(s): no rate (every window of its" in out, out
 
 
+@slow
 @native
 def test_an_older_record_of_a_stalled_step_reads_as_no_rate(
     stalled_sweep: dict[str, Any],
