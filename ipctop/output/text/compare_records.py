@@ -203,7 +203,8 @@ def compare(
         raise UsageError("compare needs at least two records")
     notes = _check_alike([r for g in groups for r in g], force)
     # A step with no rate is no point of its side (record_points): said, not shown as 0.
-    notes += [line for g in groups for r in g for line in unrated_lines(r)]
+    # (Once each: a record compared with itself names its step once.)
+    notes += dict.fromkeys(line for g in groups for r in g for line in unrated_lines(r))
     blocked = tuple(
         i > 0 and session_sd_pct is None and separate_sessions(groups[0], g)
         for i, g in enumerate(groups)
