@@ -33,7 +33,7 @@ from ..engine.engine import ENGINES, resolve_engine
 from ..errors import RecordError, UsageError
 from ..output.records.output_paths import check_output_file, write_or_keep
 from ..output.records.record import NoiseFloor as RecordedFloor
-from ..output.records.record import Record, Sessions, Step
+from ..output.records.record import Record, Sessions, Step, unrated
 from ..output.records.record_box import Box
 from ..output.records.record_io import read_record, write_record
 from ..output.records.spread_store import find_spread, read_spreads
@@ -181,7 +181,9 @@ def _read_baseline(path: str, box: BoxFacts) -> Record:
 def _against(baseline: Record, readings: CheckReadings) -> list[Verdict]:
     """Every run of the baseline's setting against its step at the same pair count."""
     cfg = baseline.config
-    steps = {s.pairs: s for s in baseline.steps}
+    # A step with no rate has no windows to judge against.
+    none = unrated(baseline)
+    steps = {s.pairs: s for s in baseline.steps if s.pairs not in none}
     sd, df, no_spread = baseline_spread(baseline)
     runs = []
     for run in readings.runs():

@@ -184,7 +184,7 @@ def summarise(
     windows are left out; a run with none left has no reading, and says why.
     """
     workload, placement, cpus = config.workload, config.placement, config.cpus
-    rated = [r for r in results if r.windows]
+    rated = [r for r in results if r.no_rate is None]
     if not rated:
         error = NO_RATE.format(n=len(results))
         reading = RunReading(workload, placement, pairs, len(cpus), 0.0, error=error)

@@ -53,10 +53,19 @@ def median_run(rates: Sequence[float]) -> int:
 
 
 def add_load(
-    record: Record, units: int, rates: Sequence[float], rows: Sequence[StepUnit] = ()
+    record: Record,
+    units: int,
+    rates: Sequence[float],
+    rows: Sequence[StepUnit] = (),
+    no_rate: str | None = None,
 ) -> None:
     """One load's runs: a step and a settled point whose windows are the runs;
-    rows are the median run's units."""
+    rows are the median run's units. A load with no rate (no_rate: why) is a step
+    that says so and no point."""
+    if no_rate is not None:
+        step = Step(pairs=units, total_ops_per_s=0.0, units=list(rows), no_rate=no_rate)
+        record.steps.append(step)
+        return
     point = ScalingPoint.from_repeats(units, rates, settled=True, windows=rates)
     record.steps.append(
         Step(

@@ -154,7 +154,7 @@ def run_rooms(args: argparse.Namespace) -> int:
     from ..engine.engine import Engine
     from ..engine.workloads.chat import USERS, room_load
     from ..engine.workloads.hackbench_groups import on_cpus
-    from ..live.measure import measure_engine
+    from ..live.measure import measure_engine, no_rate_of
     from ..live.priority import raise_monitor
 
     if args.workload != "chat":
@@ -186,6 +186,7 @@ def run_rooms(args: argparse.Namespace) -> int:
     print(f"{'rooms':>6} {'threads':>7}  {'messages/s, 95 % interval':<36} {'per room':>10} "
           f"{'us/message':>10}")  # fmt: skip
     points: list[RatePoint] = []
+    unrated: list[int] = []
     with recording(args.json) as rec:
         rec.append(
             new_record(
@@ -200,11 +201,19 @@ def run_rooms(args: argparse.Namespace) -> int:
                 with on_cpus(mask), Engine(config) as engine:
                     engine.start(r)
                     results.append(measure_engine(engine, args.seconds, args.warmup))
-            rates = [x.total_ops_per_s for x in results]
-            p = RatePoint(r, tuple(rates))
-            points.append(p)
-            add_load(rec[0], r, rates, _rooms(results[median_run(rates)].threads))
-            _rate_row(p)
+            # A run whose every window stalled has no rate: no replicate, never a 0.
+            rated = [x for x in results if x.no_rate is None]
+            why = no_rate_of(results)
+            if why is not None:
+                unrated.append(r)
+                add_load(rec[0], r, (), _rooms(results[0].threads), no_rate=why)
+                print(f"{r:>6} {4 * USERS * r:>7}  no rate ({why})", flush=True)
+            else:
+                rates = [x.total_ops_per_s for x in rated]
+                p = RatePoint(r, tuple(rates))
+                points.append(p)
+                add_load(rec[0], r, rates, _rooms(rated[median_run(rates)].threads))
+                _rate_row(p)
             # Why a window was left out (a late reading: the sampler starved behind the
             # rooms' threads), once per load: a rate of 0 must not read as "no messages".
             said = dict.fromkeys(ev for x in results for ev in x.events if ev.startswith(STALL))
@@ -220,6 +229,13 @@ def run_rooms(args: argparse.Namespace) -> int:
         )
     else:
         print("no collapse judged: it needs two or more loads of two or more runs (--repeat 2)")
+    if unrated:
+        where = ", ".join(map(str, unrated))
+        print(
+            f"ipctop: no rate at {where} room(s): nothing measured there (exit 1)",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 

@@ -94,9 +94,11 @@ def _run(
                 engine, args.seconds, 0.0, args.interval, printer, detail=args.jsonl
             )
         profile = profiler.take() if profiler else None
+    # No window was a rate sample: "no rate", never a total of 0 read as a collapse.
+    rate = result.rate
+    total = f"{rate:,.0f} ops/s" if rate is not None else f"no rate ({result.no_rate})"
     print(
-        f"# total {result.total_ops_per_s:,.0f} ops/s over {result.seconds:.2f} s "
-        f"(engine {engine.kind})",
+        f"# total {total} over {result.seconds:.2f} s (engine {engine.kind})",
         file=notes,
         flush=True,
     )
@@ -128,7 +130,9 @@ def _run(
             f"{STALL_S:g} s or more of the run (exit 1)",
             file=sys.stderr,
         )
-    return 1 if failed or stuck else 0
+    if result.no_rate is not None:
+        print("ipctop: no rate: no window of the run was measured (exit 1)", file=sys.stderr)
+    return 1 if failed or stuck or result.no_rate is not None else 0
 
 
 def _print_profile(profile: Profile, jsonl: bool) -> None:

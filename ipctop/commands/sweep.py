@@ -24,12 +24,12 @@ from ..engine.stalls import STALL, StallSummary
 from ..engine.workloads import configured
 from ..engine.workloads.msgbench import phase_table
 from ..live.engine_warnings import EngineWarnings
-from ..live.measure import RunResult, measure_engine
+from ..live.measure import RunResult, measure_engine, no_rate_of
 from ..live.priority import raise_monitor
 from ..output.exports.csvout import write_csv
 from ..output.records.latency_record import step_latency
 from ..output.records.output_paths import check_output_file, write_or_keep
-from ..output.records.record import Record, Sessions, Step, StepThread
+from ..output.records.record import Record, Sessions, Step, StepThread, unrated
 from ..output.records.record_box import Box
 from ..output.records.record_io import write_record
 from ..output.text import latency_text, tables
@@ -138,15 +138,16 @@ def run(args: argparse.Namespace) -> int:
                     warned = functools.partial(_warned, said, rec)
                     step = _step(configs[name], n, args, bar, feeds[name], profiler, warned)
                     records[name].steps.append(step)
-                    records[name].points.append(
-                        ScalingPoint.from_repeats(
-                            n, step.repeats, settled=True, windows=step.windows
+                    if step.no_rate is None:  # a step with no rate is no point of the curve
+                        records[name].points.append(
+                            ScalingPoint.from_repeats(
+                                n, step.repeats, settled=True, windows=step.windows
+                            )
                         )
-                    )
                     if feeds[name] is not None:
                         feeds[name].points(records[name].points)
                     if not args.quiet:
-                        _print_step(name, step, len(cpus))
+                        _print_step(name, step, len(cpus), args.repeat)
             if args.sessions:
                 for name in names:
                     spread = _sessions(args, name, cpus, kind)
@@ -177,7 +178,11 @@ def run(args: argparse.Namespace) -> int:
     warnings = (CONTENTION, STALL)
     failed = any(not e.startswith(warnings) for r in records.values() for e in r.events)
     stuck = any(s.stalls and s.stalls.stalled_at_end for r in records.values() for s in r.steps)
-    return 1 if failed or stuck or not saved else 0
+    # A step that measured nothing is a failure of the sweep, said once more at the end.
+    no_rate = [(n, p, why) for n, r in records.items() for p, why in unrated(r).items()]
+    for name, pairs, why in no_rate:
+        print(f"ipctop: {name} at {pairs} pair(s): no rate: {why} (exit 1)", file=sys.stderr)
+    return 1 if failed or stuck or no_rate or not saved else 0
 
 
 def _sessions(args: argparse.Namespace, name: str, cpus: list[int], kind: str) -> SessionSpread:
@@ -246,14 +251,17 @@ def _step(
         bar.begin(args.seconds + args.warmup, f"{config.workload} · {n} pair(s) · run {i + 1}")
         runs.append(_measure(config, n, args, each(bar.tick, feed), profiler, warned))
         bar.done()
-    totals = [r.total_ops_per_s for r in runs]
+    # A run with no rate (every window stalled) is no repeat: its 0.0 is not a figure.
+    rated = [r for r in runs if r.no_rate is None]
+    totals = [r.total_ops_per_s for r in rated]
     # Every run's windows, pooled: the step's figure is their median, with an interval.
-    windows = [w for r in runs for w in r.windows]
+    windows = [w for r in rated for w in r.windows]
     # The matrix shown is the run whose total is the median, not a lucky one.
-    middle = sorted(runs, key=lambda r: r.total_ops_per_s)[len(runs) // 2]
+    middle = sorted(rated or runs, key=lambda r: r.total_ops_per_s)[len(rated or runs) // 2]
+    figure = ScalingPoint.from_repeats(n, totals, windows=windows).total_ops_per_s if rated else 0.0
     step = Step(
         pairs=n,
-        total_ops_per_s=ScalingPoint.from_repeats(n, totals, windows=windows).total_ops_per_s,
+        total_ops_per_s=figure,
         repeats=totals,
         windows=windows,
         oversubscribed=middle.oversubscribed,
@@ -268,14 +276,16 @@ def _step(
             )
             for t in middle.threads
         ],
-        costs=middle.costs,
-        ops=middle.ops,
+        # Per round and per second over a window with no rate: no figures either.
+        costs=middle.costs if rated else None,
+        ops=middle.ops if rated else None,
         events=list(dict.fromkeys(e for r in runs for e in r.events)),
         # The windows of every repeat: more windows, a tighter interval per share.
         profile=profiler.take() if profiler is not None else None,
         latency=step_latency(runs, middle),
         stalls=_stalls(runs),
         noise=record_noise(n for r in runs for n in r.noise),
+        no_rate=no_rate_of(runs),
     )
     return step
 
@@ -290,17 +300,27 @@ def _stalls(runs: list[RunResult]) -> StallSummary | None:
     return functools.reduce(StallSummary.plus, said) if said else None
 
 
-def _print_step(name: str, step: Step, ncpus: int) -> None:
+def _print_step(name: str, step: Step, ncpus: int, repeat: int = 1) -> None:
     over = " · oversubscribed: more pairs than CPUs" if step.oversubscribed else ""
+    if step.no_rate is not None:
+        # Every end's ops/s would read 0 in a matrix: no rate, and why, instead.
+        print(f"\n{name} · {step.pairs} pair(s) · no rate ({step.no_rate}){over}")
+        noise = record_note(step.noise)
+        if noise:
+            print(noise)
+        return
     # The step's events were said on stderr as they came (EngineWarnings).
     # Its figure first, as the summary row will give it; the matrix's total is one
     # run's, and says so: two figures that differ each name what they are.
     point = ScalingPoint.from_repeats(step.pairs, step.repeats, windows=step.windows)
     half = tables.fmt_half_width(point.summary.half_width_pct)
     runs = len(step.repeats)
+    # A run with no rate is no repeat (sweep._step): said, or --repeat 3 reads as 2 quietly.
+    gone = f" ({repeat - runs} with no rate left out)" if repeat > runs else ""
     print(
         f"\n{name} · {step.pairs} pair(s) · {tables.fmt_int(step.total_ops_per_s)} ops/s"
-        f" {half} % from {len(point.samples)} windows of {runs} run(s), as in the summary{over}"
+        f" {half} % from {len(point.samples)} windows of {runs} run(s){gone}, as in the summary"
+        f"{over}"
     )
     shown = "the median run's" if runs > 1 else "the run's"
     print(tables.format_matrix(step.threads, total_note=f" ({shown} mean, per thread below)"))
@@ -331,14 +351,14 @@ def _finish(
         rec = records[name]
         for s in rec.steps:
             rec.events.extend(s.events)
-        if rec.points:
+        if rec.points or unrated(rec):
             print(f"\n{name} summary{' (interrupted)' if rec.interrupted else ''}")
-            print(tables.format_summary(rec.points))
+            print(tables.format_summary(rec.points, unrated=unrated(rec)))
             costs = format_costs(rec.steps)
             if costs:
                 print(f"\n{name}: where the time goes (per round = one end's round)")
                 print(costs)
-    if len(names) > 1 and any(records[n].points for n in names):
+    if len(names) > 1 and any(records[n].steps for n in names):
         print("\nside by side")
         print(_side_by_side(records, names))
     saved = True
@@ -361,14 +381,15 @@ def _finish(
 
 
 def _side_by_side(records: dict[str, Record], names: list[str]) -> str:
-    counts = sorted({p.pairs for n in names for p in records[n].points})
+    counts = sorted({s.pairs for n in names for s in records[n].steps})
     headers = ["pairs"] + [f"{n} ops/s" for n in names] + [f"{n} scal %" for n in names]
     headers += [f"{n} ±95% [%]" for n in names]  # the summaries' intervals, kept beside them
     rows = []
     by = {n: {p.pairs: p for p in records[n].points} for n in names}
+    none = {n: unrated(records[n]) for n in names}
     for c in counts:
         row = [str(c)]
-        row += [f"{by[n][c].total_ops_per_s:,.0f}" if c in by[n] else "-" for n in names]
+        row += [_cell(by[n], none[n], c) for n in names]
         for n in names:
             s = scalability_pct(records[n].points, c)
             row.append("-" if s is None else f"{s:.1f}")
@@ -377,6 +398,12 @@ def _side_by_side(records: dict[str, Record], names: list[str]) -> str:
             row.append(tables.fmt_half_width(half))
         rows.append(row)
     return tables.format_table(headers, rows, "r" * len(headers))
+
+
+def _cell(points: dict[int, ScalingPoint], none: dict[int, str], pairs: int) -> str:
+    if pairs in points:
+        return f"{points[pairs].total_ops_per_s:,.0f}"
+    return "no rate" if pairs in none else "-"
 
 
 def _path_for(base: str, name: str, many: int) -> Path:

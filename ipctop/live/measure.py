@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import operator
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +26,7 @@ from ..engine.latency import PairLatency, Tracker
 from ..engine.opstats import OpStats, op_stats
 from ..engine.sample import Sample, ThreadSample
 from ..engine.sampler import Sampler
-from ..engine.stalls import STALL, StallReport, stalled_windows
+from ..engine.stalls import STALL, STALL_S, StallReport, stalled_windows
 
 
 @dataclass(frozen=True)
@@ -69,6 +69,24 @@ class RunResult:
     # the rounds); None for a workload that counts no operations.
     op_calls: OpStats | None = None
     start: Sample | None = None  # the priming reading: the window's first interval starts here
+    # Why the run has no rate, or None. Every window of it stalled (ipctop or its ends
+    # went STALL_S without CPU), so none is a rate sample and `windows` is empty: its
+    # total_ops_per_s is then 0.0 by construction, not a measured 0. Read `rate`.
+    no_rate: str | None = None
+
+    @property
+    def rate(self) -> float | None:
+        """The run's total ops/s, or None when it has no rate (see no_rate)."""
+        return None if self.no_rate is not None else self.total_ops_per_s
+
+
+def no_rate_of(results: Sequence[RunResult]) -> str | None:
+    """Why runs of one setting have no rate together; None when any of them has one."""
+    if not results or any(r.no_rate is None for r in results):
+        return None
+    if len(results) == 1:
+        return results[0].no_rate
+    return f"all {len(results)} runs: {results[0].no_rate}"
 
 
 def measure(config: RunConfig, pairs: int, seconds: float, **options: Any) -> RunResult:
@@ -141,6 +159,10 @@ def measure_engine(
     total = sum(t.ops_per_s for t in threads)
     if stalls is not None:
         total = _unstalled_total(timeline, stalls, prime)
+    windows = window_rates(timeline, sampler.interval, stalls)
+    no_rate = _no_rate(timeline, stalls, windows)
+    if no_rate is not None:
+        total = 0.0  # an unstalled sliver's few ms are no rate either
     return RunResult(
         pairs=engine.active_pairs,
         seconds=elapsed,
@@ -154,13 +176,14 @@ def measure_engine(
         latency=lat,
         latency_all=tracker.all_pairs() if lat and tracker is not None else None,
         latency_note=engine.latency_note,
-        windows=window_rates(timeline, sampler.interval, stalls),
+        windows=windows,
         noise=tuple(
             window_noise(s, pair_cpus(s)) for s in kept(timeline, sampler.interval, stalls)
         ),
         stalls=stalls,
         op_calls=op_calls,
         start=prime,
+        no_rate=no_rate,
     )
 
 
@@ -233,6 +256,23 @@ def _unstalled_total(timeline: list[Sample], stalls: StallReport, prime: Sample)
             rounds += sum(d[0] for d in deltas.values())
             seconds += s.dt
     return rounds / seconds if seconds > 0 else 0.0
+
+
+def _no_rate(
+    timeline: list[Sample], stalls: StallReport | None, windows: tuple[float, ...]
+) -> str | None:
+    """Why the window has no rate: no reading, or every window of it stalled."""
+    if not timeline:
+        return "no reading was taken in the window"
+    # Without a stall, a window shorter than half an interval still has a rate: its
+    # total over the few ms it lasted.
+    if windows or stalls is None:
+        return None
+    seconds = sum(s.dt for s in timeline)
+    return (
+        f"every window of its {seconds:.1f} s stalled: ipctop or its ends went "
+        f"{STALL_S:g} s or more without CPU"
+    )
 
 
 def _stall_note(stalls: StallReport, elapsed: float) -> str:

@@ -21,7 +21,7 @@ import threading
 from ..analysis.settle import Settler
 from ..engine.sample import Sample, ThreadSample
 from ..errors import RecordError, UnsupportedError
-from ..output.records.record import Record, Step
+from ..output.records.record import Record, Step, unrated
 from .source_protocol import RunInfo, SampleCallback, SampleSource
 
 #: a longer pause in a timeline (the recording was paused?) is cut to this, in seconds
@@ -77,7 +77,10 @@ def sweep_samples(record: Record) -> list[Sample]:
     seconds = record.config.seconds or DEFAULT_STEP_SECONDS
     out: list[Sample] = []
     t = 0.0
+    none = unrated(record)
     for step in record.steps:
+        if step.pairs in none:
+            continue  # no rate to play: a 0 would read as a collapse on the curve
         settler = Settler()
         threads = _step_threads(step)
         for i in range(MAX_SAMPLES_PER_STEP):

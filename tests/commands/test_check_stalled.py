@@ -32,8 +32,10 @@ def windows() -> list[RunResult]:
 
 
 def _stalled(r: RunResult) -> RunResult:
-    """The window as a stall of every sample leaves it (planted): no kept window."""
-    return replace(r, windows=(), noise=(), total_ops_per_s=0.0)
+    """The window as a stall of every sample leaves it (planted): no kept window, and
+    measure_engine's reason (tests/faults/test_fault_no_rate.py makes one for real)."""
+    why = f"every window of its {r.seconds:.1f} s stalled (planted)"
+    return replace(r, windows=(), noise=(), total_ops_per_s=0.0, no_rate=why)
 
 
 @two_cpus

@@ -7,7 +7,7 @@ import io
 import os
 from pathlib import Path
 
-from ipctop.output.records.record import Record
+from ipctop.output.records.record import Record, unrated
 from ipctop.output.records.record_io import atomic_write_text
 
 COLUMNS = (
@@ -29,10 +29,14 @@ def csv_text(record: Record) -> str:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(COLUMNS)
     cfg = [getattr(record.config, k, "") for k in ("workload", "placement", "mode", "engine")]
+    none = unrated(record)
     for step in record.steps:
+        # A step with no rate writes empty rates (NaN to a reader), never a 0.
+        rated = step.pairs not in none
+        total = repr(float(step.total_ops_per_s)) if rated else ""
         if not step.threads:
             # Keep the step's total even when no per-thread figures were kept.
-            w.writerow([*cfg, step.pairs, "", "", "", "", repr(float(step.total_ops_per_s))])
+            w.writerow([*cfg, step.pairs, "", "", "", "", total])
             continue
         for t in sorted(step.threads, key=lambda t: (t.pair, t.role)):
             w.writerow(
@@ -42,8 +46,8 @@ def csv_text(record: Record) -> str:
                     t.pair,
                     t.role,
                     "" if t.cpu is None else t.cpu,
-                    repr(float(t.ops_per_s)),
-                    repr(float(step.total_ops_per_s)),
+                    repr(float(t.ops_per_s)) if rated else "",
+                    total,
                 ]
             )
     return buf.getvalue()

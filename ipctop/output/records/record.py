@@ -139,9 +139,15 @@ class Step:
         None  # optional: per window
     )
     units: list[StepUnit] = field(default_factory=list)  # optional: a load sweep's units
+    # Optional: why the step has no rate (every window of every run stalled). Its
+    # total_ops_per_s is then 0.0, not a measured 0, its repeats and windows empty,
+    # and the sweep made no point of it: readers skip it and say so (`unrated`).
+    no_rate: str | None = None
 
     def __post_init__(self) -> None:
-        self.repeats = [float(x) for x in self.repeats] or [float(self.total_ops_per_s)]
+        # A step with no rate has no repeat: its 0.0 is not one.
+        mine: list[float] = [] if self.no_rate is not None else [float(self.total_ops_per_s)]
+        self.repeats = [float(x) for x in self.repeats] or mine
         self.windows = [float(x) for x in self.windows]
         self.threads = [t if isinstance(t, StepThread) else StepThread(**t) for t in self.threads]
         self.units = [u if isinstance(u, StepUnit) else _known(StepUnit, u) for u in self.units]
@@ -173,7 +179,7 @@ class Step:
             d["latency"] = self.latency.to_dict()
         if self.noise is not None:
             d["noise"] = self.noise.to_dict()
-        for key in ("profile", "latency", "stalls", "noise"):
+        for key in ("profile", "latency", "stalls", "noise", "no_rate"):
             if d[key] is None:
                 del d[key]  # optional: absent, not null, when not measured
         if not d["units"]:
@@ -362,9 +368,11 @@ def validate_record_dict(d: Any) -> list[str]:
 
 
 def record_points(record: Record) -> list[ScalingPoint]:
-    """Scaling points: the recorded ones if any, else one per sweep step."""
+    """Scaling points: the recorded ones if any, else one per sweep step that has a
+    rate (`unrated` names the others)."""
+    skip = unrated(record)
     if record.points:
-        return sorted(record.points, key=lambda p: p.pairs)
+        return sorted((p for p in record.points if p.pairs not in skip), key=lambda p: p.pairs)
     return sorted(
         (
             ScalingPoint(
@@ -376,6 +384,31 @@ def record_points(record: Record) -> list[ScalingPoint]:
                 windows=tuple(s.windows),
             )
             for s in record.steps
+            if s.pairs not in skip
         ),
         key=lambda p: p.pairs,
     )
+
+
+def unrated(record: Record) -> dict[int, str]:
+    """pairs -> why, for every step with no rate: no point, skipped by every reader."""
+    out: dict[int, str] = {}
+    for s in record.steps:
+        if s.no_rate is not None:
+            out[s.pairs] = s.no_rate
+        elif s.stalls is not None and not s.windows and s.total_ops_per_s == 0:
+            # Written before no_rate was: every window stalled, and its point's 0.0
+            # (the sweep made one then) is no measurement either.
+            out[s.pairs] = (
+                f"every window stalled, {s.stalls.left_out_s:g} s left out "
+                "(an older record, before no_rate was written)"
+            )
+    return out
+
+
+def unrated_lines(record: Record) -> list[str]:
+    """What compare and report say of the steps they skip for having no rate."""
+    return [
+        f"skipped: {record.name} at {n} pair(s): no rate ({why})"
+        for n, why in sorted(unrated(record).items())
+    ]

@@ -24,11 +24,12 @@ def json_schema() -> dict[str, Any]:
     optional = ("ab", "noise", "sessions", "warnings")
     schema["required"] = [k for k in schema.get("required", []) if k not in optional]
     step = schema.get("$defs", {}).get("Step")
-    if step and "required" in step:  # latency, profile, units: only when measured or a load
+    # latency, profile, units: only when measured or a load; no_rate: only when it has none
+    if step and "required" in step:
         step["required"] = [
             k
             for k in step["required"]
-            if k not in ("latency", "profile", "stalls", "noise", "units")
+            if k not in ("latency", "profile", "stalls", "noise", "units", "no_rate")
         ]
     op = schema.get("$defs", {}).get("OpRate")
     if op and "required" in op:  # an operation's repeat count: only for msgbench's phases

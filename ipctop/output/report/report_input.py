@@ -18,7 +18,7 @@ from typing import Any
 from ...analysis.fleet import BoxRun, Figure
 from ...errors import RecordError, UsageError
 from ..records.bounded_read import json_depth_problem, read_bounded_text
-from ..records.record import READS, SCHEMA_PREFIX, Record, record_points
+from ..records.record import READS, SCHEMA_PREFIX, Record, record_points, unrated
 from ..records.record_box import Box
 from ..records.record_checks import check_result_problems
 from ..records.record_text import escape_controls
@@ -62,7 +62,7 @@ def load(paths: list[str]) -> Loaded:
     got = Loaded()
     for path, named in expand(paths):
         try:
-            run = _load_one(path)
+            run, no_rate = _load_one(path)
         except _Skip as why:
             got.skipped.append(f"{path}: {why}")
             continue
@@ -78,6 +78,8 @@ def load(paths: list[str]) -> Loaded:
             got.skipped.append(f"{path}: not an ipctop record ({why})")
             continue
         got.runs.append(run)
+        # Its steps with no rate are no figures: skipped, and said to be, not a 0.
+        got.skipped += [f"{path}: {what}" for what in no_rate]
     return got
 
 
@@ -93,7 +95,8 @@ class _NotOurs(Exception):
     """Not an ipctop record at all."""
 
 
-def _load_one(path: Path) -> BoxRun:
+def _load_one(path: Path) -> tuple[BoxRun, list[str]]:
+    """The record's figures, and what of it has no rate ("N pair(s): no rate (why)")."""
     try:
         # As compare reads: a FIFO never blocks, /dev/zero or a 300 MiB file is refused.
         text = read_bounded_text(path)
@@ -114,7 +117,7 @@ def _load_one(path: Path) -> BoxRun:
         if problems:
             raise _Skip(f"a malformed {schema} result: {problems[0]}")
         try:
-            return from_check(d, path.name)
+            return from_check(d, path.name), _check_no_rate(d)
         except (KeyError, TypeError, ValueError) as exc:
             raise _Skip(f"a malformed {schema} result ({type(exc).__name__}: {exc})") from None
     if schema in READS:
@@ -123,9 +126,11 @@ def _load_one(path: Path) -> BoxRun:
                 "an A/B of two settings on one box, not the box's figures (compare reads it)"
             )
         try:
-            return from_record(Record.from_dict(d, source=str(path)))
+            rec = Record.from_dict(d, source=str(path))
         except RecordError as exc:
             raise _Skip(str(exc)) from None
+        said = [f"{n} pair(s): no rate ({why})" for n, why in sorted(unrated(rec).items())]
+        return from_record(rec), said
     if schema.startswith(SCHEMA_PREFIX):
         raise _Skip(f"{schema}: a version this ipctop does not read ({', '.join(READS)})")
     kind = schema.split("/")[0].removeprefix("ipctop.")
@@ -165,6 +170,16 @@ def from_check(d: dict[str, Any], source: str) -> BoxRun:
         figures=figures,
         curves={c: tuple(sorted(set(v))) for c, v in curves.items()},
     )
+
+
+def _check_no_rate(d: dict[str, Any]) -> list[str]:
+    """A check run with no rate (check_runs.NO_RATE) is left out of the figures, as
+    every run with an error is; this one is said, as a sweep step with none is."""
+    return [
+        f"{r['workload']} {r['placement']} {r['pairs']} pair(s): {r['error']}"
+        for r in d["runs"]
+        if str(r.get("error") or "").startswith("no rate")
+    ]
 
 
 def from_record(rec: Record) -> BoxRun:

@@ -38,7 +38,7 @@ from ipctop.analysis.stats import (
     geomean as _geomean,
 )
 from ipctop.errors import UsageError
-from ipctop.output.records.record import record_points
+from ipctop.output.records.record import record_points, unrated_lines
 from ipctop.output.text.compare_boxes import box_differences, kernel_difference
 from ipctop.output.text.compare_rows import (
     NOT_JUDGED_WHY,
@@ -202,6 +202,9 @@ def compare(
     if len(groups) < 2 or any(not g for g in groups):
         raise UsageError("compare needs at least two records")
     notes = _check_alike([r for g in groups for r in g], force)
+    # A step with no rate is no point of its side (record_points): said, not shown as 0.
+    # (Once each: a record compared with itself names its step once.)
+    notes += dict.fromkeys(line for g in groups for r in g for line in unrated_lines(r))
     blocked = tuple(
         i > 0 and session_sd_pct is None and separate_sessions(groups[0], g)
         for i, g in enumerate(groups)

@@ -102,7 +102,7 @@ class Comparison:
     labels: tuple[str, ...]  # "6.1.0 (old.json)", "6.1.0 (a.json + b.json)"
     rows: tuple[CompareRow, ...]
     forced: bool = False
-    notes: tuple[str, ...] = ()  # mismatches accepted because of force, and unknowns
+    notes: tuple[str, ...] = ()  # forced mismatches, unknowns, steps skipped for no rate
     session_sd_pct: float | None = None  # the session spread added, when one was given
     session_df: float = math.inf  # its degrees of freedom (a measured one's: K - 1)
     session_source: str = ""  # where that spread came from, for the legend

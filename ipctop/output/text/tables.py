@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ipctop.analysis.scaling import ScalingPoint, efficiency_pct, scalability_pct
@@ -160,22 +160,36 @@ def format_matrix(
     return "\n".join(out)
 
 
-def format_summary(points: Iterable[ScalingPoint], title: str | None = None) -> str:
-    """pairs, total, per pair, scalability, efficiency and run-to-run spread."""
+def format_summary(
+    points: Iterable[ScalingPoint],
+    title: str | None = None,
+    unrated: Mapping[int, str] | None = None,
+) -> str:
+    """pairs, total, per pair, scalability, efficiency and run-to-run spread.
+
+    unrated: pairs -> why, the steps with no rate (no point): a row that says so,
+    never a total of 0, and no ratio against a 1-pair rate that is not there.
+    """
     points = sorted(points, key=lambda p: p.pairs)
-    rows = []
+    none = dict(unrated or {})
+    rows: list[tuple[int, list[str]]] = [
+        (n, [str(n), "no rate", *["-"] * 6]) for n in none if n not in {p.pairs for p in points}
+    ]
     for p in points:
         rows.append(
-            [
-                str(p.pairs),
-                fmt_int(p.total_ops_per_s) + ("" if p.settled else " ~"),
-                fmt_int(p.per_pair),
-                fmt_pct(scalability_pct(points, p.pairs)),
-                fmt_pct(efficiency_pct(points, p.pairs)),
-                fmt_pct(p.spread_pct) if len(p.repeats) > 1 else "-",
-                str(len(p.samples)),
-                fmt_half_width(p.summary.half_width_pct),
-            ]
+            (
+                p.pairs,
+                [
+                    str(p.pairs),
+                    fmt_int(p.total_ops_per_s) + ("" if p.settled else " ~"),
+                    fmt_int(p.per_pair),
+                    fmt_pct(scalability_pct(points, p.pairs)),
+                    fmt_pct(efficiency_pct(points, p.pairs)),
+                    fmt_pct(p.spread_pct) if len(p.repeats) > 1 else "-",
+                    str(len(p.samples)),
+                    fmt_half_width(p.summary.half_width_pct),
+                ],
+            )
         )
     table = format_table(
         [
@@ -188,10 +202,11 @@ def format_summary(points: Iterable[ScalingPoint], title: str | None = None) -> 
             "n",
             "±95% [%]",
         ],
-        rows,
+        [cells for _, cells in sorted(rows, key=lambda r: r[0])],
         "lrrrrrrr",
     )
     out = ([title] if title else []) + [table]
+    out += [f"no rate at {n} pair(s): {why}" for n, why in sorted(none.items())]
     out.append(
         "n: runs (the windows of one run when it is alone); "
         "±95%: half the 95 % interval of the geometric mean, in %"
