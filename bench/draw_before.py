@@ -1,6 +1,8 @@
-"""main's methods (7bf5415) that branch drawing changed, for draw_cost.py --compare.
+"""main's methods that a branch changed, for draw_cost.py --compare.
 
-Each is the code as it was, line for line; draw_cost.py puts them back on the
+Each is the code as it was, line for line (rows, feed: 7bf5415, branch
+drawing), or the old behaviour in the new code's place (pace: 8953a6a, branch
+frames, whose tables took every sample); draw_cost.py puts them back on the
 class for the A side of a block and this branch's for the B side.
 """
 
@@ -18,6 +20,7 @@ from ipctop.engine.latency import whole
 from ipctop.live.session import P99_SAMPLES, Session, _peaks_of
 from ipctop.live.thread_table import thread_key
 from ipctop.tui.widgets.rows_view import RowsView
+from ipctop.tui.widgets.table_pace import Pace, TablePace
 
 
 def rows_render_line(self: Any, y: int) -> Strip:
@@ -97,6 +100,11 @@ def session_feed_latency(self: Any, sample: Any) -> None:
         self.p99_by_pairs.setdefault(sample.pairs, deque(maxlen=P99_SAMPLES)).append(p99)
 
 
+def pace_every_sample(self: Any, session: Any, interval: float) -> Pace:
+    """8953a6a: the threads and switches tables took every sample, at any size."""
+    return Pace(None, session.count)
+
+
 #: variant -> (class, method, main's function); --compare puts back the ones named
 BEFORE: dict[str, list[tuple[type, str, Any]]] = {
     "rows": [
@@ -107,4 +115,5 @@ BEFORE: dict[str, list[tuple[type, str, Any]]] = {
         (Session, "feed", session_feed),
         (Session, "_feed_latency", session_feed_latency),
     ],
+    "pace": [(TablePace, "pace", pace_every_sample)],
 }
