@@ -1,11 +1,14 @@
-"""main's methods (7bf5415) that branch drawing changed, for draw_cost.py --compare.
+"""main's methods that a branch changed, for draw_cost.py --compare.
 
-Each is the code as it was, line for line; draw_cost.py puts them back on the
+Each is the code as it was, line for line (rows, feed: 7bf5415, branch
+drawing; settle: 8953a6a, branch frames), or the old behaviour in the new
+code's place (pace: 8953a6a, whose tables took every sample); draw_cost.py puts them back on the
 class for the A side of a block and this branch's for the B side.
 """
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from typing import Any
 
@@ -14,10 +17,14 @@ from rich.segment import Segment
 from textual.strip import Strip
 from textual.widget import Widget
 
+from ipctop.analysis.autocorr import SeriesMemory, slope_se
+from ipctop.analysis.settle import TREND_MIN_PCT, Settler
+from ipctop.analysis.stats import logs_of, t_quantile
 from ipctop.engine.latency import whole
 from ipctop.live.session import P99_SAMPLES, Session, _peaks_of
 from ipctop.live.thread_table import thread_key
 from ipctop.tui.widgets.rows_view import RowsView
+from ipctop.tui.widgets.table_pace import Pace, TablePace
 
 
 def rows_render_line(self: Any, y: int) -> Strip:
@@ -97,6 +104,38 @@ def session_feed_latency(self: Any, sample: Any) -> None:
         self.p99_by_pairs.setdefault(sample.pairs, deque(maxlen=P99_SAMPLES)).append(p99)
 
 
+def pace_every_sample(self: Any, session: Any, interval: float) -> Pace:
+    """8953a6a: the threads and switches tables took every sample, at any size."""
+    return Pace(None, session.count)
+
+
+def settler_trend_pct(self: Any) -> float | None:
+    if len(self._window) < 4:
+        return None
+    ts = [e for _, e, _ in self._window]
+    logs = logs_of(self.values)
+    b, se, df = slope_se(ts, logs, self.r)
+    if b == 0.0:
+        return None
+    half = t_quantile(df, 0.95) * se
+    if abs(b) <= half:
+        return None
+    change = 100.0 * math.expm1(b * (ts[-1] - ts[0]))
+    return change if abs(change) >= TREND_MIN_PCT else None
+
+
+def settler_settled(self: Any) -> bool:
+    cv = self.cv
+    if cv is None or cv >= self.cv_max or not self.window_full:
+        return False
+    half = self.half_width_pct
+    return half is not None and half <= self.ci_max_pct and self.trend_pct is None
+
+
+def memory_point_r(self: Any) -> tuple[float, int] | None:
+    return SeriesMemory._point_r(self)  # main's body, walked on every ask
+
+
 #: variant -> (class, method, main's function); --compare puts back the ones named
 BEFORE: dict[str, list[tuple[type, str, Any]]] = {
     "rows": [
@@ -106,5 +145,11 @@ BEFORE: dict[str, list[tuple[type, str, Any]]] = {
     "feed": [
         (Session, "feed", session_feed),
         (Session, "_feed_latency", session_feed_latency),
+    ],
+    "pace": [(TablePace, "pace", pace_every_sample)],
+    "settle": [
+        (Settler, "trend_pct", property(settler_trend_pct)),
+        (Settler, "settled", property(settler_settled)),
+        (SeriesMemory, "point_r", memory_point_r),
     ],
 }

@@ -4,6 +4,7 @@
     python bench/draw_cost.py --make-record FILE [--pairs 32] [--seconds 15]
     python bench/draw_cost.py FILE [--pairs 256] [--frames 40] [--profile]
     python bench/draw_cost.py FILE --compare [VARIANTS] [--blocks 12] [--frames 4]
+    python bench/draw_cost.py FILE --idle SECONDS [--profile]
 
 --make-record runs the pairs once (sysv-msg, same core, threads, the first two
 allowed CPUs, a sample every 0.5 s, as the observer bench does) and keeps what
@@ -28,7 +29,11 @@ frame it also counts the lines the StylesCache styled afresh (changed lines),
 the widgets the compositor asked for lines, the bytes, and garbage collections.
 
 --profile: cProfile over the measured frames, the top functions by cumulative
-and by own time. --compare: the frame as on main (A, the methods this branch
+and by own time. --idle: after the same warm frames, the UI thread's CPU over
+SECONDS with no sample handed to it (the observer bench's "sampler alone"
+windows: timers, messages, whatever the app does unasked), in blocks of a
+second; with --profile, where it went. Headless, so no input thread reads a
+terminal (a real one wakes ten times a second, textual's LinuxDriver). --compare: the frame as on main (A, the methods this branch
 changed put back: draw_before.py, all of them or the variants named, comma
 separated) against this branch (B), alternating in one
 process, ABBA blocks of --frames frames a side; B/A with its interval over the
@@ -275,7 +280,9 @@ async def measure(args: argparse.Namespace) -> str:
     ]
     async with app.run_test(size=SIZE) as pilot:
         await frames(app, pilot, feed, WARM)
-        if args.compare:
+        if args.idle:
+            lines.append(await idle_cost(args.idle, args.profile))
+        elif args.compare:
             lines.append(await compare(app, pilot, feed, args.blocks, args.frames, args.compare))
         elif args.profile:
             prof = cProfile.Profile()
@@ -299,6 +306,35 @@ async def measure(args: argparse.Namespace) -> str:
         lines.append(f"the {samples[0].pairs}-pair point at the end: {app.session.settle_state}")
     lines.append(f"load average {os.getloadavg()[0]:.2f} at the end")
     return "\n".join(lines)
+
+
+async def idle_cost(seconds: float, profile: bool) -> str:
+    """The UI thread's CPU while the app is handed nothing, a second at a time."""
+    prof = cProfile.Profile() if profile else None
+    TALLY.take()
+    per_s = []
+    if prof is not None:
+        prof.enable()
+    for _ in range(max(1, round(seconds))):
+        t0, c0 = time.monotonic(), time.thread_time()
+        await asyncio.sleep(1.0)  # the app's loop runs meanwhile: this is its thread
+        per_s.append(1e3 * (time.thread_time() - c0) / (time.monotonic() - t0))
+    if prof is not None:
+        prof.disable()
+    _, count, _ = TALLY.take()
+    # Median and range, not summarize's interval: a second with no work reads 0.
+    mid = statistics.median(per_s)
+    out = (
+        f"idle app: UI thread {mid:.3f} ms a second, median (range {min(per_s):.3f}-"
+        f"{max(per_s):.3f}, n = {len(per_s)} seconds), {mid / 10:.3f} % of a CPU; "
+        f"in all: {', '.join(f'{k} {v}' for k, v in sorted(count.items())) or 'nothing drawn'}"
+    )
+    if prof is not None:
+        text = io.StringIO()
+        stats = pstats.Stats(prof, stream=text)
+        stats.sort_stats("tottime").print_stats(30)
+        out += "\n" + text.getvalue()
+    return out
 
 
 async def compare(
@@ -365,6 +401,7 @@ def main() -> int:
     p.add_argument("--seconds", type=float, default=15.0)
     p.add_argument("--frames", type=int, default=None, help="measured (40), or a side (4)")
     p.add_argument("--profile", action="store_true")
+    p.add_argument("--idle", type=float, default=0.0, metavar="SECONDS")
     p.add_argument(
         "--compare",
         nargs="?",

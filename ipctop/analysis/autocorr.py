@@ -170,13 +170,19 @@ class SeriesMemory:
     def __init__(self, keep: int = 2000) -> None:
         self.keep = keep
         self._segments: list[list[float]] = [[]]
+        # point_r until the windows change: a settler asks for r on every look at
+        # its summary (several a sample), and each answer walks up to `keep` windows.
+        self._point: tuple[float, int] | None = None
+        self._point_stale = True
 
     def new_segment(self) -> None:
         if self._segments[-1]:
             self._segments.append([])
+            self._point_stale = True
 
     def add(self, x: float) -> None:
         self._segments[-1].append(float(x))
+        self._point_stale = True
         total = sum(len(s) for s in self._segments)
         while total > self.keep and len(self._segments) > 1:
             total -= len(self._segments.pop(0))
@@ -184,6 +190,12 @@ class SeriesMemory:
     def point_r(self) -> tuple[float, int] | None:
         """The bias-corrected lag-1 r (not yet clipped) and how many windows it rests
         on; None while too few windows, or too short segments, say anything."""
+        if self._point_stale:
+            self._point = self._point_r()
+            self._point_stale = False
+        return self._point
+
+    def _point_r(self) -> tuple[float, int] | None:
         num = den = 0.0
         n = k = 0
         for seg in self._segments:

@@ -86,10 +86,16 @@ class Settler:
         self._to_skip = skip
         self._summary_key: tuple[int, tuple[float | None, float, float] | None, float] | None = None
         self._summary: Summary | None = None
+        # The trend and the verdict until the window changes: the header, the chart and
+        # the session each ask every sample, and a trend is a fitted slope with its t.
+        self._version = 0  # counts every change of the window
+        self._trend: tuple[tuple[object, ...], float | None] | None = None
+        self._settled: tuple[tuple[object, ...], bool] | None = None
 
     def reset(self, pairs: int | None = None) -> None:
         """Start over, e.g. because the pair count changed."""
         self.pairs = pairs
+        self._version += 1
         self._window.clear()
         self._first = None
         self._to_skip = self.skip
@@ -97,6 +103,7 @@ class Settler:
 
     def feed(self, t: float, total_ops_per_s: float, dt: float | None = None) -> None:
         """One sample: the interval ending at t (of length dt, or since the previous t)."""
+        self._version += 1
         if dt is not None:
             start = t - dt
         elif self._prev_t is not None:
@@ -192,9 +199,19 @@ class Settler:
             return None
         return self.summary.half_width_pct
 
+    def _looked_at(self) -> tuple[object, ...]:
+        """What the trend and the verdict depend on beyond the window's values."""
+        return (self._version, self.r, self.cv_max, self.ci_max_pct, self.window_s)
+
     @property
     def trend_pct(self) -> float | None:
         """The fitted change across the window in %, when its slope is sure (else None)."""
+        key = self._looked_at()
+        if self._trend is None or self._trend[0] != key:
+            self._trend = (key, self._trend_now())
+        return self._trend[1]
+
+    def _trend_now(self) -> float | None:
         if len(self._window) < 4:
             return None
         ts = [e for _, e, _ in self._window]
@@ -210,6 +227,12 @@ class Settler:
 
     @property
     def settled(self) -> bool:
+        key = self._looked_at()
+        if self._settled is None or self._settled[0] != key:
+            self._settled = (key, self._settled_now())
+        return self._settled[1]
+
+    def _settled_now(self) -> bool:
         cv = self.cv
         if cv is None or cv >= self.cv_max or not self.window_full:
             return False

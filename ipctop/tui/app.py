@@ -52,6 +52,7 @@ from .widgets.run_header import RunHeader
 from .widgets.scaling_panel import ScalingPanel
 from .widgets.status_line import StatusLine
 from .widgets.switches_panel import SwitchesPanel
+from .widgets.table_pace import TablePace
 from .widgets.threads_panel import ThreadsPanel
 
 REDRAW_HZ = 4
@@ -125,6 +126,7 @@ class IpctopApp(
         self._dirty = False
         self._redraw_pending = False
         self._last_redraw = 0.0
+        self._table_pace = TablePace()  # the long tables step once a second
         self._message = ""
         self.run_header: RunHeader | None = None
         self._contrast_floor: ContrastFloor | None = None
@@ -287,13 +289,14 @@ class IpctopApp(
         if self._paused:
             return
         s = self.session
-        self.threads_panel.update_from(s)
+        pace = self._table_pace.pace(s, self.info.interval)
+        self.threads_panel.update_from(s, pace)
         cpus = self.cpus_panel
         if _shown(cpus):
             cpus.update_from(s, self.info.config.cpus)
         switches = self.switches_panel
         if _shown(switches):
-            switches.update_from(s, self.info.config.cpus, cpus.show_all)
+            switches.update_from(s, self.info.config.cpus, cpus.show_all, pace)
         scaling = self.scaling_panel
         if self.baseline is not None:
             scaling.name_baseline(self.baseline.label_for(self.info))

@@ -2,7 +2,9 @@
 
 Ping-pong over a blocking object is a context switch per message; when the
 ends sit on different CPUs every wake-up becomes a rescheduling IPI. This
-panel shows where those costs land.
+panel shows where those costs land. Above PACED_ROWS threads the per-thread
+rows step once a second (table_pace.py); the system-wide row and the IPIs
+keep the sample rate.
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from ...live.session import Session
 from .rows_view import Row as ViewRow
 from .rows_view import RowsView
 from .spark import si, spark
+from .table_pace import Pace
 
 # A row above the threads: ("system", None) | ("section", title) | ("note", text) | ("ipi", IpiSample)
 Row = tuple[str, object]
+TITLE = "Context switches"
 
 
 class SwitchesPanel(RowsView):
@@ -27,8 +31,20 @@ class SwitchesPanel(RowsView):
         self._ctxt: Sequence[float] = ()
         self._threads: Sequence[ThreadSample] = []
         self._now: float | None = None
+        self._session: Session | None = None
+        self._step: int | None = None  # Pace.at of the thread rows shown
 
-    def update_from(self, session: Session, run_cpus: tuple[int, ...], show_all: bool) -> None:
+    def update_from(
+        self,
+        session: Session,
+        run_cpus: tuple[int, ...],
+        show_all: bool,
+        pace: Pace | None = None,
+    ) -> None:
+        every_s = pace.every_s if pace is not None else None
+        title = TITLE if every_s is None else f"{TITLE} · threads every {every_s:g} s"
+        if title != self.border_title:
+            self.border_title = title
         s = session.latest
         self._ctxt = session.ctxt  # the live history: row 0 reads its tail
         self._now = s.ctxt_per_s if s is not None else None
@@ -42,8 +58,12 @@ class SwitchesPanel(RowsView):
                 rows.append(("note", "no IPI counts in /proc/interrupts"))
             rows.append(("section", f"{'thread':<10} {'vol/s':>9} {'invol/s':>9}"))
         self._rows = rows
-        # The threads follow the rows above, read by index: none is built off screen.
-        self._threads = session.thread_table().threads if s is not None else []
+        step = pace.at if every_s is not None and pace is not None else None
+        if step is None or step != self._step or session is not self._session:
+            # The threads follow the rows above, read by index: none is built off screen.
+            # Between two steps (table_pace.py) the last step's stay: their rows do not move.
+            self._session, self._step = session, step
+            self._threads = session.thread_table().threads if s is not None else []
         self.changed()
 
     def row_count(self) -> int:

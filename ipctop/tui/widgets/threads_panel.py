@@ -4,7 +4,8 @@ A row more than 20 % off the median of all running threads is highlighted:
 the seeds found misplaced pairs by exactly this imbalance. A thread that last
 ran somewhere other than its binding gets its CPU flagged. A load workload
 (hackbench, chat) shows one row per group or room instead (live/unit_rows.py):
-40 or 80 ends each would be thousands of rows.
+40 or 80 ends each would be thousands of rows. Above PACED_ROWS threads the
+table steps once a second (table_pace.py) and its title says so.
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ from ...live.thread_table import ThreadTable
 from ...live.unit_rows import UnitRow
 from .rows_view import Pieces, Row, RowsView
 from .spark import si, spark
+from .table_pace import PACED_ROWS, Pace
 
 LEFT = 13  # " pair role" + " cpu" columns
 RIGHT = 16  # ops/s and share
+TITLE = "Threads"
 
 
 class ThreadsPanel(RowsView):
@@ -26,8 +29,22 @@ class ThreadsPanel(RowsView):
         self._units: list[UnitRow] | None = None  # a load workload's rows, else None
         self._unit = "pair"
         self._top = 0.0
+        self._session: Session | None = None
+        self._step: tuple[int, int] | None = None  # (Pace.at, text width) of the rows shown
+        self._count = 0  # the session's sample count when they were taken
 
-    def update_from(self, session: Session) -> None:
+    def update_from(self, session: Session, pace: Pace | None = None) -> None:
+        """Take the session's latest sample, or, when paced, only at a step (table_pace.py)."""
+        if session.units is not None and len(session.units.units) <= PACED_ROWS:
+            pace = None  # a load workload's rows are its groups or rooms: few, every sample
+        every_s = pace.every_s if pace is not None else None
+        title = TITLE if every_s is None else f"{TITLE} · every {every_s:g} s"
+        if title != self.border_title:
+            self.border_title = title
+        step = (pace.at, self.text_width) if every_s is not None and pace is not None else None
+        if step is not None and step == self._step and session is self._session:
+            return  # the last step's rows stay, their sparklines too (_lag)
+        self._session, self._step, self._count = session, step, session.count
         if session.units is not None:
             self._update_units(session)
             return
@@ -87,6 +104,13 @@ class ThreadsPanel(RowsView):
     def _spark_width(width: int) -> int:
         return max(0, width - LEFT - RIGHT)
 
+    def _lag(self) -> int:
+        """Samples the session took since the rows were: a line drawn between two steps
+        (a scroll, a toast gone) ends its sparkline where the table's figures are."""
+        if self._session is None:
+            return 0
+        return max(0, self._session.count - self._count)
+
     def heading(self, width: int) -> str:
         sw = self._spark_width(width)
         label = f"history, top {si(self._top)}" if sw >= 20 else "history"
@@ -106,7 +130,7 @@ class ThreadsPanel(RowsView):
         else:
             pieces.append((f"{last:>3}   ", None))
         pieces.append((" ", None))
-        pieces.append((spark(r.history, self._spark_width(width), self._top), "spark"))
+        pieces.append((spark(r.history, self._spark_width(width), self._top, self._lag()), "spark"))
         if t.state == "running":
             pieces.append((f" {si(t.ops_per_s):>8} {100 * r.share:5.1f}%", None))
         else:
@@ -117,7 +141,7 @@ class ThreadsPanel(RowsView):
 
     def _unit_row(self, r: UnitRow, width: int) -> Row:
         pieces: Pieces = [(f"{r.unit:>5} ", None), (f"{r.cpus[:6]:<6}", None), (" ", None)]
-        pieces.append((spark(r.history, self._spark_width(width), self._top), "spark"))
+        pieces.append((spark(r.history, self._spark_width(width), self._top, self._lag()), "spark"))
         if r.stopped:
             pieces.append((f" {f'{r.stopped}/{r.ends} stopped'[: RIGHT - 1]:>{RIGHT - 1}}", "flag"))
         else:

@@ -1,0 +1,61 @@
+"""How often the long tables take a sample: each one up to PACED_ROWS threads, once a
+second above them (issue 29).
+
+Every thread sparkline shifts and every switches row moves with each sample, so at
+512 threads those two tables are most of the lines a frame styles afresh. Above
+PACED_ROWS threads they step once a second instead: two samples' columns at a
+time at the default 0.5 s, nothing dropped, and their titles say so. The header's
+totals, the scaling curve, the CPUs panel and the system-wide switches stay at
+the sample rate, and a step comes at once when the pair count changes or the run
+restarts, so adding or removing a pair shows in the next frame. 64 threads is
+about where the monitor's own cost started to show beside the sampler's
+(BENCHMARKS.md, "Observer effect": 16 threads met 3 % of a CPU, 512 did not),
+and more rows than any terminal shows at once, so the table is scrolled anyway.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ...live.session import Session
+
+PACED_ROWS = 64  # a table of more threads than this steps once a second
+PACED_STEP_S = 1.0  # seconds between a paced table's steps (whole samples of it)
+
+
+class Pace(NamedTuple):
+    """What a long table is told at a redraw."""
+
+    every_s: float | None  # seconds between its steps when paced; None: it takes every sample
+    at: int  # the session's sample count at the latest step: a table not taken then takes now
+
+
+def samples_a_step(interval: float) -> int:
+    """Samples per step: 2 at the default 0.5 s; 1 (no pacing) from 1 s on."""
+    if interval <= 0:
+        return 1
+    return max(1, round(PACED_STEP_S / interval))
+
+
+class TablePace:
+    """Where the long tables' steps fall: counted in samples, not wall time, so a
+    step always holds whole samples and a replay paces as the live run did."""
+
+    def __init__(self) -> None:
+        self._session: Session | None = None
+        self._count = 0  # the session's sample count at the latest step
+        self._pairs = -1  # and its pair count then
+
+    def pace(self, session: Session, interval: float) -> Pace:
+        s = session.latest
+        every = samples_a_step(interval)
+        if s is None or every == 1 or len(s.threads) <= PACED_ROWS:
+            self._session, self._count, self._pairs = session, session.count, -1
+            return Pace(None, session.count)
+        if (
+            session is not self._session
+            or s.pairs != self._pairs  # a pair added or removed shows at once
+            or not 0 <= session.count - self._count < every
+        ):
+            self._session, self._count, self._pairs = session, session.count, s.pairs
+        return Pace(every * interval, self._count)
