@@ -57,7 +57,12 @@ def stalled() -> RunResult:
         assert wait_for(lambda: _running(end)), "the pair made no round"
         end.suspend()
         try:
-            return measure_engine(engine, STALL_S + 0.5, 0.0, 0.5)
+            # On a loaded box the pair can still finish a round in flight after the stop:
+            # the window starts once the end is stopped and its pair has had time to settle,
+            # and lasts long enough past STALL_S for the stall to be called either way.
+            assert wait_for(lambda: end.status() == psutil.STATUS_STOPPED), end.status()
+            time.sleep(0.5)
+            return measure_engine(engine, STALL_S + 1.0, 0.0, 0.5)
         finally:
             end.resume()  # it stops with the engine, not after a kill
 
@@ -67,7 +72,8 @@ def test_a_window_stalled_throughout_has_no_rate_and_says_why(stalled: RunResult
     assert stalled.stalls is not None and stalled.stalls.stalled_pairs == (0,)
     assert stalled.rate is None and stalled.total_ops_per_s == 0.0
     assert stalled.no_rate is not None
-    assert stalled.no_rate.startswith("every window of its 2.5 s stalled"), stalled.no_rate
+    assert stalled.no_rate.startswith("every window of its "), stalled.no_rate
+    assert " s stalled: " in stalled.no_rate, stalled.no_rate
     assert f"went {STALL_S:g} s or more without CPU" in stalled.no_rate
     assert no_rate_of([stalled, stalled]) == f"all 2 runs: {stalled.no_rate}"
 
