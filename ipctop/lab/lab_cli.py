@@ -132,12 +132,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         with interruptible():
             return _boot(args, kernel, out, topo, command)
     except Interrupted as e:
-        # guest.run's finally has killed the guest's process group by now.
+        # guest.run's finally has killed the guest's process group by now. What the
+        # run was is still written: a stopped 64-CPU try is a finding too.
+        _write_summary(out, _plan(args, kernel, topo) | {"stopped_by": str(e)})
         print(f"ipctop.lab: stopped by {e}; the guest was killed", file=sys.stderr)
         return e.exit_code
     except RuntimeError as e:
         print(f"ipctop.lab: {e}", file=sys.stderr)
         return EXIT_FAILED
+
+
+def _plan(args: argparse.Namespace, kernel: str, topo: LabTopology) -> dict[str, object]:
+    """What was asked for, known before the guest boots."""
+    return {
+        "preset": args.cpus,
+        "topology": topo.describe(),
+        "kernel": kernel,
+        "numa_balancing": args.numa_balancing,
+    }
+
+
+def _write_summary(out: str, summary: dict[str, object]) -> None:
+    with open(os.path.join(out, "lab.json"), "w", encoding="utf-8") as f:
+        json.dump(summary, f, indent=2)
 
 
 def _boot(
@@ -166,13 +183,9 @@ def _boot(
             file=sys.stderr,
         )
         run = guest.run(kernel, topo, acc, out, argv, left, args.boot_timeout, balancing)
-    summary = {
-        "preset": args.cpus,
-        "topology": topo.describe(),
-        "kernel": kernel,
+    summary = _plan(args, kernel, topo) | {
         "accelerator": acc.name,
         "cpu_model": acc.cpu_model,
-        "numa_balancing": args.numa_balancing,
         "note": acc.note(),
         "boot_seconds": run.boot_seconds,
         "boot_retried": retried,
@@ -182,8 +195,7 @@ def _boot(
         "command": list(run.command),
         "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-    with open(os.path.join(out, "lab.json"), "w", encoding="utf-8") as f:
-        json.dump(summary, f, indent=2)
+    _write_summary(out, summary)
     emu = " (TCG emulation, not the kernel's speed)" if acc.emulated else " (in a guest)"
     boot = "never reached its command" if run.boot_seconds is None else f"{run.boot_seconds:.0f} s"
     print(f"lab: boot to first command: {boot}{emu}; total {run.total_seconds:.0f} s")

@@ -120,6 +120,9 @@ def test_sigterm_kills_the_whole_guest(tmp_path: Path) -> None:
     assert proc.returncode == 143, err
     assert "the guest was killed" in err and "Traceback" not in err
     assert not _guest_processes(out)
+    summary = json.loads((out / "lab.json").read_text())  # a stopped try still says what it was
+    assert summary["stopped_by"] == "SIGTERM" and summary["preset"] == 8
+    assert summary["numa_balancing"] == "off"
 
 
 def _junit_counts(out: Path) -> tuple[dict[str, int], list[ET.Element]]:
