@@ -17,7 +17,7 @@ from ...live.session import Session
 from .rows_view import Row as ViewRow
 from .rows_view import RowsView
 from .spark import si, spark
-from .table_pace import Pace
+from .table_pace import Pace, Taken, paced_title
 
 # A row above the threads: ("system", None) | ("section", title) | ("note", text) | ("ipi", IpiSample)
 Row = tuple[str, object]
@@ -31,8 +31,7 @@ class SwitchesPanel(RowsView):
         self._ctxt: Sequence[float] = ()
         self._threads: Sequence[ThreadSample] = []
         self._now: float | None = None
-        self._session: Session | None = None
-        self._step: int | None = None  # Pace.at of the thread rows shown
+        self._taken = Taken()  # Pace.at of the thread rows shown
 
     def update_from(
         self,
@@ -42,7 +41,7 @@ class SwitchesPanel(RowsView):
         pace: Pace | None = None,
     ) -> None:
         every_s = pace.every_s if pace is not None else None
-        title = TITLE if every_s is None else f"{TITLE} · threads every {every_s:g} s"
+        title = paced_title(TITLE, every_s, "threads ")
         if title != self.border_title:
             self.border_title = title
         s = session.latest
@@ -59,10 +58,9 @@ class SwitchesPanel(RowsView):
             rows.append(("section", f"{'thread':<10} {'vol/s':>9} {'invol/s':>9}"))
         self._rows = rows
         step = pace.at if every_s is not None and pace is not None else None
-        if step is None or step != self._step or session is not self._session:
+        if self._taken.due(session, step):
             # The threads follow the rows above, read by index: none is built off screen.
             # Between two steps (table_pace.py) the last step's stay: their rows do not move.
-            self._session, self._step = session, step
             self._threads = session.thread_table().threads if s is not None else []
         self.changed()
 

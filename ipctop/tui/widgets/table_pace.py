@@ -59,3 +59,24 @@ class TablePace:
         ):
             self._session, self._count, self._pairs = session, session.count, s.pairs
         return Pace(every * interval, self._count)
+
+
+def paced_title(title: str, every_s: float | None, what: str = "") -> str:
+    """A table's border title, saying when it steps once a second."""
+    return title if every_s is None else f"{title} · {what}every {every_s:g} s"
+
+
+class Taken:
+    """Which step a paced table last took its rows at, and from which session."""
+
+    def __init__(self) -> None:
+        self.session: Session | None = None
+        self._step: object = None
+
+    def due(self, session: Session, step: object) -> bool:
+        """Whether the table takes the session's rows now: unpaced (step None) always,
+        paced at a new step or when the session is another; noted when it does."""
+        if step is not None and step == self._step and session is self.session:
+            return False
+        self.session, self._step = session, step
+        return True

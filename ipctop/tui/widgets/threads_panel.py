@@ -15,7 +15,7 @@ from ...live.thread_table import ThreadTable
 from ...live.unit_rows import UnitRow
 from .rows_view import Pieces, Row, RowsView
 from .spark import si, spark
-from .table_pace import PACED_ROWS, Pace
+from .table_pace import PACED_ROWS, Pace, Taken, paced_title
 
 LEFT = 13  # " pair role" + " cpu" columns
 RIGHT = 16  # ops/s and share
@@ -29,8 +29,7 @@ class ThreadsPanel(RowsView):
         self._units: list[UnitRow] | None = None  # a load workload's rows, else None
         self._unit = "pair"
         self._top = 0.0
-        self._session: Session | None = None
-        self._step: tuple[int, int] | None = None  # (Pace.at, text width) of the rows shown
+        self._taken = Taken()  # (Pace.at, text width) of the rows shown
         self._count = 0  # the session's sample count when they were taken
 
     def update_from(self, session: Session, pace: Pace | None = None) -> None:
@@ -38,13 +37,13 @@ class ThreadsPanel(RowsView):
         if session.units is not None and len(session.units.units) <= PACED_ROWS:
             pace = None  # a load workload's rows are its groups or rooms: few, every sample
         every_s = pace.every_s if pace is not None else None
-        title = TITLE if every_s is None else f"{TITLE} · every {every_s:g} s"
+        title = paced_title(TITLE, every_s)
         if title != self.border_title:
             self.border_title = title
         step = (pace.at, self.text_width) if every_s is not None and pace is not None else None
-        if step is not None and step == self._step and session is self._session:
+        if not self._taken.due(session, step):
             return  # the last step's rows stay, their sparklines too (_lag)
-        self._session, self._step, self._count = session, step, session.count
+        self._count = session.count
         if session.units is not None:
             self._update_units(session)
             return
@@ -107,9 +106,8 @@ class ThreadsPanel(RowsView):
     def _lag(self) -> int:
         """Samples the session took since the rows were: a line drawn between two steps
         (a scroll, a toast gone) ends its sparkline where the table's figures are."""
-        if self._session is None:
-            return 0
-        return max(0, self._session.count - self._count)
+        taken = self._taken.session
+        return 0 if taken is None else max(0, taken.count - self._count)
 
     def heading(self, width: int) -> str:
         sw = self._spark_width(width)
