@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """What a frame of the monitor costs its UI thread, frame by frame, with no pairs running.
 
-    python bench/draw_cost.py --make-record FILE [--pairs 32] [--seconds 15]
+    python bench/draw_cost.py --make-record FILE [--pairs 32] [--seconds 15] [--cpus N]
     python bench/draw_cost.py FILE [--pairs 256] [--frames 40] [--profile]
     python bench/draw_cost.py FILE --compare [VARIANTS] [--blocks 12] [--frames 4]
     python bench/draw_cost.py FILE --idle SECONDS [--profile]
+    python bench/draw_cost.py FILE [--frames 40] --json OUT   (each frame's CPU, for view_cost.py)
 
 --make-record runs the pairs once (sysv-msg, same core, threads, the first two
-allowed CPUs, a sample every 0.5 s, as the observer bench does) and keeps what
+allowed CPUs or the first N with --cpus, 0 for all, a sample every 0.5 s, as the observer bench does) and keeps what
 the sampler sent as a session record: 32 pairs by default, 64 threads, which a
 box shared with other work can spare for 15 s. A record of fewer pairs than
 --pairs is widened: each recorded pair is shown again as further pairs (widen()
@@ -48,6 +49,7 @@ import asyncio
 import cProfile
 import gc
 import io
+import json
 import os
 import pstats
 import statistics
@@ -296,7 +298,15 @@ async def measure(args: argparse.Namespace) -> str:
             stats.sort_stats("tottime").print_stats(30)
             lines.append(text.getvalue())
         else:
-            lines.append(describe(await frames(app, pilot, feed, args.frames)))
+            rows = await frames(app, pilot, feed, args.frames)
+            lines.append(describe(rows))
+            if args.json:
+                cpus = len(samples[0].cpus) if samples[0].cpus else None
+                Path(args.json).write_text(
+                    json.dumps(
+                        {"record": args.record, "cpus": cpus, "frames_ms": [r[0] for r in rows]}
+                    )
+                )
             idle = []
             for _ in range(args.frames):  # what "whole" holds that is the bench's own
                 t0 = time.thread_time()
@@ -371,14 +381,15 @@ async def compare(
     )
 
 
-def make_record(path: str, pairs: int, seconds: float) -> str:
+def make_record(path: str, pairs: int, seconds: float, ncpus: int = 2) -> str:
     from ipctop.box import read_box
     from ipctop.engine.config import RunConfig
     from ipctop.live.sources import LiveSource
     from ipctop.output.records.record_box import Box
     from ipctop.output.records.session_recorder import SessionRecorder
 
-    cpus = tuple(sorted(os.sched_getaffinity(0))[:2])
+    allowed = sorted(os.sched_getaffinity(0))
+    cpus = tuple(allowed[:ncpus] if ncpus else allowed)
     source = LiveSource(RunConfig(workload="sysv-msg", placement="same", cpus=cpus), 0.5)
     got: list[Sample] = []
     source.open(pairs)
@@ -390,7 +401,7 @@ def make_record(path: str, pairs: int, seconds: float) -> str:
     recorder = SessionRecorder(path, Box.of(read_box()), source.info.config)
     for s in got:
         recorder.feed(s)
-    return f"{len(got)} samples of {pairs} pairs in {recorder.finish([])}"
+    return f"{len(got)} samples of {pairs} pairs on {len(cpus)} CPUs in {recorder.finish([])}"
 
 
 def main() -> int:
@@ -410,9 +421,11 @@ def main() -> int:
         help=f"A/B against main: all (the default) or some of {','.join(BEFORE)}",
     )
     p.add_argument("--blocks", type=int, default=12)
+    p.add_argument("--cpus", type=int, default=2, help="--make-record: the first N allowed, 0: all")
+    p.add_argument("--json", metavar="OUT", help="each measured frame's CPU (ms) as JSON")
     args = p.parse_args()
     if args.make_record:
-        print(make_record(args.make_record, args.pairs or 32, args.seconds))
+        print(make_record(args.make_record, args.pairs or 32, args.seconds, args.cpus))
         return 0
     args.pairs = args.pairs or 256
     if not args.record:

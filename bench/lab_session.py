@@ -17,6 +17,9 @@ Steps:
   sampler-2cpu  the same with CPUs 0-1 only allowed (taskset) into
                 sampler-WHERE-2cpu.json: in a guest, the same emulation and kernel
                 with 2 CPUs, which tells the 64 CPUs' cost from TCG's
+  view          bench/view_cost.py into view/: the monitor's frame at 64 pairs drawn
+                (128 ends) from a record of every CPU against one of CPUs 0-1, in
+                ABBA blocks of draw processes (issue 29: at most twice)
   monitor       tests/lab/test_guest_monitor.py (120x40 and 80x24): every CPU row
                 reachable and whole, an SVG screenshot of each size in screenshots/;
                 monitor-120x40 and monitor-80x24 run one size (pytest -k), so
@@ -48,7 +51,7 @@ RECORD_ARGS = (
     "sweep", "-w", "sysv-sem", "--max-pairs", "1", "--seconds", "0.5", "--warmup", "0",
     "--repeat", "2", "--cpus", "0",
 )  # fmt: skip
-STEPS = ("record", "sampler", "sampler-2cpu", "monitor", "monitor-120x40", "monitor-80x24")
+STEPS = ("record", "sampler", "sampler-2cpu", "view", "monitor", "monitor-120x40", "monitor-80x24")
 
 
 def where() -> str:
@@ -69,6 +72,8 @@ def step_argv(step: str, out: Path, side: str) -> list[str]:
         return [*scale, "--json", str(out / f"sampler-{side}.json")]
     if step == "sampler-2cpu":
         return ["taskset", "-c", "0,1", *scale, "--json", str(out / f"sampler-{side}-2cpu.json")]
+    if step == "view":
+        return [py, str(ROOT / "bench" / "view_cost.py"), "--out", str(out / "view")]
     if step.startswith("monitor"):
         size = step.partition("-")[2]  # one size's test (pytest -k), or both
         return [
