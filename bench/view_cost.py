@@ -70,6 +70,10 @@ async def blocks_of(recs: dict[str, Path], args: argparse.Namespace, ncpus: int)
         b2 = await side(recs["all"], args.pairs, args.frames)
         a2 = await side(recs["2"], args.pairs, args.frames)
         blocks.append((a1 + a2, b1 + b2))
+        # After every block: a guest killed by the lab's --timeout still leaves its blocks.
+        (Path(args.out) / "view-blocks.json").write_text(
+            json.dumps([{"two": a, "all": b} for a, b in blocks]) + "\n"
+        )
         print(
             f"block {b + 1}: 2 CPUs {statistics.median(a1 + a2):.2f} ms a frame, "
             f"{ncpus} CPUs {statistics.median(b1 + b2):.2f} (medians of {2 * args.frames})",
