@@ -122,8 +122,10 @@ def test_run_lines_follow_the_schedule_without_a_sliver_at_the_end() -> None:
     assert r.returncode == 0, r.stderr
     times = [float(ln.split()[1]) for ln in r.stdout.splitlines() if ln.startswith("t=")]
     assert times and len(times) <= 10, r.stdout
-    assert all(b > a for a, b in zip(times, times[1:])), r.stdout
-    assert times[-1] <= 1.0 + 0.005, r.stdout
+    # No window shorter than a quarter interval (0.025 s; t is printed to 0.01 s),
+    # however late a loaded box takes a reading: a reading taken at once behind a
+    # late one was such a sliver, two lines at the same t.
+    assert all(b - a >= 0.02 for a, b in zip(times, times[1:])), r.stdout
 
 
 def test_python_engine_is_named_and_explains_sysv_sem() -> None:

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import math
 import statistics
+import time
 
 import pytest
 
 from ipctop.engine.config import RunConfig
 from ipctop.engine.engine import Engine, resolve_engine
 from ipctop.engine.sample import Sample
+from ipctop.engine.sampler import Sampler
 from ipctop.engine.workloads.msgbench import LIFECYCLE_OPS
 from ipctop.live.measure import measure_engine
 
@@ -48,6 +50,29 @@ def test_a_measured_end_is_the_samplers_last_reading_of_it() -> None:
     assert r.total_ops_per_s == sum(t.ops_per_s for t in r.threads) > 0
     weighted = sum(s.total_ops_per_s * s.dt for s in r.timeline) / r.seconds
     assert math.isclose(r.total_ops_per_s, weighted, rel_tol=1e-9)
+
+
+def test_a_late_reading_is_not_followed_by_one_at_once(monkeypatch) -> None:
+    # One reading is taken 0.3 s late (the sampler's thread held off the CPU, as a
+    # loaded box does; injected here so that it happens every run). The schedule
+    # moves on, and the next reading comes at least a quarter interval after it:
+    # taken at once, it made a window of a few ms, two lines at the same t in run.
+    real = Sampler._reading
+    calls = [0]
+
+    def late(self: Sampler) -> Sample:
+        calls[0] += 1
+        if calls[0] == 4:
+            time.sleep(0.3)
+        return real(self)
+
+    monkeypatch.setattr(Sampler, "_reading", late)
+    with Engine(RunConfig("sysv-sem", "same", "threads", (0,))) as e:
+        e.start(1)
+        r = measure_engine(e, 1.0, 0.1, 0.1)
+    gaps = [s.dt for s in r.timeline]
+    assert calls[0] > 4 and max(gaps) > 0.3, gaps  # the late one was in the window
+    assert min(gaps) >= 0.1 / 4 - 0.002, gaps
 
 
 def calls_per_s(start: Sample, timeline: tuple[Sample, ...]) -> list[list[float]]:
