@@ -83,7 +83,10 @@ class SteinStop:
         if n < PILOT_BLOCKS:
             return False
         if self.plan is None:
-            self.plan = plan(blocks[:PILOT_BLOCKS], self.precision_pct)
+            # The pilot is the first PILOT_BLOCKS blocks that gave a ratio: a block with
+            # a side that kept no window (every one stalled) is no part of it.
+            rated = [(a, b) for a, b in blocks if a and b]
+            self.plan = plan(rated[:PILOT_BLOCKS], self.precision_pct)
         if n < self.plan.blocks:
             return False
         # The planned count is done; stop only if the interval the run reports

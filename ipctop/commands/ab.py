@@ -13,7 +13,8 @@ for to know B/A to ±--precision % (Stein's two-stage procedure: the data after
 the pilot never decide when to stop, so the A/A rate stays at 5 %), or at
 --max-seconds, which does not look at the data either.
 --restore-cmd runs on every way out, a signal included; a failing hook stops
-the run, restores, shows the hook's stderr and exits 1.
+the run, restores, shows the hook's stderr and exits 1. A stalled window
+(engine/stalls.py) is in no block for either metric; the run says how many.
 """
 
 from __future__ import annotations
@@ -48,13 +49,14 @@ from ..errors import IpctopError, UsageError
 from ..live.ab_busy import BUSY_VERDICT, BusyNote, busy_note
 from ..live.ab_live import ORDER  # the TUI's A/B (key a) shares it
 from ..live.engine_warnings import EngineWarnings
-from ..live.measure import RunResult, measure_engine
+from ..live.measure import RunResult, cpu_rates, measure_engine
 from ..output.records.ab_record import ab_record
 from ..output.records.output_paths import check_output_file, write_or_keep
 from ..output.records.record_ab import AbLatency
 from ..output.records.record_box import Box
 from ..output.records.record_io import write_record
 from ..output.text.ab_latency_text import format_ab_latency
+from ..output.text.ab_stalls import ab_stalls, stalls_line
 from ..output.text.profile_table import format_delta
 from ..signals import deferred
 from .common import (
@@ -204,15 +206,20 @@ def run(args: argparse.Namespace) -> int:
     finally:
         _restore(args.restore_cmd)
     a, b = sides["A"], sides["B"]
+    stalls = ab_stalls([(n, r.stalls) for n, r in results], blocks)  # said, recorded
+    rated = len(blocks) - (stalls.blocks_left_out if stalls else 0)
     try:
         d = stop.difference(blocks)
     except TooFewWindows:
+        left = f", {rated} with a window kept on both sides" if rated < len(blocks) else ""
         raise UsageError(
             f"--max-seconds {args.max_seconds:g} allowed {len(blocks)} ABBA block(s) of "
-            f"{elapsed / max(len(blocks), 1):.1f} s; an interval needs at least 2"
+            f"{elapsed / max(len(blocks), 1):.1f} s{left}; an interval needs at least 2"
         ) from None
     busy = busy_note(outside.pct(), args.metric)
-    print(_result_line(d, len(blocks), elapsed, args, stop, busy))
+    print(_result_line(d, rated, elapsed, args, stop, busy))
+    if stalls is not None:
+        print(stalls_line(stalls, len(blocks)))
     for s in (a, b):
         print(f"  {s.name}: {_summary_text(s.windows, unit(args))}")
     print(_latency_text(lat_blocks, sides))
@@ -224,7 +231,7 @@ def run(args: argparse.Namespace) -> int:
         rec = ab_record(
             Box.of(read_box()), sides, blocks, results, d, args, kind, elapsed,
             latency=_latency_record(lat_blocks, sides), profiles=profiles, costs=costs,
-            outside_pct=busy.outside_pct, not_judged=busy.not_judged,
+            outside_pct=busy.outside_pct, not_judged=busy.not_judged, stalls=stalls,
         )  # fmt: skip
         rec.warnings = said.lines or None
         note, ok = write_or_keep(Path(args.json), lambda p: write_record(p, rec))
@@ -322,18 +329,9 @@ def _measure(engine: Engine, args: argparse.Namespace) -> RunResult:
     r = measure_engine(engine, args.window, args.settle, interval, detail=detail)
     if not cpu:
         return r
-    return replace(r, windows=cpu_windows(r))
-
-
-def cpu_windows(r: RunResult) -> tuple[float, ...]:
-    """Rounds per CPU-second of the ends in each window: what a round costs, not
-    how much CPU a shared box happened to leave the pairs."""
-    out = []
-    for s in r.timeline:
-        c = s.costs
-        if c is not None and c.cpu_us_per_round:
-            out.append(1e6 / c.cpu_us_per_round)
-    return tuple(out)
+    # The windows ops/s keeps, stalled ones left out alike (the sampler's interval is
+    # `interval`: the window is never shorter).
+    return replace(r, windows=cpu_rates(r.timeline, interval, r.stalls))
 
 
 def _side_costs(results: list[tuple[str, RunResult]], name: str) -> Costs | None:
@@ -377,10 +375,9 @@ def unit(args: argparse.Namespace) -> str:
 def _block_line(
     n: int, got: dict[str, list[float]], d: Difference | None, t: float, unit: str
 ) -> str:
-    a = sum(got["A"]) / max(len(got["A"]), 1)
-    b = sum(got["B"]) / max(len(got["B"]), 1)
+    a, b = (f"{sum(xs) / len(xs):,.0f}" if xs else "-" for xs in (got["A"], got["B"]))
     tail = f" · B/A {fmt_diff(d)} after {n} blocks" if d else ""
-    return f"block {n} ({t:.0f} s): A {a:,.0f}  B {b:,.0f} {unit}{tail}"
+    return f"block {n} ({t:.0f} s): A {a}  B {b} {unit}{tail}"
 
 
 def _result_line(

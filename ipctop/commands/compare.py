@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from contextlib import nullcontext, redirect_stdout
 from pathlib import Path
 
-from ..analysis.stats import TooFewWindows, fmt_diff, paired_difference
+from ..analysis.stats import TooFewWindows, block_log_ratios, fmt_diff, paired_difference
 from ..analysis.verdicts import fmt_rate
 from ..errors import EXIT_FAILED, EXIT_NOT_JUDGED, EXIT_OK, RecordError, UsageError
 from ..output.exports.gnuplot import write_gnuplot
@@ -30,6 +30,7 @@ from ..output.records.record import Record, record_points
 from ..output.records.record_io import atomic_write_text, read_record
 from ..output.records.spread_store import find_spread, read_spreads
 from ..output.text import matrix_text
+from ..output.text.ab_stalls import stalls_line
 from ..output.text.compare_records import (
     Side,
     compare,
@@ -326,9 +327,12 @@ def _ab(record: Record, args: argparse.Namespace) -> int:
     why = (result.not_judged_why or "") if result is not None else ""
     declined = result is not None and result.verdict == NOT_JUDGED
     verdict = "not judged (a busy box)" if declined else d.verdict
-    print(f"B/A: {fmt_diff(d)} · {verdict} · {d.test}, {len(blocks)} blocks")
+    # The blocks B/A rests on: one whose side kept no window (stalled) gave no ratio.
+    print(f"B/A: {fmt_diff(d)} · {verdict} · {d.test}, {len(block_log_ratios(blocks))} blocks")
     if declined:
         print(f"  {why}")
+    if record.ab is not None and record.ab.stalls is not None:
+        print(stalls_line(record.ab.stalls, len(blocks)))
     for line in noise_lines([record]):
         print(line)
     table = ab_latency_table(record)

@@ -188,7 +188,7 @@ def measure_engine(
 
 
 def window_rates(
-    timeline: list[Sample], interval: float, stalls: StallReport | None = None
+    timeline: Sequence[Sample], interval: float, stalls: StallReport | None = None
 ) -> tuple[float, ...]:
     """Each sample's total rate, leaving out a late short sliver at the end
     (its rate is noisier than the rest and would get the same weight) and
@@ -196,10 +196,27 @@ def window_rates(
     return tuple(s.total_ops_per_s for s in kept(timeline, interval, stalls))
 
 
+def cpu_rates(
+    timeline: Sequence[Sample], interval: float, stalls: StallReport | None = None
+) -> tuple[float, ...]:
+    """Rounds per CPU-second of the ends in each window window_rates keeps (ab
+    --metric cpu): what a round costs, not how much CPU a shared box left the
+    pairs. A stalled window is no sample of it either: while one pair is stopped
+    the others run without it, at another cost per round than the run's, and a
+    late reading spans ipctop's own stop. A window with no round or no CPU time
+    read has no figure."""
+    out = []
+    for s in kept(timeline, interval, stalls):
+        c = s.costs
+        if c is not None and c.cpu_us_per_round:
+            out.append(1e6 / c.cpu_us_per_round)
+    return tuple(out)
+
+
 def kept(
-    timeline: list[Sample], interval: float, stalls: StallReport | None = None
+    timeline: Sequence[Sample], interval: float, stalls: StallReport | None = None
 ) -> list[Sample]:
-    """The samples window_rates keeps, in order."""
+    """The samples window_rates (and cpu_rates) keep, in order: one rule for both."""
     out = stalls.windows if stalls is not None else (False,) * len(timeline)
     return [s for s, gone in zip(timeline, out) if s.dt >= interval / 2 and not gone]
 

@@ -27,6 +27,7 @@ from ipctop.engine.config import RunConfig
 from ipctop.engine.engine import Engine, resolve_engine
 from ipctop.engine.stalls import STALL_S
 from ipctop.live.measure import RunResult, measure_engine, no_rate_of
+from ipctop.output.records.latency_record import FIGURES
 from ipctop.output.records.record import Record, record_points, unrated
 from ipctop.output.records.record_io import read_record
 
@@ -217,3 +218,25 @@ def test_an_older_record_of_a_stalled_step_reads_as_no_rate(
     rec = Record.from_dict(d)
     assert record_points(rec) == []
     assert "an older record" in unrated(rec)[1]
+
+
+@slow
+@native
+def test_compare_latency_skips_the_step_and_says_so_once(
+    stalled_sweep: dict[str, Any], tmp_path: Path
+) -> None:
+    d = json.loads(stalled_sweep["record"].read_text())
+    assert d["steps"][0].get("latency") is not None, d["steps"][0]  # a timed workload
+    base = _with_rate(d)
+    # Hand-made as its rate is: the baseline's latency windows, 10 µs or so.
+    xs = [10_000.0, 10_200.0, 9_800.0]
+    base["steps"][0]["latency"]["windows"] = {k: xs for k in FIGURES}
+    (tmp_path / "base.json").write_text(json.dumps(base))
+    with ipctop("compare", str(tmp_path / "base.json"), str(stalled_sweep["record"])) as proc:
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and "Traceback" not in err, err
+    latency = out[out.index("\nLatency (all pairs") :]
+    said = "skipped: stalled.json at 1 pair(s): no rate (every window of its"
+    assert [line.strip().startswith(said) for line in latency.splitlines()].count(True) == 1
+    rows = [line.split() for line in latency.splitlines() if line.startswith("1 ")]
+    assert len(rows) == len(FIGURES) and all(r[-2:] == ["-", "-"] for r in rows), latency

@@ -18,10 +18,16 @@ from handmade_records import handmade_sweep
 
 from ipctop.live.replay_source import sweep_samples
 from ipctop.output.exports.csvout import csv_text
+from ipctop.output.records.latency_record import FIGURES, StepLatency
 from ipctop.output.records.record import Record, Step, record_points, unrated
 from ipctop.output.records.record_io import write_record
 from ipctop.output.report.report_input import load
 from ipctop.output.text.compare_records import compare, format_comparison
+from ipctop.output.text.latency_compare import (
+    format_latency_comparison,
+    has_latency,
+    latency_comparison_rows,
+)
 from ipctop.output.text.tables import format_summary
 
 WHY = "every window of its 5.0 s stalled: ipctop or its ends went 2 s or more without CPU"
@@ -90,3 +96,36 @@ def test_report_skips_the_step_and_says_so(tmp_path: Path) -> None:
     assert got.skipped == [f"{path}: 2 pair(s): no rate ({WHY})"]
     (run,) = got.runs
     assert [pts for pts in run.curves.values()] == [((1, 400_000.0),)]
+
+
+def _timed(rec: Record, ns: float) -> Record:
+    """Each step with latency windows planted near `ns`; a step with no rate gets two
+    far off, as from the rounds its ends made before they stopped (step_latency keeps
+    every window with a timed round, stalled or not)."""
+    for s in rec.steps:
+        xs = (ns * 5, ns * 9) if s.no_rate is not None else (ns, ns * 1.02, ns * 0.98)
+        s.latency = StepLatency(note="timed", windows={k: xs for k in FIGURES})
+    return rec
+
+
+def test_compare_latency_skips_the_step_and_says_so_once() -> None:
+    base = _timed(handmade_sweep(), 10_000.0)
+    base.source = "/records/base.json"
+    stalled = _timed(_stalled_at(2), 11_000.0)
+    # The stalled record twice: its step is named once, not per record or per figure.
+    records = [base, stalled, stalled]
+    text = format_latency_comparison(records, ["base", "new", "again"])
+    note = f"skipped: stalled.json at 2 pair(s): no rate ({WHY})"
+    assert [line.strip() for line in text.splitlines()].count(note) == 1, text
+    rows = [line.split() for line in text.splitlines() if line.startswith("2 ")]
+    assert len(rows) == len(FIGURES), text
+    for row in rows:
+        # The base's figure (10.0µs, its interval, n=3), then "-" for the skipped step
+        # in each column after it: its two records and their two ratios.
+        assert any("n=3" in c for c in row) and row[-4:] == ["-", "-", "-", "-"], row
+    json_rows = latency_comparison_rows(records, ["base", "new", "again"])
+    assert {(r["pairs"], r["side"]) for r in json_rows if r["pairs"] == 2} == {(2, "base")}
+    # With no figure left anywhere (the only timed step had no rate), no section at all.
+    alone = _timed(_stalled_at(2), 11_000.0)
+    alone.steps = [s for s in alone.steps if s.pairs == 2]
+    assert not has_latency([alone, alone])

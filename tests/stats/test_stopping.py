@@ -95,3 +95,17 @@ def test_a_a_rate_stays_near_5_percent_where_peeking_inflated_it() -> None:
     # Binomial 95 % bounds at n 600 around 5 %: 3.4-6.9 %.
     assert stein_calls / trials <= 0.069
     assert peek_calls > stein_calls
+
+
+def test_a_block_without_a_ratio_is_no_part_of_the_pilot() -> None:
+    # Planted: a block whose A side kept no window (every one stalled) gives no log
+    # ratio; the pilot is the first PILOT_BLOCKS blocks that gave one, not the first
+    # PILOT_BLOCKS blocks with the empty one counted among them.
+    ratios = [0.01, -0.02, 0.03, -0.01, 0.02, 0.0, 0.01]
+    blocks = blocks_of(ratios)
+    with_gap = [blocks[0], ([], [1000.0]), *blocks[1:]]
+    stop = SteinStop(precision_pct=50.0)  # the pilot's count is enough: done at once
+    assert not stop.done(with_gap[:PILOT_BLOCKS])  # 5 blocks with a ratio: still the pilot
+    assert stop.done(with_gap[: PILOT_BLOCKS + 1]) and stop.plan is not None
+    assert stop.plan.pilot == PILOT_BLOCKS
+    assert stop.plan.sd == pytest.approx(statistics.stdev(ratios[:PILOT_BLOCKS]))

@@ -16,7 +16,7 @@ from ipctop.engine.profile.window import Profile, sides_to_dicts
 from ipctop.engine.sample import Sample
 from ipctop.errors import RecordError
 from ipctop.output.records.record import Record, Step
-from ipctop.output.records.record_ab import AbLatency, AbRecord
+from ipctop.output.records.record_ab import AbLatency, AbRecord, AbStalls
 from ipctop.output.records.record_box import Box
 
 if TYPE_CHECKING:
@@ -54,9 +54,10 @@ def ab_record(
     costs: dict[str, Costs | None] | None = None,
     outside_pct: float | None = None,
     not_judged: str = "",
+    stalls: AbStalls | None = None,
 ) -> Record:
     """The record; latency, the sides' profiles (engine.profile.Profile) and their costs
-    when the run measured them."""
+    when the run measured them, and what stalls left out (live/ab_stalls.py) when any."""
     steps = []
     for s in sides.values():
         total = statistics.median(s.windows) if s.windows else 0.0
@@ -96,6 +97,7 @@ def ab_record(
                     if profiles is not None
                     else {}
                 ),
+                **({"stalls": stalls} if stalls is not None else {}),
             }
         ),
     )

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Container
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from typing import Annotated, Any, Literal, TypeVar
@@ -406,9 +407,11 @@ def unrated(record: Record) -> dict[int, str]:
     return out
 
 
-def unrated_lines(record: Record) -> list[str]:
-    """What compare and report say of the steps they skip for having no rate."""
+def unrated_lines(record: Record, only: Container[int] | None = None) -> list[str]:
+    """What compare and report say of the steps they skip for having no rate (those
+    at the pair counts `only` names, when given: compare's latency section)."""
     return [
         f"skipped: {record.name} at {n} pair(s): no rate ({why})"
         for n, why in sorted(unrated(record).items())
+        if only is None or n in only
     ]

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ipctop.engine.config import RunConfig
 from ipctop.engine.costs import Costs
+from ipctop.engine.stalls import StallSummary
 from ipctop.output.records.profile_record import StepProfile
 
 
@@ -82,6 +83,16 @@ class AbCosts(_Part):
     B: Costs | None = None
 
 
+class AbStalls(_Part):
+    """What stalls took out of an ab run (live/ab_stalls.py): each side's stalled
+    windows, summed over its slots as a step's are (None: none stalled), and the
+    blocks with a side left without a window, which give no log ratio."""
+
+    A: StallSummary | None = None
+    B: StallSummary | None = None
+    blocks_left_out: int = 0
+
+
 class AbRecord(_Part):
     """Both sides, the blocks and the result; latency, profile and costs when measured."""
 
@@ -94,3 +105,4 @@ class AbRecord(_Part):
     latency: AbLatency | None = None
     profile: AbProfiles | None = None
     costs: AbCosts | None = None
+    stalls: AbStalls | None = None  # only when a window stalled or a block was left out

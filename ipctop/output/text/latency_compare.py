@@ -4,7 +4,9 @@ A step's figures come from its sampler windows (every interval of every run,
 all pairs together), summarized as throughput is (analysis.stats): geometric
 mean and 95 % interval; against the first record, the ratio by Welch's t on
 logs. Records keep no latency per run, so these rest on windows (within-run
-noise, no session term): shown with their intervals, never judged.
+noise, no session term): shown with their intervals, never judged. A step
+with no rate is skipped here as in the rate table (record.unrated), and said
+with the rate table's own line.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...analysis.stats import difference, fmt_diff, fmt_interval, summarize
 from ...engine.latency import format_ns
+from ..records.record import unrated, unrated_lines
 from .tables import format_table
 
 if TYPE_CHECKING:
@@ -24,7 +27,14 @@ SHOWN = (("rtt_p50", "round trip p50"), ("rtt_p99", "round trip p99"),
 
 
 def _windows(record: Record) -> dict[int, dict[str, tuple[float, ...]]]:
-    return {s.pairs: s.latency.windows for s in record.steps if s.latency is not None}
+    # A step with no rate is no measurement of its latency either (its windows, if
+    # any, are a stalled run's); a step with no window of any figure has nothing to show.
+    skip = unrated(record)
+    return {
+        s.pairs: s.latency.windows
+        for s in record.steps
+        if s.latency is not None and s.pairs not in skip and any(s.latency.windows.values())
+    }
 
 
 def has_latency(records: Sequence[Record]) -> bool:
@@ -32,7 +42,8 @@ def has_latency(records: Sequence[Record]) -> bool:
 
 
 def format_latency_comparison(records: Sequence[Record], labels: Sequence[str]) -> str:
-    """One row per pair count and figure; a record without timing shows '-'."""
+    """One row per pair count and figure; a record without timing shows '-'. Under
+    the table, each timed step skipped for no rate, once (the rate table's line)."""
     curves = [_windows(r) for r in records]
     counts = sorted(set().union(*curves))
     headers = ["pairs", "figure"] + [str(x) for x in labels]
@@ -47,7 +58,11 @@ def format_latency_comparison(records: Sequence[Record], labels: Sequence[str]) 
                 ok = len(xs) >= 2 and len(samples[0]) >= 2
                 row.append(fmt_diff(difference(samples[0], xs)) if ok else "-")
             rows.append(row)
-    return format_table(headers, rows, "ll" + "r" * (len(headers) - 2))
+    table = format_table(headers, rows, "ll" + "r" * (len(headers) - 2))
+    # The steps this table would have shown (their latency was recorded), once each.
+    timed = [(r, [s.pairs for s in r.steps if s.latency is not None]) for r in records]
+    skipped = dict.fromkeys(line for r, ns in timed for line in unrated_lines(r, ns))
+    return "\n".join([table, *(f"  {line}" for line in skipped)])
 
 
 NOT_JUDGED = (
