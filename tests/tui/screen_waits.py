@@ -15,6 +15,7 @@ from typing import Any
 
 from textual.app import App
 from textual.pilot import Pilot
+from textual.screen import Screen
 
 TIMEOUT = 30.0  # seconds: generous, as a loaded box is slow, never wrong
 
@@ -50,3 +51,17 @@ async def all_taken(pilot: Pilot[Any], want: int | None = None) -> None:
     n = len(app.source.samples) if want is None else want
     await until(pilot, lambda: app.session.count >= n, f"{n} samples taken in")
     assert app.session.count == n
+
+
+async def screen_up(pilot: Pilot[Any], kind: type[Screen[Any]]) -> None:
+    """Until the app shows a screen of `kind` with every widget of it mounted, then
+    drawn: a pushed screen composes and mounts over several turns of the loop, which
+    a loaded box may not run within a fixed pause."""
+    app = pilot.app
+
+    def up() -> bool:
+        s = app.screen
+        return isinstance(s, kind) and s.is_mounted and all(w.is_mounted for w in s.walk_children())
+
+    await until(pilot, up, f"the {kind.__name__} up")
+    await drawn(pilot, app)

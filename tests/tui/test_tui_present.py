@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import two_cpus
 from handmade_records import handmade_sweep
-from screen_waits import all_taken, drawn
+from screen_waits import all_taken, drawn, screen_up
 from test_tui_contrast import THEMES, app_pane, assert_readable, needs_tmux
 from test_tui_snapshots import app, settle
 
@@ -37,9 +37,9 @@ def test_fake_fixed_run_F_shows_the_figures_and_raises_the_contrast_floor() -> N
         async with a.run_test(size=(120, 40)) as pilot:
             await settle(pilot)
             await pilot.press("F")
-            await pilot.pause(0.3)
+            await screen_up(pilot, PresentScreen)
             a.redraw_now()
-            await pilot.pause(0.2)
+            await drawn(pilot, a)
             assert isinstance(a.screen, PresentScreen)
             assert figure(a, "fig-pairs") == "3"
             head = a.session.headline()
@@ -62,9 +62,9 @@ def test_fake_fixed_run_presentation_snapshot(snap_compare) -> None:
     async def present(pilot) -> None:
         await settle(pilot)
         await pilot.press("F")
-        await pilot.pause(0.3)
+        await screen_up(pilot, PresentScreen)
         pilot.app.redraw_now()
-        await pilot.pause(0.2)
+        await drawn(pilot, pilot.app)
 
     assert snap_compare(app("textual-light"), terminal_size=(120, 40), run_before=present)
 
@@ -179,9 +179,9 @@ def test_fake_fixed_run_with_a_baseline_without_a_curve_draws_and_says_so(tmp_pa
             verdict = str(a.screen.query_one("#present-verdict").render())
             assert "has no scaling curve" in verdict
             await pilot.press("F")
-            await pilot.pause(0.3)
+            await drawn(pilot, a)
             a.redraw_now()
-            await pilot.pause(0.3)
+            await drawn(pilot, a)
             assert a.is_running
 
     asyncio.run(go())
