@@ -103,8 +103,9 @@ two_cpus = pytest.mark.skipif(
 )
 
 
-def wait_for(predicate, timeout: float = 10.0) -> bool:
-    """Poll predicate until it holds or timeout seconds pass (a loaded box is slow, never wrong)."""
+def wait_for(predicate, timeout: float = 30.0) -> bool:
+    """Poll predicate until it holds or timeout seconds pass (a loaded box is slow, never
+    wrong: the default leaves a CI box at high load room; a clean run never waits it out)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
