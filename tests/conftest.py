@@ -92,14 +92,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
 
 
+# How long the after-test check waits for what a test ended to be gone (objects, its
+# threads, its children) before it calls a leak: a loaded CI box can take seconds to
+# run a reaper or an exiting thread; a clean test never waits, a leak waits it out.
+LEAK_GRACE = 15.0
+
 two_cpus = pytest.mark.skipif(
     len(os.sched_getaffinity(0)) < 2,
     reason="needs 2 allowed CPUs; this box allows only 1",
 )
 
 
-def wait_for(predicate, timeout: float = 10.0) -> bool:
-    """Poll predicate until it holds or timeout seconds pass (a loaded box is slow, never wrong)."""
+def wait_for(predicate, timeout: float = 30.0) -> bool:
+    """Poll predicate until it holds or timeout seconds pass (a loaded box is slow, never
+    wrong: the default leaves a CI box at high load room; a clean run never waits it out)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
@@ -177,13 +183,43 @@ def _still_there(before: set, me: psutil.Process) -> set:
     """New objects that are ours and outlive a short grace.
 
     Another run on the box may be exiting right now, its reaper a moment from
-    removing what it made; a real leak is still there a second later.
+    removing what it made (a moment that a loaded box stretches to seconds); a
+    real leak is still there after the grace, and a clean test never waits it out.
     """
-    deadline = time.monotonic() + 1.0
+    deadline = time.monotonic() + LEAK_GRACE
     while True:
         leaked = {o for o in sysv_objects() - before if not _someone_elses(int(o[1]), me)}
         if not leaked or time.monotonic() > deadline:
             return leaked
+        time.sleep(0.05)
+
+
+def _queues_still_there(before: set[str], me: psutil.Process) -> set[str]:
+    """New POSIX queues that are not another live run's and outlive the grace: a run
+    that just exited (another on the shared box) has its reaper a moment from
+    unlinking them, and its pid is gone by then (seen: CI-like load, 2 queues)."""
+    deadline = time.monotonic() + LEAK_GRACE
+    while True:
+        left = {q for q in posix_queues() - before if not _queue_of_someone_else(q, me)}
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.05)
+
+
+def _running_children(me: psutil.Process) -> list[psutil.Process]:
+    """Children still running after the grace: a killed or stopped end is a moment
+    (seconds, on a loaded box) from its exit; a process left behind is still there."""
+    deadline = time.monotonic() + LEAK_GRACE
+    while True:
+        alive = []
+        for c in me.children(recursive=True):
+            try:
+                if c.is_running() and c.status() != psutil.STATUS_ZOMBIE:
+                    alive.append(c)
+            except psutil.NoSuchProcess:
+                continue  # gone between the listing and the look: not left behind
+        if not alive or time.monotonic() > deadline:
+            return alive
         time.sleep(0.05)
 
 
@@ -194,8 +230,9 @@ def _ipctop_threads() -> set[threading.Thread]:
 
 def _threads_still_running(before: set[threading.Thread]) -> list[str]:
     """ipctop's own threads (the sampler, ...) a test started and left running:
-    a sampler stop() waits 2 s for its thread, so give them a little longer."""
-    deadline = time.monotonic() + 3.0
+    a sampler stop() waits 2 s for its thread, and a loaded box may take longer
+    to run a thread's last lines, so give them the grace."""
+    deadline = time.monotonic() + LEAK_GRACE
     while True:
         left = _ipctop_threads() - before
         if not left or time.monotonic() > deadline:
@@ -231,12 +268,11 @@ def leaves_nothing_behind():
     yield
     threads_left = _threads_still_running(threads_before)
     me = psutil.Process()
-    children = [c for c in me.children(recursive=True) if c.is_running()]
+    alive = _running_children(me)
     leaked = _still_there(before, me)
-    mq_leaked = {q for q in posix_queues() - mq_before if not _queue_of_someone_else(q, me)}
+    mq_leaked = _queues_still_there(mq_before, me)
     assert not leaked, f"SysV objects leaked: {sorted(leaked)}"
     assert not mq_leaked, f"POSIX queues leaked: {sorted(mq_leaked)}"
-    alive = [c for c in children if c.status() != psutil.STATUS_ZOMBIE]
     assert not alive, f"processes left running: {[c.pid for c in alive]}"
     assert not threads_left, f"threads left running: {threads_left}"
 

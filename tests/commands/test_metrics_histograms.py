@@ -26,6 +26,10 @@ def planted(values_ns: list[int]) -> bytearray:
     return h
 
 
+def by_pair(m: dict, name: str, suffix: str) -> dict[str, float]:
+    return {s.labels["pair"]: s.value for s in m[name] if s.name == name + suffix}
+
+
 def test_planted_histogram_gives_exact_cumulative_buckets() -> None:
     buckets, total = _buckets(planted([1_100] * 5 + [50_000, 3_000_000_000]))
     le = {round(float(k) * 1e9) if k != "+Inf" else "inf": v for k, v in buckets}
@@ -53,16 +57,27 @@ def test_run_exports_histograms_that_grow_while_two_real_pairs_run() -> None:
                 break
             assert time.monotonic() < deadline, f"no histogram counts: {sorted(first)}"
             time.sleep(0.1)
+
+        def counted(m: dict) -> list[dict[str, float]]:
+            return [by_pair(m, name, "_count") if name in m else {} for name in (RTT, WAKE)]
+
+        # Until a later sample with timed rounds of both pairs is served: a loaded box
+        # can serve none in a fixed 0.6 s (the sampler late, a pair starved). Whether
+        # the counts grew, not merely changed, is asserted below.
         time.sleep(0.6)
         second = scrape(url)
+        while not all(
+            len(a) == 2 and all(a[p] != b.get(p) for p in a)
+            for a, b in zip(counted(second), counted(first))
+        ):
+            assert time.monotonic() < deadline, f"no later counts: {counted(first)}"
+            time.sleep(0.1)
+            second = scrape(url)
         om = scrape(url, openmetrics=True)
     finally:
         out, err = proc.communicate(timeout=TIMEOUT)
     assert proc.returncode == 0, err
     assert native(second)
-
-    def by_pair(m: dict, name: str, suffix: str) -> dict[str, float]:
-        return {s.labels["pair"]: s.value for s in m[name] if s.name == name + suffix}
 
     for name in (RTT, WAKE):
         for pair in ("0", "1"):

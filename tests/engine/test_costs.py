@@ -7,7 +7,9 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import wait_for
 
+from ipctop.engine import procfs
 from ipctop.engine.config import RunConfig
 from ipctop.engine.costs import Costs, CostTracker, CpuCost, ThreadCost, merge, na
 from ipctop.engine.engine import Engine
@@ -101,13 +103,31 @@ def test_missing_sources_say_why_and_never_read_zero(tmp_path) -> None:
     assert na(t.run_delay_us_per_round, c.missing["run delay"]).startswith("n/a (")
 
 
+def rounds(e: Engine) -> list[int]:
+    return [e.counters.rounds(end.slot) for end in e.ends()]
+
+
+def ticks(e: Engine) -> int:
+    """The ends' user and system CPU ticks, which the system share is made of."""
+    tasks = [procfs.read_task(end.pid, end.tid) for end in e.ends()]
+    return sum(t.utime_ticks + t.stime_ticks for t in tasks if t is not None)
+
+
 def test_live_costs_of_a_real_pair() -> None:
     with Engine(RunConfig("sysv-sem", "same", "threads", (0,))) as e:
         e.start(1)
         sampler = Sampler(e)
         sampler.detail = True
         sampler.sample()
+        at, ticked = rounds(e), ticks(e)
         time.sleep(0.3)
+        # A window with rounds and CPU ticks in it: a loaded box can leave the pair
+        # none in 0.3 s, and a round-less window has no cost per round, a tick-less
+        # one no system share (seen at load 1500: system_share_pct None).
+        wait_for(
+            lambda: all(n - m >= 100 for n, m in zip(rounds(e), at)) and ticks(e) - ticked >= 2,
+            timeout=30,
+        )
         c = sampler.sample().costs
     assert c is not None and len(c.threads) == 2
     assert all(t.cpu_us_per_round and t.cpu_us_per_round > 0 for t in c.threads)

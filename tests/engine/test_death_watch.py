@@ -123,7 +123,7 @@ def test_a_child_that_exited_makes_every_running_pair_asked() -> None:
         os._exit(0)
     pairs[1].ends[0].child, pairs[1].ends[0].pid = True, pid
     try:
-        assert wait_for(lambda: _exited(pid), 5.0)
+        assert wait_for(lambda: _exited(pid), 30)
         assert a_child_exited()
         assert watch.suspects(pairs) == pairs  # whose child it is, poll's waitpid says
     finally:
@@ -184,7 +184,7 @@ def _one_poll(how: str, engine: str, mode: str, every: bool) -> tuple[list[str],
         time.sleep(0.05)
         assert _deaths(e, every) == []  # nothing ended yet
         inject(e)
-        assert wait_for(lambda: _seen(e, how), 5.0)
+        assert wait_for(lambda: _seen(e, how), 30)
         said = _deaths(e, every)
         states = [pair.state for pair in e.pairs]
         assert _deaths(e, every) == []  # said once

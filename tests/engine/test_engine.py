@@ -8,6 +8,7 @@ import pytest
 from conftest import sysv_objects, two_cpus, wait_for
 
 from ipctop.engine.config import RunConfig
+from ipctop.engine.counters import request_word
 from ipctop.engine.engine import Engine, resolve_engine
 from ipctop.engine.reaper import KEY_MASK, KEY_PREFIX
 from ipctop.engine.sampler import Sampler
@@ -22,6 +23,16 @@ def live_ids() -> set[str]:
 
 def rounds(engine: Engine) -> list[int]:
     return [engine.counters.rounds(e.slot) for e in engine.ends()]
+
+
+def answered(engine: Engine, sampler: Sampler) -> bool:
+    """Every end has answered the sampler's last request: an end answers at its
+    next round, which on a loaded box can be long after a fixed sleep."""
+    word = request_word(sampler._ask)
+    return all(
+        (a := engine.counters.stats(end.slot)) is not None and a.ack == word
+        for end in engine.ends()
+    )
 
 
 @two_cpus
@@ -65,11 +76,12 @@ def test_add_and_remove_leave_the_others_running(mode: str) -> None:
         second = e.add_pair()
         ids = {str(o.id) for o in second.res.objects}
         assert len(ids) == 1 and ids <= live_ids()  # the new pair's own queue
-        time.sleep(0.1)
+        # Waited for, not slept: a loaded box may give an end no slice for a while.
+        wait_for(lambda: all(n > 0 for n in rounds(e)))
         mid = rounds(e)
         assert e.remove_pair() is second
         assert not ids & live_ids()  # its queue is gone
-        time.sleep(0.1)
+        wait_for(lambda: rounds(e)[0] > mid[0])
         after = rounds(e)
         # The first pair kept its threads and kept counting through both changes.
         assert [end.tid for end in e.pairs[0].ends] == tids
@@ -101,14 +113,17 @@ def test_planted_wrong_message_is_caught_and_not_counted() -> None:
         sampler = Sampler(e)
         time.sleep(0.05)
         e.workload.send(6, 99)  # pair 0's A type, but pair id 99
-        time.sleep(0.1)
+        # Until A has taken the message off the queue (its next receive), however
+        # long a loaded box makes that; then the sample must say it, once.
+        a_slot = e.pairs[0].ends[0].slot
+        wait_for(lambda: e.counters.read(a_slot).errors > 0)
         sample = sampler.sample()
         a = sample.threads[0]
         assert a.errors == 1
         assert any("wrong message" in ev and "99" in ev for ev in sample.events)
         assert e.pairs[0].active  # the ping-pong goes on
         n = rounds(e)
-        time.sleep(0.05)
+        wait_for(lambda: rounds(e)[0] > n[0])
         assert rounds(e)[0] > n[0]
 
 
@@ -120,7 +135,8 @@ def test_queue_removed_externally_fails_only_that_pair() -> None:
         time.sleep(0.05)
         victim = e.pairs[1].res.objects[0]
         native.rmid("msg", victim.id)  # as `ipcrm -q` would
-        deadline = time.monotonic() + 3
+        # The ends see the queue gone at their next call: on a loaded box, a while.
+        deadline = time.monotonic() + 30
         while e.pairs[1].active and time.monotonic() < deadline:
             e.poll()
             time.sleep(0.02)
@@ -128,7 +144,7 @@ def test_queue_removed_externally_fails_only_that_pair() -> None:
         assert "removed externally" in e.pairs[1].state
         assert e.pairs[0].active
         n = rounds(e)[0]
-        time.sleep(0.05)
+        wait_for(lambda: rounds(e)[0] > n)
         assert rounds(e)[0] > n
 
 
@@ -143,6 +159,8 @@ def test_cross_needs_two_cpus() -> None:
 def test_thread_moved_off_its_cpu_is_reported() -> None:
     import os
 
+    from ipctop.engine import procfs
+
     # Stands in for a CPU going offline: the kernel would change the affinity of
     # the threads bound to it; here we change it ourselves and the real CPU tells.
     with Engine(RunConfig("sysv-sem", "same", "threads", (0, 1))) as e:
@@ -150,7 +168,15 @@ def test_thread_moved_off_its_cpu_is_reported() -> None:
         sampler = Sampler(e)
         victim = e.pairs[1].ends[0]
         os.sched_setaffinity(victim.tid, {0})
-        time.sleep(0.2)
+
+        # A blocked thread moves when it next runs: until then /proc still says CPU 1,
+        # and a sample then would say "has not run elsewhere yet" (once, for good).
+        # A loaded box can keep it waiting longer than any fixed sleep.
+        def ran_on_0() -> bool:
+            task = procfs.read_task(victim.pid, victim.tid)
+            return task is not None and task.last_cpu == 0
+
+        wait_for(ran_on_0)
         events = [ev for _ in range(3) for ev in sampler.sample().events]
     said = [ev for ev in events if "bound to CPU 1 but ran on CPU 0" in ev]
     assert said and "affinity is now [0]" in said[0], events
@@ -170,7 +196,9 @@ def test_native_ends_answer_with_what_proc_says(mode: str) -> None:
         assert [e.counters.stats(end.slot) for end in e.ends()] == [None, None]  # not asked
         sampler = Sampler(e)
         sampler.ask()
-        time.sleep(0.1)
+        # Each end answers at its next round: under load (CI at load 300) not within a
+        # fixed 0.1 s. Waited for; what the answer says is then checked as it was.
+        wait_for(lambda: answered(e, sampler), timeout=30)
         for end in e.ends():
             answer = e.counters.stats(end.slot)
             task = procfs.read_task(end.pid, end.tid)
@@ -180,8 +208,19 @@ def test_native_ends_answer_with_what_proc_says(mode: str) -> None:
             assert answer.voluntary <= task.voluntary
             assert task.voluntary - answer.voluntary < 20_000  # ~0.1 s of rounds
             assert 0 <= time.monotonic() - answer.ns / 1e9 < 1.0
+        # The switch rates span the answers read at two samples, the op rates the
+        # samples themselves: each sample comes right after fresh answers (as the
+        # sampler's own ticks ask ASK_LEAD ahead), so both spans are one window.
+        # A loaded box may starve the pair for a fixed 0.3 s: the window lasts
+        # until it holds a few hundred rounds.
+        sampler.ask()
+        wait_for(lambda: answered(e, sampler), timeout=30)
         first = sampler.sample()
+        at_first = rounds(e)
         time.sleep(0.3)
+        wait_for(lambda: all(n - m >= 300 for n, m in zip(rounds(e), at_first)), timeout=30)
+        sampler.ask()
+        wait_for(lambda: answered(e, sampler), timeout=30)
         second = sampler.sample()
     assert [t.last_cpu for t in second.threads] == [0, 1]
     for t in second.threads:

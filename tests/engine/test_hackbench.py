@@ -174,7 +174,7 @@ def _the_launcher(ipctop: psutil.Process) -> psutil.Process:
     """ipctop's one child in a process-mode fixed run: the launcher, which forks the tasks."""
     assert wait_for(lambda: len(ipctop.children()) == 1, timeout=30), ipctop.children()
     child = ipctop.children()[0]
-    assert wait_for(lambda: child.exe() == str(LAUNCHER), timeout=10), child.cmdline()
+    assert wait_for(lambda: child.exe() == str(LAUNCHER), timeout=30), child.cmdline()
     return child
 
 

@@ -21,6 +21,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from conftest import wait_for
 
 import ipctop.engine.objects as objects
 from ipctop.engine import latency
@@ -222,8 +223,13 @@ def test_lat_pairs_reads_what_the_others_read_on_real_ends(mode: str) -> None:
         copy = _Copy(e.counters.latency, slots)
         readers = _readers(copy)
         counted = 0
+        first = e.pairs[0].ends[0].slot
+        at_start = e.counters.rounds(first)
         for step in range(6):
             time.sleep(0.05)
+            if step == 0:
+                # Some timed rounds in the first step, however long a loaded box takes.
+                wait_for(lambda: e.counters.rounds(first) - at_start >= 10, 30)
             if step == 3:
                 e.remove_pair()  # its slots go back ...
                 e.add_pair()  # ... and to the new pair's ends: new tids, from zero

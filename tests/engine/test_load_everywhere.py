@@ -77,6 +77,9 @@ def test_check_load_adds_its_verdict_to_the_json() -> None:
 def test_a_group_s_senders_are_costed_per_message_of_their_group() -> None:
     import time
 
+    from conftest import wait_for
+
+    from ipctop.engine import procfs
     from ipctop.engine.config import RunConfig
     from ipctop.engine.engine import Engine
     from ipctop.engine.sampler import Sampler
@@ -89,7 +92,22 @@ def test_a_group_s_senders_are_costed_per_message_of_their_group() -> None:
         sampler = Sampler(e)
         sampler.detail = True
         sampler.sample()
+
+        def switches() -> list[int]:
+            tasks = [procfs.read_task(end.pid, end.tid) for end in e.ends()]
+            return [t.voluntary + t.involuntary if t else -1 for t in tasks]
+
+        def messages() -> int:
+            return sum(e.counters.rounds(end.slot) for end in e.ends())
+
+        ran, got = switches(), messages()
         time.sleep(0.4)
+        # A window in which every end ran and the group passed messages: a loaded
+        # box can leave a sender no slice in 0.4 s, and then it costs nothing.
+        wait_for(
+            lambda: messages() - got >= 1000 and all(a > b for a, b in zip(switches(), ran)),
+            timeout=30,
+        )
         s = sampler.sample()
     c = s.costs
     assert c is not None and len(c.threads) == 4

@@ -34,7 +34,7 @@ def test_a_tied_child_dies_with_its_sigkilled_parent() -> None:
         parent.kill()
         parent.wait()
         # Reparented to init (or a subreaper) and sent SIGTERM: it does not sleep on.
-        gone = wait_for(lambda: not child.is_running() or child.status() == "zombie", 10)
+        gone = wait_for(lambda: not child.is_running() or child.status() == "zombie", 30)
     finally:
         parent.kill()
         parent.wait()

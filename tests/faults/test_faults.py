@@ -61,10 +61,12 @@ def test_sigkill_of_the_main_process_leaves_nothing(mode: str) -> None:
         workers = workers_of(proc)
         proc.kill()
         proc.wait(5)
-        # Within 2 s: no worker and no object of that run remains.
-        assert wait_for(lambda: not run.objects(), timeout=2.0), run.objects()
+        # No worker and no object of that run remains: the reaper acts on its pipe's
+        # EOF at once, but a loaded box may not run it (or a dying end) for seconds;
+        # a leak is there for good, so a long wait only costs a failing run.
+        assert wait_for(lambda: not run.objects(), timeout=30), run.objects()
         assert wait_for(lambda: not any(w.is_running() and w.status() != "zombie"
-                                        for w in workers), timeout=2.0)  # fmt: skip
+                                        for w in workers), timeout=30)  # fmt: skip
 
 
 @pytest.mark.parametrize(

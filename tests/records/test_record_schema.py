@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import run_cli, wait_for
 
 from ipctop.analysis.scaling import ScalingPoint
 from ipctop.box import read_box
@@ -83,6 +83,10 @@ def test_a_lifecycle_session_keeps_each_ends_op_counts(tmp_path: Path) -> None:
     path = tmp_path / "session.json"
     with Engine(config) as engine:
         engine.start(1)
+        # Both ends past their first msgget before the samples: a loaded box can hold
+        # an end back past the samples' 0.3 s, and its last count would still be 0.
+        ends = engine.ends()
+        wait_for(lambda: all(engine.counters.read(e.slot).ops[0] > 0 for e in ends), 30)
         sampler = Sampler(engine)
         try:
             rec = SessionRecorder(path, Box.of(read_box()), config.as_run("native", interval=0.1))

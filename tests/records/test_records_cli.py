@@ -166,7 +166,18 @@ def test_sigterm_saves_the_recording_marked_interrupted(tmp_path: Path) -> None:
             assert time.monotonic() < deadline, "REC never showed"
             time.sleep(0.1)
         children = psutil.Process(proc.pid).children(recursive=True)
-        time.sleep(1.0)  # a few samples into the record
+
+        def recorded() -> int:
+            """The header's "REC f.json (N)": the samples in the record so far."""
+            text = ANSI.sub(b"", bytes(screen)).decode(errors="replace")
+            return max((int(n) for n in re.findall(r"REC f\.json \((\d+)\)", text)), default=0)
+
+        # A few samples into the record: counted on screen, as a loaded box may
+        # take more than a fixed second to sample at all.
+        while recorded() < 3:
+            assert proc.poll() is None, ANSI.sub(b"", bytes(screen)).decode(errors="replace")
+            assert time.monotonic() < deadline, f"{recorded()} samples recorded"
+            time.sleep(0.1)
         proc.send_signal(signal.SIGTERM)
         rc = proc.wait(timeout=TIMEOUT)
     finally:

@@ -21,6 +21,7 @@ from pathlib import Path
 from handmade_records import handmade_sweep
 from rich.text import Text
 from scipy.stats import t as student
+from screen_waits import drawn, screen_up
 from test_tui_records import wait_for
 
 from ipctop.analysis.scaling import ScalingPoint
@@ -98,9 +99,9 @@ def shown(pair_counts: tuple[int, ...], tmp_path: Path) -> tuple[dict[str, set[s
             assert all(p.settled for p in app.session.points())
             out.append(row_styles(app.query_one("#scaling-table", TextBlock).text))
             await pilot.press("F")
-            await wait_for(pilot, lambda: isinstance(app.screen, PresentScreen), "presentation")
+            await screen_up(pilot, PresentScreen)
             app.redraw_now()
-            await pilot.pause(0.2)
+            await drawn(pilot, app)
             out.append(str(app.screen.query_one("#present-verdict").render()))
 
     asyncio.run(go())

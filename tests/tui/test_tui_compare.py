@@ -8,6 +8,7 @@ import time
 
 import pytest
 from conftest import sysv_objects
+from test_tui_layout import comparison_settled
 
 from ipctop.analysis.scaling import ScalingPoint
 from ipctop.engine.config import RunConfig
@@ -145,16 +146,5 @@ def test_W_switches_mechanism_and_keeps_the_old_curve_on_the_real_engine() -> No
 
 
 def test_fake_fixed_comparison_two_curves(snap_compare) -> None:
-    async def both_runs(pilot) -> None:
-        a = pilot.app
-        for _ in range(400):
-            if a.session.count and a.info.config.workload == "futex" and a.session.settled:
-                if a.session.latest.t == a.source.samples[-1].t:
-                    break
-            await pilot.pause(0.01)
-        assert list(a.session.compared()) == ["sysv-msg"]
-        a.redraw_now()
-        await pilot.pause(0.2)
-
     app = IpctopApp(fixed_comparison(), own_cpu=lambda _tids: 1.4)
-    assert snap_compare(app, terminal_size=(120, 40), run_before=both_runs)
+    assert snap_compare(app, terminal_size=(120, 40), run_before=comparison_settled)

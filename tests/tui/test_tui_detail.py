@@ -6,6 +6,8 @@ import asyncio
 import os
 import time
 
+from screen_waits import all_taken, drawn
+
 from ipctop.engine.config import RunConfig
 from ipctop.engine.costs import Costs, CpuCost, ThreadCost
 from ipctop.live.fixed_run import fixed_samples, fixed_source
@@ -105,13 +107,10 @@ def test_fake_fixed_run_carries_costs_in_every_sample() -> None:
 def test_fake_fixed_run_detail_panel(snap_compare) -> None:
     async def detail_on(pilot) -> None:
         a = pilot.app
-        for _ in range(400):
-            if a.session.count >= len(a.source.samples):
-                break
-            await pilot.pause(0.01)
+        await all_taken(pilot)
         await pilot.press("d")
         a.redraw_now()
-        await pilot.pause(0.2)
+        await drawn(pilot, a)
         text = panel_text(a.query_one(DetailPanel))
         assert any("n/a (" in line for line in text)
 

@@ -15,6 +15,7 @@ import time
 
 import pytest
 from conftest import two_cpus
+from screen_waits import all_taken, drawn
 from test_tui_layout import screen_lines
 
 from ipctop.analysis.settle import CI_MAX_PCT
@@ -57,15 +58,9 @@ def planted(steps: list[tuple[int, int, float]], wiggle: float = 0.01) -> list[S
 
 
 async def taken_in(pilot) -> None:
-    app = pilot.app
-    want = len(app.source.samples)
-    for _ in range(400):
-        if app.session.count >= want:
-            break
-        await pilot.pause(0.01)
-    assert app.session.count == want
-    app.redraw_now()
-    await pilot.pause()
+    await all_taken(pilot)
+    pilot.app.redraw_now()
+    await drawn(pilot, pilot.app)
 
 
 def table_text(app: IpctopApp) -> str:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import time
 
+from screen_waits import drawn
+
 import ipctop.live.session as session_module
 from ipctop.engine.sample import CpuSample, Sample, ThreadSample
 from ipctop.live.fixed_run import INFO, fixed_samples
@@ -31,7 +33,7 @@ async def _all_in(pilot, app: IpctopApp) -> None:
         assert time.monotonic() < deadline, "the fixed samples never all arrived"
         await pilot.pause(0.05)
     app.redraw_now()
-    await pilot.pause(0.2)
+    await drawn(pilot, app)
 
 
 def _cells(panel: RowsView, y: int) -> list[tuple[str, object]]:
@@ -78,9 +80,10 @@ def test_a_render_pass_reads_the_table_frame_once() -> None:
             # No redraw of the app's own between the refresh and the count: its 4 Hz timer
             # would read the frame outside any pass, now and then (as a paused screen does not).
             app._paused = True
+            await drawn(pilot, app)  # nothing pending from before the spies
             reads: list[int] = []
             passes: list[int] = []
-            drawn: list[int] = []
+            painted: list[int] = []
             real_frame, real_lines, real_line = (
                 panel._frame_now,
                 panel.render_lines,
@@ -96,18 +99,18 @@ def test_a_render_pass_reads_the_table_frame_once() -> None:
                 return real_lines(crop)
 
             def render_line(y: int):
-                drawn.append(y)
+                painted.append(y)
                 return real_line(y)
 
             panel._frame_now = frame_now  # type: ignore[method-assign]
             panel.render_lines = render_lines  # type: ignore[method-assign]
             panel.render_line = render_line  # type: ignore[method-assign]
             panel.refresh()  # every line, no redraw: only the compositor reads the frame
-            await pilot.pause(0.2)
-            assert len(drawn) >= 8, drawn
+            await drawn(pilot, app)
+            assert len(painted) >= 8, painted
             # Once a pass (another widget's repaint may walk this one again, drawing nothing).
-            assert len(reads) == len(passes) >= 1, (len(reads), len(passes), len(drawn))
-            assert len(passes) < len(drawn)
+            assert len(reads) == len(passes) >= 1, (len(reads), len(passes), len(painted))
+            assert len(passes) < len(painted)
             assert panel._pass_frame is None  # a line rendered outside a pass reads it anew
 
     asyncio.run(go())

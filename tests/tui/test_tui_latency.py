@@ -64,7 +64,9 @@ def test_python_engine_panel_says_there_is_no_latency() -> None:
             await pilot.press("l")
             panel = app.query_one(LatencyPanel)
             await wait_for(pilot, lambda: app.session.latest is not None, "a sample")
-            await pilot.pause(0.3)
+            # Drawn at the app's next (throttled) redraw, which a loaded box may run
+            # later than a fixed 0.3 s after the sample.
+            await wait_for(pilot, lambda: "no latency" in panel._note, "the panel's note")
             assert panel._rows == [] and "no latency" in panel._note
             await pilot.press("h")
             assert not isinstance(app.screen, HistogramScreen)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from screen_waits import drawn, until
 from test_tui_snapshots import app, settle
 from textual.widgets._footer import FooterKey
 
@@ -20,16 +21,23 @@ from ipctop.tui.widgets.text_block import TextBlock
 SIZES = ((80, 24), (120, 40), (200, 60))
 
 
+def both_runs_in(a: IpctopApp) -> bool:
+    """The fixed comparison's second run (futex) taken in to its last sample, settled."""
+    s = a.session
+    return bool(
+        s.count
+        and a.info.config.workload == "futex"
+        and s.settled
+        and s.latest.t == a.source.samples[-1].t
+    )
+
+
 async def comparison_settled(pilot) -> None:
     a = pilot.app
-    for _ in range(400):
-        if a.session.count and a.info.config.workload == "futex" and a.session.settled:
-            if a.session.latest.t == a.source.samples[-1].t:
-                break
-        await pilot.pause(0.01)
+    await until(pilot, lambda: both_runs_in(a), "the futex run's last sample")
     assert list(a.session.compared()) == ["sysv-msg"]
     a.redraw_now()
-    await pilot.pause(0.2)
+    await drawn(pilot, a)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
@@ -103,7 +111,9 @@ def test_fake_chart_takes_the_room_the_threads_leave(size) -> None:
 def test_fake_notifications_never_cover_the_status_line_or_the_keys() -> None:
     async def check(a, pilot) -> None:
         a.notify("a long message " * 4, timeout=30)
-        await pilot.pause(0.5)
+        # Mounted and laid out, however long a loaded box takes: not a fixed 0.5 s.
+        await until(pilot, lambda: a.screen.query("Toast"), "the toast")
+        await drawn(pilot, a)
         toasts = list(a.screen.query("Toast"))
         assert toasts
         status_top = a.query_one("#status").region.y
@@ -117,13 +127,13 @@ def test_fake_notifications_never_cover_the_status_line_or_the_keys() -> None:
 def test_fake_below_the_smallest_layout_says_so_and_recovers() -> None:
     async def check(a, pilot) -> None:
         await pilot.resize_terminal(20, 6)
-        await pilot.pause(0.3)
+        await drawn(pilot, a)
         note = a.query_one("#too-small")
         assert note.display and note.region.height > 0
         assert "ipctop needs 30x8" in str(note.render())  # the size it needs, on screen
         assert a.query_one("#main").region.height == 0
         await pilot.resize_terminal(120, 40)
-        await pilot.pause(0.3)
+        await drawn(pilot, a)
         assert a.query_one("#too-small").region.height == 0
         assert a.query_one(ScalingPlot).region.height > 10
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import two_cpus
 from handmade_records import handmade_sweep
+from screen_waits import all_taken, drawn, screen_up
 from test_tui_contrast import THEMES, app_pane, assert_readable, needs_tmux
 from test_tui_snapshots import app, settle
 
@@ -36,9 +37,9 @@ def test_fake_fixed_run_F_shows_the_figures_and_raises_the_contrast_floor() -> N
         async with a.run_test(size=(120, 40)) as pilot:
             await settle(pilot)
             await pilot.press("F")
-            await pilot.pause(0.3)
+            await screen_up(pilot, PresentScreen)
             a.redraw_now()
-            await pilot.pause(0.2)
+            await drawn(pilot, a)
             assert isinstance(a.screen, PresentScreen)
             assert figure(a, "fig-pairs") == "3"
             head = a.session.headline()
@@ -61,9 +62,9 @@ def test_fake_fixed_run_presentation_snapshot(snap_compare) -> None:
     async def present(pilot) -> None:
         await settle(pilot)
         await pilot.press("F")
-        await pilot.pause(0.3)
+        await screen_up(pilot, PresentScreen)
         pilot.app.redraw_now()
-        await pilot.pause(0.2)
+        await drawn(pilot, pilot.app)
 
     assert snap_compare(app("textual-light"), terminal_size=(120, 40), run_before=present)
 
@@ -79,10 +80,7 @@ def test_present_replay_of_a_record_without_a_curve_says_so(tmp_path: Path) -> N
     async def go() -> None:
         a = IpctopApp(source, present=True)
         async with a.run_test(size=(100, 30)) as pilot:
-            for _ in range(200):
-                if a.session.count >= len(source.samples):
-                    break
-                await pilot.pause(0.02)
+            await all_taken(pilot)
             a.redraw_now()
             await pilot.pause(0.3)
             assert isinstance(a.screen, PresentScreen)
@@ -181,9 +179,9 @@ def test_fake_fixed_run_with_a_baseline_without_a_curve_draws_and_says_so(tmp_pa
             verdict = str(a.screen.query_one("#present-verdict").render())
             assert "has no scaling curve" in verdict
             await pilot.press("F")
-            await pilot.pause(0.3)
+            await drawn(pilot, a)
             a.redraw_now()
-            await pilot.pause(0.3)
+            await drawn(pilot, a)
             assert a.is_running
 
     asyncio.run(go())
@@ -199,7 +197,7 @@ def test_fake_fixed_run_presentation_too_small_says_so_and_recovers() -> None:
             assert isinstance(a.screen, PresentScreen)
             for size in ((40, 10), (20, 6), (60, 24), (100, 15)):
                 await pilot.resize_terminal(*size)
-                await pilot.pause(0.3)
+                await drawn(pilot, a)
                 note = a.screen.query_one("#present-too-small")
                 assert note.region.height > 0, size
                 assert f"terminal {size[0]}x{size[1]}: presentation mode needs" in str(
@@ -207,7 +205,7 @@ def test_fake_fixed_run_presentation_too_small_says_so_and_recovers() -> None:
                 )
                 assert all(f.region.height == 0 for f in a.screen.query(Figure)), size
             await pilot.resize_terminal(80, 24)  # the figures by what each needs, 16 lines
-            await pilot.pause(0.3)
+            await drawn(pilot, a)
             assert a.screen.query_one("#present-too-small").region.height == 0
             assert figure(a, "fig-pairs") != "-"
             assert all(f.region.width >= f.needed() for f in a.screen.query(Figure))

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 
+from screen_waits import all_taken, drawn
+
 from ipctop.live.fixed_run import fixed_source
 from ipctop.tui.app import IpctopApp
 
@@ -17,16 +19,11 @@ def app(theme: str | None = None) -> IpctopApp:
 
 
 async def settle(pilot) -> None:
-    """Every fixed sample taken in, then one redraw: the picture no longer depends on timing."""
-    a = pilot.app
-    want = len(a.source.samples)
-    for _ in range(400):
-        if a.session.count >= want:
-            break
-        await pilot.pause(0.01)
-    assert a.session.count == want
-    a.redraw_now()
-    await pilot.pause()
+    """Every fixed sample taken in, then one redraw, drawn: the picture no longer
+    depends on timing (waited for, as a loaded box takes them in slowly)."""
+    await all_taken(pilot)
+    pilot.app.redraw_now()
+    await drawn(pilot, pilot.app)
 
 
 def test_fake_fixed_run_dark_120x40(snap_compare) -> None:

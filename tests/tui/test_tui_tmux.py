@@ -76,9 +76,20 @@ def test_tmux_start_add_pair_read_screen_quit(tmp_path: Path) -> None:
         pid = app.pid
         tmux("send-keys", "-t", "ipctop", "+")
         shown = wait_screen("pairs 2/")
-        rows = [
-            ln for ln in shown.splitlines() if ln.lstrip("│ ").startswith(("0A", "0B", "1A", "1B"))
-        ]
+
+        def thread_rows(shown: str) -> list[str]:
+            return [
+                ln
+                for ln in shown.splitlines()
+                if ln.lstrip("│ ").startswith(("0A", "0B", "1A", "1B"))
+            ]
+
+        # The header says 2 pairs once the pair is added; its rows come with a later
+        # sample, which a loaded box may draw seconds after.
+        deadline = time.monotonic() + TIMEOUT
+        while len(rows := thread_rows(shown)) < 4 and time.monotonic() < deadline:
+            time.sleep(0.2)
+            shown = screen()
         assert len(rows) >= 4, shown
         assert ipctop_queues_of(pid), "the running pairs own no queue?"
         tmux("send-keys", "-t", "ipctop", "q")

@@ -15,6 +15,7 @@ from collections import deque
 from dataclasses import replace
 
 from conftest import two_cpus
+from screen_waits import drawn
 
 from ipctop.engine.config import RunConfig
 from ipctop.engine.latency import LatencySummary, PairLatency
@@ -41,20 +42,6 @@ async def _wait(pilot, what, why: str) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {why}")
         await pilot.pause(0.05)
-
-
-async def _drawn(pilot, app: IpctopApp) -> None:
-    """Wait until the screen has drawn everything asked of it: nothing to lay out,
-    scroll or repaint, several polls in a row. A fixed pause is not enough under
-    load (CI): the update timer may not have run yet, and a repaint still pending
-    from before a spy was set would be counted against the step after it."""
-    calm, deadline = 0, time.monotonic() + TIMEOUT
-    while calm < 3:
-        await pilot.pause(0.03)
-        s = app.screen
-        busy = s._layout_required or s._scroll_required or s._repaint_required or s._dirty_widgets
-        calm = 0 if busy else calm + 1
-        assert time.monotonic() < deadline, "the screen never finished drawing"
 
 
 def _visible(panel: RowsView) -> int:
@@ -238,11 +225,11 @@ def test_rows_whose_figures_did_not_change_are_not_rendered_again() -> None:
             threads, cpus = app.query_one(ThreadsPanel), app.query_one(CpusPanel)
             await _wait(pilot, lambda: app.session.count == len(fixed_samples()), "all samples")
             app.redraw_now()
-            await _drawn(pilot, app)
+            await drawn(pilot, app)
             drawn_threads, drawn_cpus = _spy_render_line(threads), _spy_render_line(cpus)
             app._message = "a status line that changed"  # something else on screen moves
             app.redraw_now()
-            await _drawn(pilot, app)
+            await drawn(pilot, app)
             assert drawn_threads == [] and drawn_cpus == [], (drawn_threads, drawn_cpus)
             # One row's figures change: its line alone is rendered again.
             real_row = threads.row
@@ -253,7 +240,7 @@ def test_rows_whose_figures_did_not_change_are_not_rendered_again() -> None:
 
             threads.row = row  # type: ignore[method-assign]
             app.redraw_now()
-            await _drawn(pilot, app)
+            await drawn(pilot, app)
             assert drawn_threads == [2], drawn_threads  # row 1 is line 2, under the heading
 
     asyncio.run(go())
@@ -268,7 +255,7 @@ def test_a_table_whose_every_row_moved_repaints_its_rows_not_its_border() -> Non
             threads = app.query_one(ThreadsPanel)
             await _wait(pilot, lambda: app.session.count == len(fixed_samples()), "all samples")
             app.redraw_now()
-            await _drawn(pilot, app)
+            await drawn(pilot, app)
             styled: list[int] = []  # every line of the widget Textual styles (border included)
             cache = threads._styles_cache
             real_line = cache.render_line
@@ -286,7 +273,7 @@ def test_a_table_whose_every_row_moved_repaints_its_rows_not_its_border() -> Non
 
             threads.row = row  # type: ignore[method-assign]
             app.redraw_now()
-            await _drawn(pilot, app)
+            await drawn(pilot, app)
             rows = min(threads.row_count(), threads.scrollable_content_region.height - 1)
             bottom = threads.outer_size.height - 1  # the border's last line
             # Line 0 is the top border, line 1 the heading; rows follow it.
