@@ -311,7 +311,7 @@ def _tick(
     sampler: Sampler, seconds: float, on_sample: Callable[[Sample], None] | None
 ) -> list[Sample]:
     """Sample on the caller's thread, on a fixed schedule, until `seconds` have passed."""
-    out = []
+    out: list[Sample] = []
     due = time.monotonic()
     end = due + seconds
     # Sums of float intervals fall short of `end` by a hair (ten 0.1 s steps
