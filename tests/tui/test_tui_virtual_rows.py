@@ -202,6 +202,16 @@ def test_latency_sparklines_share_a_scale_kept_per_sample() -> None:
     assert s.latency_scale(24) == 300.0 and s.latency_scale(1) == 50.0
 
 
+async def _at_final_size(pilot, app: IpctopApp) -> None:
+    """Drawn at the panels' final size. A redraw made while the layout was still
+    growing a panel kept its smaller frame, and the next redraw repaints that panel
+    whole, once, as after any resize (seen in CI after the snapshot tests: frame
+    height 2, panel height 7). Two redraws, each drawn, leave nothing of that."""
+    for _ in range(2):
+        app.redraw_now()
+        await drawn(pilot, app)
+
+
 def _spy_render_line(panel: RowsView) -> list[int]:
     """Record every line the compositor asks the panel to render (content lines)."""
     drawn: list[int] = []
@@ -224,8 +234,7 @@ def test_rows_whose_figures_did_not_change_are_not_rendered_again() -> None:
         async with app.run_test(size=(120, 40)) as pilot:
             threads, cpus = app.query_one(ThreadsPanel), app.query_one(CpusPanel)
             await _wait(pilot, lambda: app.session.count == len(fixed_samples()), "all samples")
-            app.redraw_now()
-            await drawn(pilot, app)
+            await _at_final_size(pilot, app)
             drawn_threads, drawn_cpus = _spy_render_line(threads), _spy_render_line(cpus)
             app._message = "a status line that changed"  # something else on screen moves
             app.redraw_now()
@@ -254,8 +263,7 @@ def test_a_table_whose_every_row_moved_repaints_its_rows_not_its_border() -> Non
         async with app.run_test(size=(120, 40)) as pilot:
             threads = app.query_one(ThreadsPanel)
             await _wait(pilot, lambda: app.session.count == len(fixed_samples()), "all samples")
-            app.redraw_now()
-            await drawn(pilot, app)
+            await _at_final_size(pilot, app)
             styled: list[int] = []  # every line of the widget Textual styles (border included)
             cache = threads._styles_cache
             real_line = cache.render_line
