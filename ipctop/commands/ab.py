@@ -35,6 +35,7 @@ from ..analysis.stats import (
     WINDOW_S,
     Difference,
     TooFewWindows,
+    block_log_ratios,
     fmt_diff,
     summarize,
 )
@@ -207,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
         _restore(args.restore_cmd)
     a, b = sides["A"], sides["B"]
     stalls = ab_stalls([(n, r.stalls) for n, r in results], blocks)  # said, recorded
-    rated = len(blocks) - (stalls.blocks_left_out if stalls else 0)
+    rated = len(block_log_ratios(blocks))  # a block whose side kept no window gave none
     try:
         d = stop.difference(blocks)
     except TooFewWindows:

@@ -274,8 +274,19 @@ class Sampler:
         while (sample := self.sample_at(due, halt)) is not None:
             if callback is not None:
                 callback(sample)
-            # Re-arm from the schedule, but never queue up missed ticks.
-            due = max(due + self.interval, time.monotonic() + self.interval / 4)
+            due = self.next_due(due)
+
+    def next_due(self, due: float) -> float:
+        """The reading after one due at `due`: on the schedule, but never queued up
+        behind a late one, and at least a quarter interval after now (a reading
+        taken at once behind a late one is a window of a few ms: its rates rest on
+        a handful of rounds)."""
+        return max(due + self.interval, time.monotonic() + self.min_gap)
+
+    @property
+    def min_gap(self) -> float:
+        """The shortest window the schedule makes: a quarter interval."""
+        return self.interval / 4
 
 
 def _rate(prev: int | float | None, cur: int | float | None, dt: float) -> float | None:

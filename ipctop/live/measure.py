@@ -317,16 +317,10 @@ def _tick(
     # Sums of float intervals fall short of `end` by a hair (ten 0.1 s steps
     # make 0.99999...): such a sliver is not a tick of its own.
     sliver = sampler.interval * 1e-3
-    # A late reading moves the schedule on, and the next comes at least a quarter
-    # interval after it (as the sampler's own loop does): a reading taken at once
-    # behind a late one made a window of a few ms, two lines at the same t, and
-    # rates of a handful of rounds.
-    gap = sampler.interval / 4
     while end - due > sliver:
-        now = time.monotonic()
-        due = max(due + sampler.interval, now + gap)
+        due = sampler.next_due(due)  # the sampler's own loop's rule: see there
         if due > end:
-            if out and end - now < gap:
+            if out and end - time.monotonic() < sampler.min_gap:
                 break  # the end is nearer than a quarter tick: no sliver of a window
             due = end
         s = sampler.sample_at(due)
