@@ -17,18 +17,28 @@ blocks), the share of one CPU at 2 samples a second, and whether A and B gave
 the same figures.
 
     python bench/latency_read.py [--pairs 256,1024] [--blocks 12] [--readings 5]
-                                 [--before 7125c1b|aade49b]
+                                 [--before 7125c1b|aade49b|build --build OLD.so]
+                                 [--spread pairs|oversubscribed]
+
+--before build: A is today's reading on an older build of the extension (a
+copy of its .so), its figures made as the dict-backed classes of before
+2026-12-07. --spread oversubscribed plants what 1,024 pairs on 2 CPUs count:
+166 buckets used an end-histogram, about 23 moving between readings (with
+--rounds 25).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import random
 import sys
 import time
 from array import array
+from dataclasses import dataclass, fields
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -39,6 +49,7 @@ from ipctop.engine.latency import (  # noqa: E402
     ONEWAY_OFFSET,
     RTT_OFFSET,
     LatencyBlock,
+    LatencySummary,
     PairLatency,
     Tracker,
     add,
@@ -102,16 +113,99 @@ class LatReadTracker(Tracker):
         ]
 
 
-BEFORE = {"7125c1b": LatReadTracker, "aade49b": Reference}
+def load_build(path: str) -> Any:
+    """An older build of the extension (a copy of its .so), beside today's."""
+    spec = importlib.util.spec_from_file_location("ipctop._native", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"{path}: not an extension module")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def fill(block: LatencyBlock, slots: int, rounds: int, rng: random.Random) -> None:
+@dataclass(frozen=True)
+class DictSummary:
+    """LatencySummary as it was before 2026-12-07: a frozen dataclass with a dict."""
+
+    n: int
+    mean: float | None
+    p50: float | None
+    p99: float | None
+    p999: float | None
+    max: float | None
+
+
+@dataclass(frozen=True)
+class DictPair:
+    """PairLatency as it was before 2026-12-07 (see DictSummary)."""
+
+    pair: int
+    rtt: DictSummary
+    oneway: DictSummary
+
+
+class OtherBuild(Tracker):
+    """Tracker.read as today, on another build of the extension (--build), its
+    figures made as the dict-backed classes of before (the objects cost too)."""
+
+    native: Any = None
+    made = (
+        DictPair, tuple(f.name for f in fields(DictPair)),
+        DictSummary, tuple(f.name for f in fields(DictSummary)),
+    )  # fmt: skip
+
+    def read(self, pairs: list) -> list[PairLatency]:
+        lay = self._layout_of(pairs)
+        all_rtt, all_oneway = empty(), empty()
+        with self._lock:
+            self._snap, self._old = self._old, self._snap
+            got = self.native.lat_pairs(
+                self.block.buf, self._snap, self._old, self._claimed, lay.slots,
+                lay.tid_words, all_rtt, all_oneway, latency.QUANTILES, lay.indexes, self.made,
+            )  # fmt: skip
+            self._read = lay.chosen
+            self._all = (all_rtt, all_oneway)
+        # As today's classes, so the figures compare (and the cost of that is not timed
+        # apart: a few us a pair, against A).
+        return got
+
+    def readings(self, pairs: list) -> tuple[PairLatency, ...]:
+        got = [_today(p) for p in self.read(pairs)]
+        if len(got) > 1:
+            got.append(self.all_pairs())
+        return tuple(got)
+
+
+def _today(p: Any) -> PairLatency:
+    def summary(s: Any) -> LatencySummary:
+        return LatencySummary(*(getattr(s, f.name) for f in fields(DictSummary)))
+
+    return PairLatency(p.pair, summary(p.rtt), summary(p.oneway))
+
+
+BEFORE = {"7125c1b": LatReadTracker, "aade49b": Reference, "build": OtherBuild}
+
+
+def fill(
+    block: LatencyBlock, slots: int, rounds: int, rng: random.Random, spread: str = "pairs"
+) -> None:
     for slot in range(slots):
         for off in (RTT_OFFSET, ONEWAY_OFFSET):
             for _ in range(rounds):
-                # 98 % near 5 us, 2 % a preempted round of up to 5 ms: what a loaded 2-CPU box shows
-                ns = rng.lognormvariate(8.5, 0.25) if rng.random() < 0.98 else rng.uniform(2e4, 5e6)
-                latency.record(block.buf, slot * AREA + off, int(ns))
+                latency.record(block.buf, slot * AREA + off, int(SPREADS[spread](rng)))
+
+
+SPREADS = {
+    # 98 % near 5 us, 2 % a preempted round of up to 5 ms: a few pairs a CPU on a 2-CPU box
+    "pairs": lambda rng: (
+        rng.lognormvariate(8.5, 0.25) if rng.random() < 0.98 else rng.uniform(2e4, 5e6)
+    ),
+    # 1,024 pairs on 2 CPUs (2026-12-07): round trips near 4.4 ms, p99 3x that, a tail
+    # to 130 ms; an end had used 166 buckets (median) and 23 moved in half a second.
+    "oversubscribed": lambda rng: (
+        rng.lognormvariate(15.3, 0.5) if rng.random() < 0.99 else rng.uniform(2e7, 1.3e8)
+    ),
+}
 
 
 def used_buckets(block: LatencyBlock, slots: int) -> float:
@@ -130,14 +224,15 @@ def run(npairs: int, args: argparse.Namespace) -> None:
     block = LatencyBlock(2 * npairs)
     ends = [SimpleNamespace(slot=s, tid=1000 + s) for s in range(2 * npairs)]
     pairs = [SimpleNamespace(index=i, ends=(ends[2 * i], ends[2 * i + 1])) for i in range(npairs)]
-    fill(block, 2 * npairs, 2000, rng)
+    fill(block, 2 * npairs, 2000, rng, args.spread)
+    OtherBuild.native = load_build(args.build) if args.build else None
     ref, new = BEFORE[args.before](block), Tracker(block)
     ref.readings(pairs), new.readings(pairs)
 
     def timed(reader) -> float:
         spent = 0.0
         for _ in range(args.readings):
-            fill(block, 2 * npairs, args.rounds, rng)  # the ends go on between readings
+            fill(block, 2 * npairs, args.rounds, rng, args.spread)  # the ends go on meanwhile
             t0 = time.thread_time()
             reader.readings(pairs)
             spent += time.thread_time() - t0
@@ -149,7 +244,7 @@ def run(npairs: int, args: argparse.Namespace) -> None:
         blocks.append(([a1, a2], [b1, b2]))
     # From the same reading on, both see the same counts: their figures must agree.
     ref.readings(pairs), new.readings(pairs)
-    fill(block, 2 * npairs, args.rounds, rng)
+    fill(block, 2 * npairs, args.rounds, rng, args.spread)
     same = ref.readings(pairs) == new.readings(pairs)
     a = sorted(x for pa, _ in blocks for x in pa)
     b = sorted(x for _, pb in blocks for x in pb)
@@ -173,7 +268,11 @@ def main() -> int:
         "--rounds", type=int, default=50, help="rounds each histogram gains between readings"
     )
     p.add_argument("--before", choices=sorted(BEFORE), default="7125c1b", help="what A reads as")
+    p.add_argument("--build", help="--before build: the older extension's .so (a copy)")
+    p.add_argument("--spread", choices=sorted(SPREADS), default="pairs", help="what the ends count")
     args = p.parse_args()
+    if (args.before == "build") != bool(args.build):
+        p.error("--before build and --build PATH go together")
     print(
         f"engine: native (ipctop._native); load average {open('/proc/loadavg').read().split()[:3]}"
     )

@@ -97,7 +97,7 @@ def _lib() -> Any:
     return _OBJECTS[0]._native
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LatencySummary:
     """One histogram over one interval, in nanoseconds (None when nothing was timed)."""
 
@@ -198,7 +198,7 @@ def format_ns(ns: float | None) -> str:
     return f"{ns:.3g}ns"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PairLatency:
     """One pair over one interval: the round trip as A sees it, and the one-way
     wake-up latency of both directions (A to B and B to A)."""
@@ -289,7 +289,7 @@ class Tracker:
         if lay is None or not _same(pairs, lay.pairs):
             lay = self._lay = _layout(pairs)
             return lay
-        tids = [end.tid for end in lay.ends]  # an end that was starting has its tid now
+        tids = list(map(_TID, lay.ends))  # an end that was starting has its tid now
         if tids != lay.tids:
             lay = self._lay = lay._replace(tids=tids, tid_words=array("q", tids))
         return lay
@@ -378,6 +378,7 @@ class Tracker:
 
 
 _ZERO_SNAP = bytes(SNAP_BYTES)
+_TID = operator.attrgetter("tid")
 #: what lat_pairs makes each pair's figures into (QUANTILES are the summary's p fields)
 _MADE = (
     PairLatency, tuple(f.name for f in fields(PairLatency)),

@@ -16,7 +16,7 @@ from .latency import PairLatency
 from .opstats import OpStats
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ThreadSample:
     """One end of a pair over one interval."""
 
@@ -45,7 +45,7 @@ class ThreadSample:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CpuSample:
     """Utilization of one CPU over the interval, in percent."""
 
@@ -65,7 +65,7 @@ class CpuSample:
         return max(0.0, 100.0 - self.idle)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class IpiSample:
     """Inter-processor interrupts received by one CPU, per second."""
 
@@ -74,7 +74,7 @@ class IpiSample:
     callfunc_per_s: float | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Sample:
     t: float  # seconds since the sampler started
     dt: float  # length of the interval

@@ -209,7 +209,9 @@ PyObject *ipctop_lat_summary(PyObject *self, PyObject *a)
 
 /* One end's histogram at `cur` since the snapshot `old`: each used bucket's
  * difference (clamped at zero: see the top) goes to `tmp` and `all`, its count to
- * `snap`, and the bucket joins `visit`. */
+ * `snap`, and a bucket that moved joins `visit`. Only those: at 1,024 pairs on
+ * 2 CPUs an end had used 166 buckets (median) and moved 23 in half a second, and
+ * the walks over every used bucket were a fifth of the reading. */
 static void take_used(const volatile uint64_t *cur, uint64_t *snap, const uint64_t *old,
                       uint64_t *tmp, uint64_t *all, uint64_t *visit)
 {
@@ -219,16 +221,17 @@ static void take_used(const volatile uint64_t *cur, uint64_t *snap, const uint64
     tmp[0] += d;
     all[0] += d;
     lat_bits bits;
-    for (int w = 0; w < LAT_USED_WORDS; w++) {
+    for (int w = 0; w < LAT_USED_WORDS; w++)
         bits[w] = used[w];
-        visit[w] |= bits[w];
-    }
     FOR_EACH_BIT(bits, i, {
         c = cur[1 + i];
-        d = c > old[1 + i] ? c - old[1 + i] : 0;
         snap[1 + i] = c;
-        tmp[1 + i] += d;
-        all[1 + i] += d;
+        if (c > old[1 + i]) {
+            d = c - old[1 + i];
+            tmp[1 + i] += d;
+            all[1 + i] += d;
+            visit[i >> 6] |= 1ULL << (i & 63);
+        }
     })
 }
 
