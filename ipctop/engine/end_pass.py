@@ -44,6 +44,7 @@ THREAD_FIELDS = (
     "pair", "role", "tid", "bound_cpu", "last_cpu", "rounds", "ops_per_s", "errors", "state",
     "vcsw_per_s", "ivcsw_per_s", "ops",
 )  # fmt: skip
+_STATE, _TID = operator.attrgetter("state"), operator.attrgetter("tid")
 _STATE_NAMES = (*(STATES[code] for code in range(5)), "unknown")
 
 
@@ -124,10 +125,14 @@ class NativeEnds(EndPass):
         # Called even with no end to read: it closes the files of ends gone since.
         got = self._tasks([lay.ids[i] for i in procs], detail)
         told = [None if t is None else (t.last_cpu, t.voluntary, t.involuntary) for t in got]
-        by_index = {p.index: p for p in pairs}
-        stopped = [
-            i for p in by_index.values() if not p.active for i in lay.by_pair.get(p.index, ())
-        ]
+        by_index: dict[int, Pair] = {}
+        stopped: list[int] = []
+        states = list(map(_STATE, pairs))
+        if states.count("running") != len(states):  # rare: a pass over pairs only then
+            by_index = {p.index: p for p in pairs}
+            stopped = [
+                i for p in by_index.values() if not p.active for i in lay.by_pair.get(p.index, ())
+            ]
         inactive: bytes | bytearray = lay.zeros
         if stopped:
             inactive = bytearray(len(lay.ends))
@@ -150,7 +155,7 @@ class NativeEnds(EndPass):
 
     def _prepare(self, ends: list[End], pairs: list[Pair]) -> tuple[_Layout, array[int]]:
         """The layout of these ends, and where each one's record of the last reading is."""
-        tids = [e.tid for e in ends]
+        tids = list(map(_TID, ends))
         lay = self._lay
         if lay is None or lay.tids != tids or not _same(ends, lay.ends):
             lay = self._lay = _layout(ends, tids, pairs)

@@ -14,13 +14,14 @@ through a callback and keep any history.
 
 from __future__ import annotations
 
+import operator
 import os
 import threading
 import time
 from collections.abc import Callable
 
 from ..cpus import read_topology
-from . import procfs
+from . import collector, procfs
 from .costs import CostTracker
 from .counters import request_word
 from .end_launch import End
@@ -28,11 +29,13 @@ from .end_pass import end_pass as make_end_pass
 from .engine import Engine
 from .latency import Tracker
 from .opstats import OpStats, op_stats
+from .placement import oversubscribed
 from .procfs import TaskStat
 from .sample import CpuSample, IpiSample, Sample
 from .stalls import StallWatch
 from .task_reads import TaskFiles
 
+_OPS = operator.attrgetter("ops_per_s")
 ASK_LEAD = 0.05  # seconds between asking the ends and reading their answers
 
 
@@ -48,6 +51,7 @@ class Sampler:
         "auto" is the native pass where the extension has it."""
         if interval <= 0:
             raise ValueError("interval must be positive")
+        collector.pace()  # the monitor's process allocates a sample's objects each tick
         self.engine = engine
         self.interval = interval
         self.proc = proc
@@ -123,22 +127,23 @@ class Sampler:
             per_op = self.engine.workload.phase_stats(self.engine.pairs)
         elif names:
             per_op = op_stats(names, step.op_rates)
+        active = self.engine.active_pairs  # once: a pass over every pair
+        over = oversubscribed(active, self.engine.cpus)
         if self._costs is not None:
             costs = self._costs.update(
-                ends, tuple(threads), step.tasks, ipis, dt,
-                self.engine.oversubscribed, self._siblings,
-            )  # fmt: skip
+                ends, tuple(threads), step.tasks, ipis, dt, over, self._siblings
+            )
         sample = Sample(
             t=now - self._t0,
             dt=dt,
-            pairs=self.engine.active_pairs,
+            pairs=active,
             threads=tuple(threads),
-            total_ops_per_s=sum(t.ops_per_s for t in threads),
+            total_ops_per_s=sum(map(_OPS, threads)),
             cpus=cpus,
             ctxt_per_s=ctxt,
             ipis=ipis,
             events=tuple(events),
-            oversubscribed=self.engine.oversubscribed,
+            oversubscribed=over,
             ops=per_op,
             latency=self._latency.readings(self.engine.pairs) if self._latency else (),
             costs=costs,

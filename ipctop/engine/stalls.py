@@ -24,7 +24,11 @@ class StallWatch:
     def __init__(self, period: float, stall_s: float = STALL_S) -> None:
         self.period = period
         self.stall_s = stall_s
-        self._last: dict[int, tuple[int, float]] = {}  # pair -> (progress, when it last moved)
+        self._counts: dict[int, int] = {}  # each pair's progress at the last reading
+        self._prev_now: float | None = None  # when that reading was
+        # Pairs that made no progress at the last reading -> when they last moved:
+        # at 1,024 pairs a reading is a dict copy and one pass, not a tuple per pair.
+        self._still: dict[int, float] = {}
         self._since: dict[int, float] = {}  # stalled pair -> when it last moved
         self._readings = 0
 
@@ -42,25 +46,30 @@ class StallWatch:
     def update(self, now: float, progress: dict[int, int]) -> tuple[tuple[int, ...], list[str]]:
         """(pairs stalled now, events) given each running pair's progress count."""
         events = []
-        for pair in [p for p in self._last if p not in progress]:
-            del self._last[pair]  # removed, failed or done: not a stall
-            self._since.pop(pair, None)
-        for pair, count in progress.items():
-            seen = self._last.get(pair)
-            if seen is None or count != seen[0]:
-                self._last[pair] = (count, now)
-                since = self._since.pop(pair, None)
-                if since is not None:
+        counts = self._counts
+        moved_at = self._prev_now if self._prev_now is not None else now
+        # A pair seen for the first time counts as moving now, as one whose count changed.
+        still = [p for p, c in progress.items() if counts.get(p, -1) == c]
+        old_still = self._still
+        self._still = {p: old_still.get(p, moved_at) for p in still}
+        self._counts, self._prev_now = dict(progress), now
+        if self._since or self._still:  # else nothing to say: no pass over the pairs
+            for pair in [p for p in self._since if p not in progress]:
+                del self._since[pair]  # removed, failed or done: not a stall
+            for pair in progress:  # in the pairs' order, as the events are read
+                last = self._still.get(pair)
+                if last is None:
+                    since = self._since.pop(pair, None)
+                    if since is not None:
+                        events.append(
+                            f"{STALL} pair {pair} resumed after {now - since:.1f} s without a round"
+                        )
+                elif pair not in self._since and now - last >= self.stall_s:
+                    self._since[pair] = last
                     events.append(
-                        f"{STALL} pair {pair} resumed after {now - since:.1f} s without a round"
+                        f"{STALL} pair {pair} made no round for {now - last:.1f} s (an end "
+                        f"stopped, or starved of CPU); its windows are left out of the rates"
                     )
-                continue
-            if pair not in self._since and now - seen[1] >= self.stall_s:
-                self._since[pair] = seen[1]
-                events.append(
-                    f"{STALL} pair {pair} made no round for {now - seen[1]:.1f} s (an end "
-                    f"stopped, or starved of CPU); its windows are left out of the rates"
-                )
         return tuple(sorted(self._since)), events
 
 
