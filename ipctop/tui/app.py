@@ -126,7 +126,7 @@ class IpctopApp(
         self._dirty = False
         self._redraw_pending = False
         self._last_redraw = 0.0
-        self._table_pace = TablePace()  # the long tables step once a second
+        self._table_pace = TablePace()  # above 64 threads the screen steps once a second
         self._message = ""
         self.run_header: RunHeader | None = None
         self._contrast_floor: ContrastFloor | None = None
@@ -233,7 +233,18 @@ class IpctopApp(
         # Each warning rides in one sample (the source adds the engine's), so once each.
         for event in msg.sample.events:
             self.notify(event, severity="error", timeout=8, markup=False)  # "[Errno 43]" is text
-        self._schedule_redraw()
+        if self._screen_steps():
+            self._schedule_redraw()
+        else:
+            self._dirty = True  # drawn at the next step, or at the next key's redraw
+
+    def _screen_steps(self) -> bool:
+        """Whether this sample is drawn. Above PACED_ROWS threads the whole screen steps
+        with the long tables, once a second (table_pace.py): there the frame, which
+        every panel's moving figures make a whole-screen one, was most of what the
+        monitor cost beyond the sampler. Every sample is still fed and shown."""
+        pace = self._table_pace.pace(self.session, self.info.interval)
+        return pace.every_s is None or pace.at == self.session.count
 
     def _schedule_redraw(self) -> None:
         self._dirty = True
@@ -279,17 +290,18 @@ class IpctopApp(
         self.run_header.update_from(self.info, self.session, None, notes)
         if self._present is not None:
             self._present.update_from(self.info, self.session, self.baseline)
+        s = self.session
+        pace = self._table_pace.pace(s, self.info.interval)
         self.status_line.update_status(
             self._own_cpu.text(),
             self.source.monitor_cpu,
             self.info.interval,
             self._message,
             " · ".join(x for x in (self.source.monitor_note, self.profile_note()) if x),
+            screen_every=pace.every_s,
         )
         if self._paused:
             return
-        s = self.session
-        pace = self._table_pace.pace(s, self.info.interval)
         self.threads_panel.update_from(s, pace)
         cpus = self.cpus_panel
         if _shown(cpus):

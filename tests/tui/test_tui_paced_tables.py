@@ -208,6 +208,46 @@ def test_a_paced_table_repainted_between_steps_shows_what_a_full_repaint_does() 
     asyncio.run(go())
 
 
+def test_above_64_threads_the_screen_steps_with_the_tables() -> None:
+    # The sampler's message alone (no redraw_now): a sample between steps is fed but
+    # schedules no frame; a step's does, and so does a pair added. The status line says
+    # so. Up to 64 threads every sample schedules one (below).
+    async def go() -> None:
+        app = quiet_app()
+        async with app.run_test(size=(120, 40)) as pilot:
+            await hand(app, pilot, *(sample(i) for i in range(1, 46)))  # 45: a step
+            scheduled = []
+            for s in (sample(46), sample(47), sample(48), sample(49, PAIRS + 1)):
+                await pilot.pause(0.3)  # past the 4 Hz throttle: a frame is never held back
+                app.on_sample_arrived(SampleArrived(s, 0))
+                scheduled.append(app._redraw_pending)
+                assert app.session.latest is s  # fed, drawn or not
+            assert scheduled == [False, True, False, True]
+            await pilot.pause(0.3)
+            assert "sample every 0.5 s, screen every 1 s" in str(app.status_line.render())
+            assert _ops_shown(app.query_one(ThreadsPanel), 0) == si(
+                sample(49, PAIRS + 1).threads[0].ops_per_s
+            )
+
+    asyncio.run(go())
+
+
+def test_up_to_64_threads_the_screen_takes_every_sample() -> None:
+    async def go() -> None:
+        app = quiet_app()
+        async with app.run_test(size=(120, 40)) as pilot:
+            await hand(app, pilot, *(sample(i, 32) for i in range(1, 12)))
+            for i in (12, 13, 14):
+                await pilot.pause(0.3)
+                app.on_sample_arrived(SampleArrived(sample(i, 32), 0))
+                assert app._redraw_pending
+            await pilot.pause(0.3)
+            text = str(app.status_line.render())
+            assert "sample every 0.5 s" in text and "screen every" not in text
+
+    asyncio.run(go())
+
+
 def test_up_to_64_threads_the_tables_take_every_sample() -> None:
     async def go() -> None:
         app = quiet_app()

@@ -25,6 +25,7 @@ class StatusLine(TextBlock):
         interval: float,
         message: str = "",
         priority_note: str = "",
+        screen_every: float | None = None,
     ) -> None:
         # The answer to the key just pressed first and kept; at a narrow width the
         # sample interval goes first, then where the monitor runs (run_header.fit).
@@ -42,7 +43,9 @@ class StatusLine(TextBlock):
             pieces.append((f" · monitor on CPU {monitor_cpu}", "", CPUS))
         if priority_note:
             pieces.append((f" · {priority_note}", "bold", NOTE))
-        pieces.append((f" · sample every {interval:g} s", "", LAST))
+        # Paced (table_pace.py): every sample is taken, the screen steps less often.
+        screen = f", screen every {screen_every:g} s" if screen_every is not None else ""
+        pieces.append((f" · sample every {interval:g} s{screen}", "", LAST))
         width = max(0, self.size.width - 2) or 10_000  # the padding; unmounted: no limit
         text = fit(pieces, width)
         if text.plain.endswith(" · "):

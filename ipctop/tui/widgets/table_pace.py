@@ -4,10 +4,14 @@ second above them (issue 29).
 Every thread sparkline shifts and every switches row moves with each sample, so at
 512 threads those two tables are most of the lines a frame styles afresh. Above
 PACED_ROWS threads they step once a second instead: two samples' columns at a
-time at the default 0.5 s, nothing dropped, and their titles say so. The header's
-totals, the scaling curve, the CPUs panel and the system-wide switches stay at
-the sample rate, and a step comes at once when the pair count changes or the run
-restarts, so adding or removing a pair shows in the next frame. 64 threads is
+time at the default 0.5 s, nothing dropped, and their titles say so. Since
+2026-12-07 the whole screen steps with them (IpctopApp._screen_steps; the status
+line says "screen every 1 s"): the header, the CPUs and the curve move every
+sample, so each frame was a whole-screen composite, and the frame, not the
+figures, was most of what the monitor cost there beyond the sampler. A step
+comes at once when the pair count changes or the run restarts, so adding or
+removing a pair shows in the next frame, and a key's redraw draws the latest
+sample at once. 64 threads is
 about where the monitor's own cost started to show beside the sampler's
 (BENCHMARKS.md, "Observer effect": 16 threads met 3 % of a CPU, 512 did not),
 and more rows than any terminal shows at once, so the table is scrolled anyway.
