@@ -138,15 +138,17 @@ class History(Sequence[float]):
     def __len__(self) -> int:
         return sum(len(rows) for rows, _ in self._parts())
 
+    # Iterators over the rows' column at C speed (map, itemgetter): a sparkline
+    # reads some 40 values of each of some 30 rows a redraw.
     def __iter__(self) -> Iterator[float]:
-        for rows, i in self._parts():
-            for row in rows:
-                yield row[i]
+        return chain.from_iterable(map(itemgetter(i), rows) for rows, i in self._parts())
 
     def __reversed__(self) -> Iterator[float]:
-        for rows, i in reversed(self._parts()):
-            for row in reversed(rows):
-                yield row[i]
+        parts = self._parts()
+        if len(parts) == 1:
+            rows, i = parts[0]
+            return map(itemgetter(i), reversed(rows))
+        return chain.from_iterable(map(itemgetter(i), reversed(rows)) for rows, i in parts[::-1])
 
     @overload
     def __getitem__(self, index: int) -> float: ...

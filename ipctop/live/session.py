@@ -11,8 +11,8 @@ import statistics
 from array import array
 from collections import deque
 from collections.abc import Sequence
-from itertools import compress
-from operator import attrgetter
+from itertools import compress, repeat
+from operator import attrgetter, is_
 from typing import NamedTuple, TypeVar
 
 from ..analysis.scaling import ScalingCurve, ScalingPoint, above_linear, scalability_pct
@@ -118,7 +118,7 @@ class Session:
         readings = sample.latency
         pairs = tuple(map(_PAIR, readings))
         if pairs and min(pairs) < 0:  # the all-pairs reading has no history of its own
-            readings = tuple(r for r in readings if r.pair >= 0)
+            readings = tuple(compress(readings, map((0).__le__, pairs)))  # pair >= 0
             pairs = tuple(map(_PAIR, readings))
         p99s = list(map(_P99, readings))
         if None in p99s:
@@ -266,14 +266,12 @@ class Session:
         if s is None:
             return set()
         if self._cpus[0] is not s:  # once per sample, however many panels ask
-            bound = set(map(_BOUND, s.threads))
-            if None in bound:  # some unpinned: where they last ran
-                bound = {
-                    b if b is not None else c
-                    for b, c in zip(map(_BOUND, s.threads), map(_LAST, s.threads))
-                }
-                bound.discard(None)
-            self._cpus = (s, frozenset(bound))
+            cpus = set(map(_BOUND, s.threads))
+            if None in cpus:  # some unpinned: where those last ran (C-speed passes)
+                unpinned = map(is_, map(_BOUND, s.threads), repeat(None))
+                cpus |= set(compress(map(_LAST, s.threads), unpinned))
+                cpus.discard(None)
+            self._cpus = (s, frozenset(cpus))
         return set(self._cpus[1])
 
 

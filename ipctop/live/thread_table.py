@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
-from operator import attrgetter, ne
+from itertools import repeat
+from operator import and_, attrgetter, is_, ne
 from typing import NamedTuple
 
 from ..engine.sample import ThreadSample
@@ -104,10 +105,15 @@ class ThreadTable:
     def off_cpu(self) -> int:
         """How many threads ran off their binding: counted once per table."""
         if self._off_cpu is None:
+            # ThreadSample.off_cpu at C speed: bound != last, less the pairs where
+            # one of the two is None (None != cpu is true; both None is not).
             bound = list(map(_BOUND, self.threads))
             last = list(map(_LAST, self.threads))
-            if None in bound or None in last:  # unpinned or unknown: ThreadSample.off_cpu
-                self._off_cpu = sum(1 for t in self.threads if t.off_cpu)
-            else:  # all pinned and seen: a C-speed pass
-                self._off_cpu = sum(map(ne, bound, last))
+            off = sum(map(ne, bound, last))
+            if None in bound or None in last:
+                no_bound = list(map(is_, bound, repeat(None)))
+                no_last = list(map(is_, last, repeat(None)))
+                both = sum(map(and_, no_bound, no_last))
+                off -= sum(no_bound) + sum(no_last) - 2 * both
+            self._off_cpu = off
         return self._off_cpu

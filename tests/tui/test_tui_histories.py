@@ -96,7 +96,7 @@ def _samples(seed: int, n: int) -> list[Sample]:
                 p,
                 r,
                 tid[p] + (r == "B"),
-                p % 2,
+                rng.choice([p % 2, p % 2, None]),  # unpinned at times
                 rng.choice([p % 2, p % 2, 1 - p % 2, None]),
                 i,
                 rng.choice([0.0, rng.uniform(50, 150), rng.uniform(50, 1000)]),
