@@ -52,6 +52,8 @@ class Columns(Generic[K]):
         self._peaks: deque[float] = deque(maxlen=maxlen)
         # Per sample before it, the highest value of a key alive now whose run covers it.
         self._old_peaks: deque[float] = deque()
+        # Bumped when a segment comes or goes: a history view's parts stand until then.
+        self.version = 0
 
     def append(self, keys: tuple[K, ...], values: array[float]) -> None:
         """One sample: values[i] is keys[i]'s (no key twice)."""
@@ -65,6 +67,7 @@ class Columns(Generic[K]):
             self._old_peaks.popleft()
             if not first.rows:
                 self._segments.popleft()
+                self.version += 1
 
     def _new_keys(self, keys: tuple[K, ...]) -> None:
         new = _Segment(keys, self.maxlen)
@@ -76,6 +79,7 @@ class Columns(Generic[K]):
             # Only keys added: every key of the older samples is alive, their peaks stand.
             self._old_peaks.extend(self._peaks)
         self._segments.append(new)
+        self.version += 1
         self._peaks = deque(maxlen=self.maxlen)
         self.keys = keys
 
@@ -125,15 +129,21 @@ class History(Sequence[float]):
     as the live deque it stands for did; once the key has left, the part taken
     when the view was made (the thread's last rows stay drawn until the next step)."""
 
-    __slots__ = ("_columns", "_key", "_taken")
+    __slots__ = ("_columns", "_key", "_taken", "_version", "_now")
 
     def __init__(self, columns: Columns[K], key: K) -> None:
         self._columns: Columns[K] = columns
         self._key = key
-        self._taken = columns.parts(key)
+        self._taken = self._now = columns.parts(key)
+        self._version = columns.version
 
     def _parts(self) -> list[Part]:
-        return self._columns.parts(self._key) or self._taken
+        # A sparkline asks for the length and then the tail: the parts are looked up
+        # again only after the columns' segments changed.
+        if self._version != self._columns.version:
+            self._version = self._columns.version
+            self._now = self._columns.parts(self._key) or self._taken
+        return self._now
 
     def __len__(self) -> int:
         return sum(len(rows) for rows, _ in self._parts())

@@ -9,17 +9,12 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
-from itertools import repeat
-from operator import and_, attrgetter, is_, ne
 from typing import NamedTuple
 
 from ..engine.sample import ThreadSample
 
 #: a thread this far from the median of all running threads is highlighted
 IMBALANCE = 0.20
-
-_BOUND = attrgetter("bound_cpu")
-_LAST = attrgetter("last_cpu")
 
 ThreadKey = tuple[int, str, int]  # (pair, role, tid): a re-added pair starts a new row
 
@@ -105,15 +100,8 @@ class ThreadTable:
     def off_cpu(self) -> int:
         """How many threads ran off their binding: counted once per table."""
         if self._off_cpu is None:
-            # ThreadSample.off_cpu at C speed: bound != last, less the pairs where
-            # one of the two is None (None != cpu is true; both None is not).
-            bound = list(map(_BOUND, self.threads))
-            last = list(map(_LAST, self.threads))
-            off = sum(map(ne, bound, last))
-            if None in bound or None in last:
-                no_bound = list(map(is_, bound, repeat(None)))
-                no_last = list(map(is_, last, repeat(None)))
-                both = sum(map(and_, no_bound, no_last))
-                off -= sum(no_bound) + sum(no_last) - 2 * both
-            self._off_cpu = off
+            # One walk per table (a step: once a second above 64 threads). Kept in
+            # Python: the property's walk (75 ns a thread) measured faster than the
+            # five map/count passes that would do it at C speed.
+            self._off_cpu = sum(1 for t in self.threads if t.off_cpu)
         return self._off_cpu
