@@ -364,6 +364,10 @@ async def compare(
         await frames(app, pilot, feed, 1)  # the switch's own first frame is not counted
         return await frames(app, pilot, feed, k)
 
+    # A's own state warmed as B's was (columns keeps main's histories apart): its
+    # sparklines full width before its first block, as B's are.
+    use(True)
+    await frames(app, pilot, feed, WARM)
     pairs: list[tuple[list[float], list[float]]] = []
     rows: dict[bool, list[Row]] = {True: [], False: []}
     for _ in range(blocks):

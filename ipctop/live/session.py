@@ -8,9 +8,11 @@ list of samples always produces the same picture.
 from __future__ import annotations
 
 import statistics
+from array import array
 from collections import deque
-from collections.abc import Iterable
-from itertools import islice
+from collections.abc import Sequence
+from itertools import compress, repeat
+from operator import attrgetter, is_
 from typing import NamedTuple, TypeVar
 
 from ..analysis.scaling import ScalingCurve, ScalingPoint, above_linear, scalability_pct
@@ -18,7 +20,8 @@ from ..analysis.settle import SETTLED, Settler
 from ..engine.latency import whole
 from ..engine.sample import Sample, ThreadSample
 from ..engine.workloads import load_unit
-from .thread_table import ThreadKey, ThreadRow, ThreadTable, thread_key
+from .columns import Columns, HistoryMap
+from .thread_table import ThreadKey, ThreadRow, ThreadTable
 from .unit_rows import UnitHistory
 
 P99_SAMPLES = 20  # the p99 curve's point at a pair count: the median of this many samples
@@ -28,6 +31,15 @@ HISTORY = 512
 
 
 _K = TypeVar("_K")
+
+# Read at C speed (map) over a sample's 2,048 threads or 1,024 pairs: no Python per item.
+_KEY = attrgetter("pair", "role", "tid")  # thread_key's tuple
+_OPS = attrgetter("ops_per_s")
+_STATE = attrgetter("state")
+_BOUND = attrgetter("bound_cpu")
+_LAST = attrgetter("last_cpu")
+_PAIR = attrgetter("pair")
+_P99 = attrgetter("rtt.p99")
 
 
 class Headline(NamedTuple):
@@ -50,12 +62,21 @@ class Session:
         self.unit = load_unit(workload)
         self.units = UnitHistory(history) if self.unit else None
         self.latest: Sample | None = None
-        self._sorted: tuple[Sample | None, list[ThreadSample], float] = (None, [], 0.0)
+        # The latest sample's threads sorted, the median of the running ones (and
+        # those sorted, for the imbalance count); made once per sample, if asked.
+        self._sorted: tuple[Sample | None, Sequence[ThreadSample], float, list[float]] = (
+            None, [], 0.0, [],
+        )  # fmt: skip
+        # The (pair, role) order of the thread keys, kept while the keys are the same
+        # tuple: None when the sampler's own order is it (pair by pair, A then B).
+        self._order: tuple[tuple[ThreadKey, ...] | None, list[int] | None] = (None, None)
+        self._cpus: tuple[Sample | None, frozenset[int]] = (None, frozenset())
         self.count = 0
-        self.threads: dict[ThreadKey, deque[float]] = {}
-        # Per sample, the highest ops/s of any thread still shown: the shared
-        # sparkline ceiling without walking 512 histories on every redraw.
-        self._peaks: deque[float] = deque(maxlen=history)
+        # Per thread, its ops/s over the samples (columns.py): one array a sample, the
+        # sparklines' histories and their shared ceiling read out of it when drawn.
+        self._threads: Columns[ThreadKey] = Columns(history)
+        #: the live threads' histories by thread key, each built when asked for
+        self.threads: HistoryMap[ThreadKey] = HistoryMap(self._threads)
         self.cpu_busy: dict[int, deque[float]] = {}
         self.ctxt: deque[float] = deque(maxlen=history)
         self.totals: deque[float] = deque(maxlen=history)
@@ -66,9 +87,10 @@ class Session:
         self._visit: int | None = None  # pair count of the current visit
         self._recorded = False  # its settled reading is in the curve
         self.events: deque[str] = deque(maxlen=50)
-        #: per pair: the round trip's p99 per sample (ns), for the latency panel's sparkline
-        self.latency_p99: dict[int, deque[float]] = {}
-        self._p99_peaks: deque[float] = deque(maxlen=history)  # as _peaks, for latency_p99
+        # Per pair: the round trip's p99 per sample (ns), kept as the threads' are.
+        self._p99: Columns[int] = Columns(history)
+        #: the pairs' p99 histories, for the latency panel's sparkline
+        self.latency_p99: HistoryMap[int] = HistoryMap(self._p99)
         #: per pair count: all pairs' round-trip p99 per sample (ns), the p99 curve
         self.p99_by_pairs: dict[int, deque[float]] = {}
 
@@ -76,22 +98,12 @@ class Session:
     def feed(self, sample: Sample) -> None:
         self.latest = sample
         self.count += 1
-        seen = set()
-        peak = 0.0
-        threads = self.threads
-        for t in sample.threads:
-            key = thread_key(t)
-            seen.add(key)
-            _append(threads, key, t.ops_per_s, self.history)
-            if t.ops_per_s > peak:
-                peak = t.ops_per_s
-        gone = [k for k in self.threads if k not in seen]
-        for key in gone:
-            del self.threads[key]
-        if gone:
-            self._rebuild_peaks()  # a removed thread's past must not hold the ceiling up
-        else:
-            self._peaks.append(peak)
+        threads = sample.threads
+        keys = tuple(map(_KEY, threads))
+        # A copy at C speed; the same key tuple kept while equal, so that what is
+        # keyed to it (the sorted order) needs no comparison of its own.
+        self._threads.append(self._threads.keys if keys == self._threads.keys else keys,
+                             array("d", map(_OPS, threads)))  # fmt: skip
         for c in sample.cpus:
             _append(self.cpu_busy, c.cpu, c.busy, self.history)
         self.ctxt.append(sample.ctxt_per_s or 0.0)
@@ -103,23 +115,15 @@ class Session:
         self._settle(sample)
 
     def _feed_latency(self, sample: Sample) -> None:
-        seen = set()
-        peak = 0.0
-        for reading in sample.latency:
-            pair, p99 = reading.pair, reading.rtt.p99
-            if pair < 0:
-                continue
-            seen.add(pair)
-            value = float(p99) if p99 is not None else 0.0
-            _append(self.latency_p99, pair, value, self.history)
-            peak = max(peak, value)
-        gone = [p for p in self.latency_p99 if p not in seen]
-        for pair in gone:
-            del self.latency_p99[pair]
-        if gone:
-            self._p99_peaks = _peaks_of(self.latency_p99.values(), self.history)
-        elif seen:
-            self._p99_peaks.append(peak)
+        readings = sample.latency
+        pairs = tuple(map(_PAIR, readings))
+        if pairs and min(pairs) < 0:  # the all-pairs reading has no history of its own
+            readings = tuple(compress(readings, map((0).__le__, pairs)))  # pair >= 0
+            pairs = tuple(map(_PAIR, readings))
+        p99s = list(map(_P99, readings))
+        if None in p99s:
+            p99s = [0.0 if v is None else v for v in p99s]
+        self._p99.append(self._p99.keys if pairs == self._p99.keys else pairs, array("d", p99s))
         every = whole(sample.latency)
         p99 = every.rtt.p99 if every is not None else None
         if p99 is not None and sample.pairs > 0:
@@ -227,11 +231,21 @@ class Session:
         if s is None:
             return ThreadTable((), 0.0, 0.0, self.threads)
         if self._sorted[0] is not s:  # sorted once per sample, for every panel that asks
-            running = [t.ops_per_s for t in s.threads if t.state == "running"]
+            keys = self._threads.keys
+            if self._order[0] is not keys:  # the threads changed: sorted again, once
+                by = sorted(range(len(keys)), key=lambda i: keys[i][:2])  # (pair, role)
+                self._order = (keys, None if by == list(range(len(keys))) else by)
+            order = self._order[1]
+            threads: Sequence[ThreadSample] = s.threads
+            if order is not None:
+                threads = [s.threads[i] for i in order]
+            running = sorted(
+                compress(map(_OPS, threads), map("running".__eq__, map(_STATE, threads)))
+            )
             median = statistics.median(running) if running else 0.0
-            self._sorted = (s, sorted(s.threads, key=lambda t: (t.pair, t.role)), median)
-        _, threads, median = self._sorted
-        return ThreadTable(threads, median, s.total_ops_per_s, self.threads)
+            self._sorted = (s, threads, median, running)
+        _, threads, median, running = self._sorted
+        return ThreadTable(threads, median, s.total_ops_per_s, self.threads, running)
 
     def thread_rows(self) -> list[ThreadRow]:
         """Every row (tests, exports); the panel builds only the rows it shows."""
@@ -240,28 +254,25 @@ class Session:
 
     def thread_scale(self, width: int) -> float:
         """One ceiling for every thread sparkline (its last `width` samples), so rows compare."""
-        recent = islice(reversed(self._peaks), width) if width > 0 else self._peaks
-        return max(recent, default=0.0)
+        return self._threads.ceiling(width)
 
     def latency_scale(self, width: int) -> float:
         """One ceiling for every pair's p99 sparkline (its last `width` samples)."""
-        recent = islice(reversed(self._p99_peaks), width) if width > 0 else self._p99_peaks
-        return max(recent, default=0.0)
-
-    def _rebuild_peaks(self) -> None:
-        self._peaks = _peaks_of(self.threads.values(), self.history)
+        return self._p99.ceiling(width)
 
     def pair_cpus(self) -> set[int]:
         """CPUs a pair is bound to (or last ran on, when unpinned)."""
         s = self.latest
         if s is None:
             return set()
-        out = set()
-        for t in s.threads:
-            cpu = t.bound_cpu if t.bound_cpu is not None else t.last_cpu
-            if cpu is not None:
-                out.add(cpu)
-        return out
+        if self._cpus[0] is not s:  # once per sample, however many panels ask
+            cpus = set(map(_BOUND, s.threads))
+            if None in cpus:  # some unpinned: where those last ran (C-speed passes)
+                unpinned = map(is_, map(_BOUND, s.threads), repeat(None))
+                cpus |= set(compress(map(_LAST, s.threads), unpinned))
+                cpus.discard(None)
+            self._cpus = (s, frozenset(cpus))
+        return set(self._cpus[1])
 
 
 def _append(histories: dict[_K, deque[float]], key: _K, value: float, maxlen: int) -> None:
@@ -272,17 +283,3 @@ def _append(histories: dict[_K, deque[float]], key: _K, value: float, maxlen: in
     if history is None:
         history = histories[key] = deque(maxlen=maxlen)
     history.append(value)
-
-
-def _peaks_of(histories: Iterable[deque[float]], history: int) -> deque[float]:
-    """Per sample, the highest value of any history: the shared sparkline ceiling.
-    Every history got the latest sample's value, so they all end at the same sample."""
-    histories = list(histories)
-    longest = max((len(h) for h in histories), default=0)
-    peaks = [0.0] * longest
-    for h in histories:
-        offset = longest - len(h)
-        for i, v in enumerate(h, offset):
-            if v > peaks[i]:
-                peaks[i] = v
-    return deque(peaks, maxlen=history)

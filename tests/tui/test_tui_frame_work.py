@@ -13,6 +13,7 @@ import time
 
 from screen_waits import drawn
 
+import ipctop.live.columns as columns_module
 import ipctop.live.session as session_module
 from ipctop.engine.sample import CpuSample, Sample, ThreadSample
 from ipctop.live.fixed_run import INFO, fixed_samples
@@ -143,18 +144,37 @@ def _sample(i: int, pairs: int) -> Sample:
     return Sample(t=0.5 * i, dt=0.5, pairs=pairs, threads=threads, total_ops_per_s=total, cpus=cpus)
 
 
-def test_a_feed_makes_a_history_per_new_thread_only(monkeypatch) -> None:
-    # Counted, not mocked: the session's own deque class, every construction tallied.
+def _made(monkeypatch, samples: list[Sample]) -> list[int]:
+    """Deques made by the session (and its columns) after each of the samples."""
+    # Counted, not mocked: the modules' own deque class, every construction tallied.
     monkeypatch.setattr(session_module, "deque", _CountedDeque)
+    monkeypatch.setattr(columns_module, "deque", _CountedDeque)
     s = Session()
     _CountedDeque.made = 0  # the session's own, made once, are not the point
-    s.feed(_sample(1, 4))
-    first = _CountedDeque.made
-    assert first == 8 + 2, first  # a history per thread and per CPU, nothing else
-    for i in range(2, 12):
+    out = []
+    for sample in samples:
+        s.feed(sample)
+        out.append(_CountedDeque.made)
+    return out
+
+
+def test_a_feed_makes_no_object_per_thread(monkeypatch) -> None:
+    # Was one deque per new thread (this test poked at them); the histories are
+    # columns now (live/columns.py): a change of threads costs a segment, whatever
+    # their number, and the same threads again cost nothing.
+    few = _made(monkeypatch, [_sample(i, 4) for i in range(1, 12)] + [_sample(12, 5)])
+    many = _made(monkeypatch, [_sample(i, 40) for i in range(1, 12)] + [_sample(12, 41)])
+    assert few == many, (few, many)
+    assert few[0] <= 2 + 2, few  # a history per CPU, and the threads' first segment
+    assert few[10] == few[0]  # ten samples of the same threads: none more
+    assert few[11] - few[10] <= 2  # a pair more: one segment, not a history per thread
+
+
+def test_a_feed_keeps_each_threads_history(monkeypatch) -> None:
+    s = Session()
+    for i in range(1, 12):
         s.feed(_sample(i, 4))
-    assert _CountedDeque.made == first  # ten samples of the same threads: none more
     assert [len(h) for h in s.threads.values()] == [11] * 8
     assert list(s.threads[(3, "B", 107)])[-2:] == [1013.0, 1014.0]  # 1000 + sample + pair
-    s.feed(_sample(12, 5))  # a pair more: its two threads get theirs
-    assert _CountedDeque.made == first + 2
+    s.feed(_sample(12, 5))  # a pair more: its two threads start theirs, the others go on
+    assert len(s.threads[(4, "A", 108)]) == 1 and len(s.threads[(3, "B", 107)]) == 12

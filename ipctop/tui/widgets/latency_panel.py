@@ -8,7 +8,7 @@ key h shows.
 
 from __future__ import annotations
 
-from collections import deque
+from collections.abc import Mapping, Sequence
 
 from textual.binding import Binding
 
@@ -52,7 +52,7 @@ class LatencyPanel(RowsView):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self._rows: list[PairLatency] = []
-        self._sparks: dict[int, deque[float]] = {}
+        self._sparks: Mapping[int, Sequence[float]] = {}
         self._top = 0.0
         self._note = "waiting for the first timed sample"
         self.selected = 0  # the pair key h shows
@@ -66,13 +66,15 @@ class LatencyPanel(RowsView):
         else:
             self._rows = list(readings)
             self._note = ""
-        # The live histories, not copies, and one ceiling from the session's
-        # per-sample peaks: a redraw at 1,024 pairs walks no history.
+        # The live histories (each built when its row is drawn) and one ceiling from
+        # the session's per-sample peaks: a redraw at 1,024 pairs walks no history.
         self._sparks = session.latency_p99
         self._top = session.latency_scale(SPARK)
-        pairs = [p.pair for p in self._rows if p.pair >= 0]
+        # The session's pairs with a history are this sample's, in its order: no pass
+        # over 1,024 readings to find the selected one.
+        pairs = session.latency_p99
         if pairs and self.selected not in pairs:
-            self.selected = pairs[0]
+            self.selected = next(iter(pairs))
         self.border_subtitle = f"h: histogram of pair {self.selected}" if pairs else ""
         self.changed()
 
