@@ -7,12 +7,13 @@ its counter slot.
 
 from __future__ import annotations
 
+import operator
 import os
 import signal
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ..errors import PairStartError
@@ -48,6 +49,15 @@ class Pair:
     @property
     def active(self) -> bool:
         return self.state == "running"
+
+
+_STATE = operator.attrgetter("state")
+
+
+def active_count(pairs: Iterable[Pair]) -> int:
+    """How many pairs are active (Pair.active), at C speed: the sampler asks at every
+    reading, over 1,024 pairs."""
+    return list(map(_STATE, pairs)).count("running")
 
 
 #: timed_args' trailing defaults, put back when a gate follows them

@@ -31,7 +31,7 @@ from .end_figures import (
     check_n_ops,
     wrong_messages,
 )
-from .end_launch import End, Pair
+from .end_launch import End, Pair, active_count
 from .procfs import TaskStat
 from .sample import ThreadSample
 
@@ -44,7 +44,7 @@ THREAD_FIELDS = (
     "pair", "role", "tid", "bound_cpu", "last_cpu", "rounds", "ops_per_s", "errors", "state",
     "vcsw_per_s", "ivcsw_per_s", "ops",
 )  # fmt: skip
-_STATE, _TID = operator.attrgetter("state"), operator.attrgetter("tid")
+_TID = operator.attrgetter("tid")
 _STATE_NAMES = (*(STATES[code] for code in range(5)), "unknown")
 
 
@@ -127,8 +127,7 @@ class NativeEnds(EndPass):
         told = [None if t is None else (t.last_cpu, t.voluntary, t.involuntary) for t in got]
         by_index: dict[int, Pair] = {}
         stopped: list[int] = []
-        states = list(map(_STATE, pairs))
-        if states.count("running") != len(states):  # rare: a pass over pairs only then
+        if active_count(pairs) != len(pairs):  # rare: a pass over pairs only then
             by_index = {p.index: p for p in pairs}
             stopped = [
                 i for p in by_index.values() if not p.active for i in lay.by_pair.get(p.index, ())

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import operator
 import os
 import signal
 import threading
@@ -16,7 +15,7 @@ from .config import RunConfig
 from .contention import ContentionWatch, session_line
 from .counters import ENDED, CounterBlock, check_slots
 from .death_watch import DeathWatch
-from .end_launch import End, Launcher, Pair, await_start
+from .end_launch import End, Launcher, Pair, active_count, await_start
 from .event_log import EventLog
 from .forker import Forker
 from .objects import _native
@@ -27,7 +26,6 @@ from .workloads import WORKLOADS, Workload, make_workload
 from .workloads.limits import check_tasks, task_error
 
 ENGINES = ("auto", "native", "python")
-_STATE = operator.attrgetter("state")  # Pair.active is state == "running"
 JOIN_TIMEOUT = 5.0  # a loaded box can take seconds to run a woken end
 PROGRESS_EVERY = 64  # pairs between two progress calls of a bulk start
 
@@ -248,8 +246,7 @@ class Engine:
     # -- views -----------------------------------------------------------------
     @property
     def active_pairs(self) -> int:
-        # Not a generator over Pair.active: the sampler asks at every reading, 1,024 pairs.
-        return list(map(_STATE, self.pairs)).count("running")
+        return active_count(self.pairs)
 
     @property
     def oversubscribed(self) -> bool:
