@@ -9,12 +9,9 @@ background for every cell.
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
-import subprocess
 import sys
 import time
-import uuid
 
 import pytest
 from ansi_contrast import AA, describe, ratio, unreadable
@@ -22,60 +19,14 @@ from conftest import ROOT, two_cpus
 from rich.segment import Segment
 from rich.style import Style
 from textual.color import Color
+from tmux_pane import TEST_TIMEOUT, WAIT, Pane
 
 from ipctop.tui.contrast_floor import ContrastFloor, contrast
 
-TIMEOUT = 40.0
 THEMES = ("textual-dark", "textual-light")
 DEPTHS = ("truecolor", "256", "standard")
 
 needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
-
-
-class Pane:
-    """One tmux server of our own with the app in its only pane."""
-
-    def __init__(self, cmd: str, size: tuple[int, int]) -> None:
-        self.sock = f"ipctop-contrast-{uuid.uuid4().hex[:8]}"
-        # A size in the environment would win over the pane's (Textual reads
-        # COLUMNS and LINES), and TMUX* would make this a nested client.
-        self.env = {
-            k: v
-            for k, v in os.environ.items()
-            if not k.startswith("TMUX") and k not in ("COLUMNS", "LINES")
-        }
-        self.env.setdefault("TERM", "xterm-256color")  # tmux refuses to start without one
-        self.tmux("new-session", "-d", "-s", "t", "-x", str(size[0]), "-y", str(size[1]), cmd)
-
-    def tmux(self, *args: str) -> str:
-        return subprocess.run(
-            ["tmux", "-L", self.sock, *args],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=10,
-            env=self.env,
-        ).stdout
-
-    def text(self, ansi: bool = False) -> str:
-        return self.tmux("capture-pane", "-p", *(["-e"] if ansi else []), "-t", "t")
-
-    def wait_for(self, text: str) -> None:
-        deadline = time.monotonic() + TIMEOUT
-        while text not in (shown := self.text()):
-            assert time.monotonic() < deadline, f"{text!r} never showed:\n{shown}"
-            time.sleep(0.2)
-
-    def quit(self) -> None:
-        """q, and wait until the app (the pane's only process) is gone."""
-        self.tmux("send-keys", "-t", "t", "q")
-        deadline = time.monotonic() + TIMEOUT
-        while "ipctop-exited" not in self.text():
-            assert time.monotonic() < deadline, f"ipctop did not quit:\n{self.text()}"
-            time.sleep(0.1)
-
-    def kill(self) -> None:
-        subprocess.run(["tmux", "-L", self.sock, "kill-server"], capture_output=True, timeout=10)
 
 
 def app_pane(theme: str, depth: str, *args: str, size: tuple[int, int] = (120, 40)) -> Pane:
@@ -99,6 +50,7 @@ def assert_readable(pane: Pane, what: str, minimum: float = AA) -> None:
 
 @needs_tmux
 @two_cpus
+@pytest.mark.timeout(TEST_TIMEOUT)
 @pytest.mark.parametrize("depth", DEPTHS)
 @pytest.mark.parametrize("theme", THEMES)
 def test_tmux_every_character_readable(theme: str, depth: str) -> None:
@@ -107,15 +59,15 @@ def test_tmux_every_character_readable(theme: str, depth: str) -> None:
         pane.wait_for("pairs 2/")
         time.sleep(1.5)  # a few samples: sparklines, the band of pair 1, the chart
         assert_readable(pane, f"{theme} {depth}, 2 pairs")
-        pane.tmux("send-keys", "-t", "t", "d")
+        pane.keys("d")
         pane.wait_for("Where the time goes")
         time.sleep(1.0)
         assert_readable(pane, f"{theme} {depth}, detail panel")
-        pane.tmux("send-keys", "-t", "t", "?")
+        pane.keys("?")
         pane.wait_for("add a pair on the next CPU")
         assert_readable(pane, f"{theme} {depth}, help")
-        pane.tmux("send-keys", "-t", "t", "?")  # not Escape: Escape then q reads as alt+q
-        deadline = time.monotonic() + TIMEOUT
+        pane.keys("?")  # not Escape: Escape then q reads as alt+q
+        deadline = time.monotonic() + WAIT
         while "add a pair on the next CPU" in pane.text():
             assert time.monotonic() < deadline, "the help did not close"
             time.sleep(0.1)

@@ -13,6 +13,7 @@ from handmade_records import handmade_sweep
 from screen_waits import all_taken, drawn, screen_up
 from test_tui_contrast import THEMES, app_pane, assert_readable, needs_tmux
 from test_tui_snapshots import app, settle
+from tmux_pane import TEST_TIMEOUT
 
 from ipctop.analysis.scaling import ScalingPoint
 from ipctop.live.baseline import Baseline, load_baseline
@@ -153,6 +154,7 @@ def test_verdict_without_windows_gives_the_figure_and_says_why(tmp_path: Path) -
 
 @needs_tmux
 @two_cpus
+@pytest.mark.timeout(TEST_TIMEOUT)
 @pytest.mark.parametrize("theme", THEMES)
 def test_tmux_presentation_mode_is_readable_at_7_to_1(theme: str) -> None:
     pane = app_pane(theme, "256", "--pairs", "2", "--present")

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
-import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,12 +13,12 @@ import psutil
 import pytest
 from conftest import ROOT
 from test_tui_records import live, wait_for
+from tmux_pane import TEST_TIMEOUT, WAIT, Pane
 
 from ipctop.tui.app import IpctopApp
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
-TIMEOUT = 30.0
 TOAST_EDGE = "▌"  # the left edge Textual draws a notification (toast) with
 
 
@@ -38,44 +35,17 @@ def ipctop_queues_of(pid: int) -> list[str]:
     return out
 
 
+@pytest.mark.timeout(TEST_TIMEOUT)
 def test_tmux_start_add_pair_read_screen_quit(tmp_path: Path) -> None:
-    sock = f"ipctop-test-{uuid.uuid4().hex[:8]}"
     rc_file = tmp_path / "rc"
-
-    def tmux(*args: str) -> str:
-        return subprocess.run(
-            ["tmux", "-L", sock, *args], capture_output=True, text=True, check=True, timeout=10
-        ).stdout
-
-    def screen() -> str:
-        return tmux("capture-pane", "-p", "-t", "ipctop")
-
-    def wait_screen(text: str) -> str:
-        deadline = time.monotonic() + TIMEOUT
-        while True:
-            shown = screen()
-            if text in shown:
-                return shown
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{text!r} never showed; the screen was:\n{shown}")
-            time.sleep(0.2)
-
     # The shell stays to record the exit code; ipctop runs in the foreground of the pane.
-    cmd = f"cd {ROOT}; {sys.executable} -m ipctop; echo $? > {rc_file}; sleep 30"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TMUX")}
-    subprocess.run(
-        ["tmux", "-L", sock, "new-session", "-d", "-s", "ipctop", "-x", "120", "-y", "40", cmd],
-        check=True,
-        env={**env, "TERM": "xterm-256color"},
-        timeout=10,
-    )
+    pane = Pane(f"cd {ROOT}; {sys.executable} -m ipctop; echo $? > {rc_file}; sleep 30", (120, 40))
     try:
-        wait_screen("pairs 1/")
-        shell = psutil.Process(int(tmux("display-message", "-p", "-t", "ipctop", "#{pane_pid}")))
-        (app,) = [c for c in shell.children() if "ipctop" in " ".join(c.cmdline())]
+        pane.wait_for("pairs 1/")
+        (app,) = [c for c in pane.shell().children() if "ipctop" in " ".join(c.cmdline())]
         pid = app.pid
-        tmux("send-keys", "-t", "ipctop", "+")
-        shown = wait_screen("pairs 2/")
+        pane.keys("+")
+        shown = pane.wait_for("pairs 2/")
 
         def thread_rows(shown: str) -> list[str]:
             return [
@@ -86,22 +56,22 @@ def test_tmux_start_add_pair_read_screen_quit(tmp_path: Path) -> None:
 
         # The header says 2 pairs once the pair is added; its rows come with a later
         # sample, which a loaded box may draw seconds after.
-        deadline = time.monotonic() + TIMEOUT
+        deadline = time.monotonic() + WAIT
         while len(rows := thread_rows(shown)) < 4 and time.monotonic() < deadline:
             time.sleep(0.2)
-            shown = screen()
+            shown = pane.text()
         assert len(rows) >= 4, shown
         assert ipctop_queues_of(pid), "the running pairs own no queue?"
-        tmux("send-keys", "-t", "ipctop", "q")
-        deadline = time.monotonic() + TIMEOUT
+        pane.keys("q")
+        deadline = time.monotonic() + WAIT
         while not rc_file.exists():
-            assert time.monotonic() < deadline, f"ipctop did not quit:\n{screen()}"
+            assert time.monotonic() < deadline, f"ipctop did not quit:\n{pane.text()}"
             time.sleep(0.1)
         assert rc_file.read_text().strip() == "0"
         assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
         assert ipctop_queues_of(pid) == []
         # The engine's watchdog (if any) leaves once the engine is gone.
-        deadline = time.monotonic() + TIMEOUT
+        deadline = time.monotonic() + WAIT
         while True:
             left = [
                 p.pid
@@ -114,7 +84,7 @@ def test_tmux_start_add_pair_read_screen_quit(tmp_path: Path) -> None:
             assert time.monotonic() < deadline, f"processes left behind: {left}"
             time.sleep(0.2)
     finally:
-        subprocess.run(["tmux", "-L", sock, "kill-server"], capture_output=True, timeout=10)
+        pane.kill()
 
 
 def record_a_session(path: Path) -> None:
@@ -132,6 +102,7 @@ def record_a_session(path: Path) -> None:
     asyncio.run(go())
 
 
+@pytest.mark.timeout(TEST_TIMEOUT)
 def test_tmux_a_notice_that_leaves_takes_its_cells_with_it(tmp_path: Path) -> None:
     """Issue 28, finding 8: a toast over the panels left its border (▌) and words behind.
 
@@ -142,34 +113,16 @@ def test_tmux_a_notice_that_leaves_takes_its_cells_with_it(tmp_path: Path) -> No
     """
     path = tmp_path / "session.json"
     record_a_session(path)
-    sock = f"ipctop-test-{uuid.uuid4().hex[:8]}"
-
-    def pane() -> str:
-        return subprocess.run(
-            ["tmux", "-L", sock, "capture-pane", "-p", "-t", "ipctop"],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=10,
-        ).stdout
-
-    def keys(key: str) -> None:
-        subprocess.run(["tmux", "-L", sock, "send-keys", "-t", "ipctop", key], check=True)
 
     def until(what: Callable[[str], bool], why: str) -> str:
-        deadline = time.monotonic() + TIMEOUT
-        while not what(shown := pane()):
+        deadline = time.monotonic() + WAIT
+        while not what(shown := pane.text()):
             assert time.monotonic() < deadline, f"timed out waiting for {why}:\n{shown}"
             time.sleep(0.2)
         return shown
 
-    cmd = f"cd {ROOT}; {sys.executable} -m ipctop replay {path} --speed 20; sleep 30"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TMUX")}
-    subprocess.run(
-        ["tmux", "-L", sock, "new-session", "-d", "-s", "ipctop", "-x", "80", "-y", "24", cmd],
-        check=True,
-        env={**env, "TERM": "xterm-256color"},
-        timeout=10,
+    pane = Pane(
+        f"cd {ROOT}; {sys.executable} -m ipctop replay {path} --speed 20; sleep 30", (80, 24)
     )
     try:
         until(lambda shown: "replay finished" in shown, "the end of the replay")
@@ -177,11 +130,11 @@ def test_tmux_a_notice_that_leaves_takes_its_cells_with_it(tmp_path: Path) -> No
         # them (d: the detail panel comes in): the panels under the toasts were drawn
         # while covered, and repaint only the lines that change.
         for key in ("+", "-", "+", "d"):
-            keys(key)
+            pane.keys(key)
         until(lambda shown: "these samples carry no detail" in shown, "the detail panel")
         # A toast's left edge is ▌ (nothing else on this screen draws one): each notice
         # times out in 4 s, and must take its cells with it.
         shown = until(lambda shown: TOAST_EDGE not in shown, "every notice's cells to go")
         assert "these samples carry no detail" in shown, shown  # the panel they covered
     finally:
-        subprocess.run(["tmux", "-L", sock, "kill-server"], capture_output=True, timeout=10)
+        pane.kill()
