@@ -126,7 +126,9 @@ class IpctopApp(
         self._dirty = False
         self._redraw_pending = False
         self._last_redraw = 0.0
-        self._table_pace = TablePace()  # above 64 threads the screen steps once a second
+        self._table_pace = (
+            TablePace()
+        )  # above 64 threads the screen steps every 1 s, above 256 every 2 s
         self._message = ""
         self.run_header: RunHeader | None = None
         self._contrast_floor: ContrastFloor | None = None
@@ -240,9 +242,9 @@ class IpctopApp(
 
     def _screen_steps(self) -> bool:
         """Whether this sample is drawn. Above PACED_ROWS threads the whole screen steps
-        with the long tables, once a second (table_pace.py): there the frame, which
-        every panel's moving figures make a whole-screen one, was most of what the
-        monitor cost beyond the sampler. Every sample is still fed and shown."""
+        with the long tables, every 1 s, or 2 s above LONG_ROWS (table_pace.py): there
+        the frame, which every panel's moving figures make a whole-screen one, was most
+        of what the monitor cost beyond the sampler. Every sample is still fed."""
         pace = self._table_pace.pace(self.session, self.info.interval)
         return pace.every_s is None or pace.at == self.session.count
 

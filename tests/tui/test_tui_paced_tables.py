@@ -1,7 +1,6 @@
-"""Above 64 threads the threads and switches tables step once a second (issue 29,
-widgets/table_pace.py): two samples' columns at a time, nothing dropped, the
-titles saying so, while the header, the CPUs and the system-wide switches keep
-the sample rate and a pair added shows at once.
+"""Above 64 threads the threads and switches tables step once a second, above 256
+every 2 s (issue 29, widgets/table_pace.py): whole samples' columns at a time,
+nothing dropped, the titles saying so, and a pair added shows at once.
 
 Made-up samples of 40 pairs (80 threads): a 2-CPU box runs 256 pairs, but the
 tests are about what the screen shows of them, which must not depend on the box.
@@ -22,7 +21,13 @@ from ipctop.tui.widgets.cpus_panel import CpusPanel
 from ipctop.tui.widgets.rows_view import RowsView
 from ipctop.tui.widgets.spark import si, spark
 from ipctop.tui.widgets.switches_panel import SwitchesPanel
-from ipctop.tui.widgets.table_pace import PACED_ROWS, TablePace, samples_a_step
+from ipctop.tui.widgets.table_pace import (
+    LONG_ROWS,
+    PACED_ROWS,
+    TablePace,
+    samples_a_step,
+    step_s,
+)
 from ipctop.tui.widgets.threads_panel import ThreadsPanel
 
 PAIRS = 40  # 80 threads: over PACED_ROWS
@@ -81,6 +86,26 @@ def test_a_table_of_more_than_64_threads_steps_every_second_sample() -> None:
     fresh = Session()  # a restart's new session: a step
     fresh.feed(sample(11))
     assert pace.pace(fresh, 0.5).at == 1
+
+
+def test_above_256_threads_a_step_is_2_s() -> None:
+    assert [step_s(n) for n in (2, 64, 66, 256, 258, 2048)] == [None, None, 1.0, 1.0, 2.0, 2.0]
+    pace, s = TablePace(), Session()
+    at_256 = LONG_ROWS // 2  # pairs: 256 threads, still 1 s
+    seen = []
+    for i in range(1, 4):
+        s.feed(sample(i, at_256))
+        seen.append(pace.pace(s, 0.5))
+    assert [(p.every_s, p.at) for p in seen] == [(1.0, 1), (1.0, 1), (1.0, 3)]
+    seen = []
+    for i in range(4, 14):  # one pair more: 258 threads, a step at once, then every 4th
+        s.feed(sample(i, at_256 + 1))
+        seen.append(pace.pace(s, 0.5))
+    assert {p.every_s for p in seen} == {2.0}
+    assert [p.at for p in seen] == [4, 4, 4, 4, 8, 8, 8, 8, 12, 12]
+    s.feed(sample(14, at_256))  # back to 256 threads: a step at once, 1 s again
+    assert pace.pace(s, 0.5) == (1.0, 14)
+    assert samples_a_step(0.5, 2.0) == 4 and samples_a_step(2.0, 2.0) == 1
 
 
 def test_up_to_64_threads_or_a_slow_interval_every_sample_is_taken() -> None:
@@ -228,6 +253,26 @@ def test_above_64_threads_the_screen_steps_with_the_tables() -> None:
             assert _ops_shown(app.query_one(ThreadsPanel), 0) == si(
                 sample(49, PAIRS + 1).threads[0].ops_per_s
             )
+
+    asyncio.run(go())
+
+
+def test_above_256_threads_the_screen_steps_every_2_s() -> None:
+    pairs = LONG_ROWS // 2 + 1  # 258 threads
+
+    async def go() -> None:
+        app = quiet_app()
+        async with app.run_test(size=(120, 40)) as pilot:
+            await hand(app, pilot, *(sample(i, pairs) for i in range(1, 42)))  # 41: a step
+            scheduled = []
+            for i in range(42, 50):
+                await pilot.pause(0.3)  # past the 4 Hz throttle
+                app.on_sample_arrived(SampleArrived(sample(i, pairs), 0))
+                scheduled.append(app._redraw_pending)
+            assert scheduled == [False, False, False, True] * 2
+            await pilot.pause(0.3)
+            assert "sample every 0.5 s, screen every 2 s" in str(app.status_line.render())
+            assert app.query_one(ThreadsPanel).border_title == "Threads · every 2 s"
 
     asyncio.run(go())
 

@@ -3,7 +3,7 @@
 Textual's Sparkline scales each line to its own min and max, so two rows
 could not be compared; these take one ceiling for a whole table. A line is
 exactly `width` cells: the newest value on the right, blanks where there is
-no history yet. A table that steps once a second draws a history that has
+no history yet. A table that steps every second or two draws a history that has
 grown since its step without the newest `lag` values (table_pace.py).
 """
 

@@ -3,8 +3,8 @@
 Ping-pong over a blocking object is a context switch per message; when the
 ends sit on different CPUs every wake-up becomes a rescheduling IPI. This
 panel shows where those costs land. Above PACED_ROWS threads the per-thread
-rows step once a second (table_pace.py); the system-wide row and the IPIs
-keep the sample rate.
+rows step once a second, every 2 s above LONG_ROWS (table_pace.py), with the
+rest of the screen.
 """
 
 from __future__ import annotations

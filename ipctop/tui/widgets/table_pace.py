@@ -1,5 +1,5 @@
 """How often the long tables take a sample: each one up to PACED_ROWS threads, once a
-second above them (issue 29).
+second above them, every 2 s above LONG_ROWS (issue 29).
 
 Every thread sparkline shifts and every switches row moves with each sample, so at
 512 threads those two tables are most of the lines a frame styles afresh. Above
@@ -15,6 +15,12 @@ sample at once. 64 threads is
 about where the monitor's own cost started to show beside the sampler's
 (BENCHMARKS.md, "Observer effect": 16 threads met 3 % of a CPU, 512 did not),
 and more rows than any terminal shows at once, so the table is scrolled anyway.
+
+Above LONG_ROWS threads (from 2026-12-07 on) a step is 2 s. There the ends evict
+the monitor's caches between frames, so a frame at 512 busy threads cost about
+twice one at 16, and one frame a second still put the monitor at 3.7 % of a CPU
+where the issue asks 3 % (BENCHMARKS.md, "Observer effect"). Records, `run` and
+replay still see every sample; only the screen steps less often.
 """
 
 from __future__ import annotations
@@ -24,7 +30,9 @@ from typing import NamedTuple
 from ...live.session import Session
 
 PACED_ROWS = 64  # a table of more threads than this steps once a second
+LONG_ROWS = 256  # and of more than this, every LONG_STEP_S
 PACED_STEP_S = 1.0  # seconds between a paced table's steps (whole samples of it)
+LONG_STEP_S = 2.0
 
 
 class Pace(NamedTuple):
@@ -34,11 +42,19 @@ class Pace(NamedTuple):
     at: int  # the session's sample count at the latest step: a table not taken then takes now
 
 
-def samples_a_step(interval: float) -> int:
-    """Samples per step: 2 at the default 0.5 s; 1 (no pacing) from 1 s on."""
+def step_s(threads: int) -> float | None:
+    """Seconds between the screen's steps at this many threads; None: every sample."""
+    if threads <= PACED_ROWS:
+        return None
+    return PACED_STEP_S if threads <= LONG_ROWS else LONG_STEP_S
+
+
+def samples_a_step(interval: float, step: float = PACED_STEP_S) -> int:
+    """Samples per step of `step` s: 2 at the default 0.5 s and 1 s steps; 1 (no
+    pacing) when a sample comes as seldom as a step."""
     if interval <= 0:
         return 1
-    return max(1, round(PACED_STEP_S / interval))
+    return max(1, round(step / interval))
 
 
 class TablePace:
@@ -52,8 +68,9 @@ class TablePace:
 
     def pace(self, session: Session, interval: float) -> Pace:
         s = session.latest
-        every = samples_a_step(interval)
-        if s is None or every == 1 or len(s.threads) <= PACED_ROWS:
+        step = step_s(len(s.threads)) if s is not None else None
+        every = samples_a_step(interval, step) if step is not None else 1
+        if s is None or every == 1:
             self._session, self._count, self._pairs = session, session.count, -1
             return Pace(None, session.count)
         if (
@@ -66,7 +83,7 @@ class TablePace:
 
 
 def paced_title(title: str, every_s: float | None, what: str = "") -> str:
-    """A table's border title, saying when it steps once a second."""
+    """A table's border title, saying how often it steps when it is paced."""
     return title if every_s is None else f"{title} · {what}every {every_s:g} s"
 
 

@@ -5,7 +5,8 @@ the seeds found misplaced pairs by exactly this imbalance. A thread that last
 ran somewhere other than its binding gets its CPU flagged. A load workload
 (hackbench, chat) shows one row per group or room instead (live/unit_rows.py):
 40 or 80 ends each would be thousands of rows. Above PACED_ROWS threads the
-table steps once a second (table_pace.py) and its title says so.
+table steps once a second, every 2 s above LONG_ROWS (table_pace.py), and its
+title says so.
 """
 
 from __future__ import annotations
