@@ -17,8 +17,9 @@ It prints, per thread count, throughput tui/headless (the median over rounds
 of each TUI phase against the headless phase beside it, in ABBA order so a
 drifting host favours neither; target >= 0.98) and the monitor's own CPU use in
 % of one CPU (every thread of this process that is not a pair end: UI, input
-and writer threads, sampler). Each figure is a median with its 95 % interval
-and n from ipctop.analysis.stats.summarize, its unit named: a round (one
+and writer threads, sampler). Each figure is the geometric mean its 95 %
+interval is built around, with n, from ipctop.analysis.stats.summarize, its
+unit named (the median where there is no interval): a round (one
 phase pair of --seconds each) for the phases, a window pair (--window s
 each) for the interleaved windows.
 Targets (issue 29): the TUI at most 3 % of one CPU up to 512 threads and at
@@ -334,7 +335,8 @@ def judge(values: list[float], goal: float, above: bool) -> str:
 
 
 def _ci(values: list[float], fmt: str, unit: str = "") -> str:
-    """'median unit [low, high] n=K' (no interval below 2 values)."""
+    """'estimate unit [low, high] n=K', the estimate the interval is built around
+    (summarize's geometric mean); the median where there is no interval."""
     xs = [v for v in values if v == v]  # a NaN ratio (a stalled phase) is no reading
     if not xs:
         return "n=0"
@@ -345,7 +347,7 @@ def _ci(values: list[float], fmt: str, unit: str = "") -> str:
         return f"{s.median:{fmt}}{unit} (n={s.n}, no interval: a window read 0 ticks)"
     if s.low is None or s.high is None:
         return f"{s.median:{fmt}}{unit} (n={s.n}, no interval)"
-    return f"{s.median:{fmt}}{unit} [{s.low:{fmt}}, {s.high:{fmt}}] n={s.n}"
+    return f"{s.figure:{fmt}}{unit} [{s.low:{fmt}}, {s.high:{fmt}}] n={s.n}"
 
 
 def _middle_half(ratios: list[float]) -> str:

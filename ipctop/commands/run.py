@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 from contextlib import nullcontext
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..analysis.noise import noise_words, pair_cpus, window_noise
 from ..analysis.noise import summary_line as noise_summary
@@ -16,7 +16,7 @@ from ..engine.profile.window import Profile
 from ..engine.sample import Sample
 from ..engine.stalls import STALL_S
 from ..live.engine_warnings import EngineWarnings
-from ..live.measure import measure_engine
+from ..live.measure import RunResult, measure_engine
 from ..live.priority import raise_monitor
 from ..output.text import latency_text
 from .common import (
@@ -52,7 +52,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--seconds", type=positive_float, default=10.0, help="default 10")
     p.add_argument("--interval", type=positive_float, default=0.5, help="default 0.5")
-    p.add_argument("--jsonl", action="store_true", help="one JSON sample per line")
+    p.add_argument(
+        "--jsonl",
+        action="store_true",
+        help='one JSON sample per line, then one {"summary": ...} line',
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -132,7 +136,30 @@ def _run(
         )
     if result.no_rate is not None:
         print("ipctop: no rate: no window of the run was measured (exit 1)", file=sys.stderr)
-    return 1 if failed or stuck or result.no_rate is not None else 0
+    code = 1 if failed or stuck or result.no_rate is not None else 0
+    if args.jsonl:
+        print(json.dumps({"summary": _summary(result, engine, config, code)}), flush=True)
+    return code
+
+
+def _summary(result: RunResult, engine: Engine, config: RunConfig, code: int) -> dict[str, Any]:
+    """The run's figures as the last line of --jsonl: what the "#" lines on stderr say."""
+    windows = summarize(result.windows).to_dict() if len(result.windows) >= 2 else None
+    return {
+        "engine": engine.kind,
+        "workload": config.workload,
+        "pairs": result.pairs,
+        "cpus": list(config.cpus),
+        "oversubscribed": result.oversubscribed,
+        "seconds": result.seconds,
+        "total_ops_per_s": result.rate,
+        "no_rate": result.no_rate,
+        # Within this run only: another run differs more (the verdicts use runs).
+        "windows": windows,
+        "latency_all": result.latency_all.to_dict() if result.latency_all else None,
+        "stalled_at_end": list(result.stalls.stalled_at_end) if result.stalls else [],
+        "exit": code,
+    }
 
 
 def _print_profile(profile: Profile, jsonl: bool) -> None:

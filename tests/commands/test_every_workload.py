@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, run_cli
+from jsonl_lines import split_jsonl
 from prometheus_client.parser import text_string_to_metric_families
 from terminal import Terminal
 
@@ -147,9 +148,13 @@ def test_run_jsonl(name: str) -> None:
     ok(r, "run --jsonl")
     lines = r.stdout.splitlines()
     assert lines, r.stderr
-    samples = [json.loads(line) for line in lines]  # every line is one JSON sample
+    samples, summary = split_jsonl(r.stdout)  # JSON samples, then the summary line
     assert all(s["pairs"] == 1 and s["threads"] for s in samples), samples[-1]
     assert {t["pair"] for t in samples[-1]["threads"]} == {0}, samples[-1]
+    assert summary is not None and summary["workload"] == name and summary["exit"] == 0
+    # The summary's total is the "# total" line's, as a number.
+    total = re.search(r"# total ([\d,]+) ops/s", r.stderr)
+    assert total and round(summary["total_ops_per_s"]) == int(total[1].replace(",", "")), r.stderr
     assert f"# ipctop run: {name} ·" in r.stderr, r.stderr  # the header is kept off stdout
 
 

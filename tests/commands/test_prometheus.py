@@ -238,7 +238,7 @@ def test_a_real_prometheus_scrapes_ipctop_and_the_dashboard_queries_return_data(
     # most half); a window cut by the span's ends counts as anything from none to all.
     # Prometheus's p99 lies in an exported bucket (lo, hi]: the span's fraction must
     # be able to reach 99 % by hi and not yet be past it at lo.
-    samples = [(wall, json.loads(line)) for wall, line in run.lines if line.startswith("{")]
+    samples = [(wall, json.loads(line)) for wall, line in run.lines if line.startswith('{"t"')]
     assert samples, run.err
     # The clock of the run's t: the line read soonest after its window ended.
     offset = min(wall - s["t"] for wall, s in samples)

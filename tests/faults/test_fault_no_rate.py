@@ -21,6 +21,7 @@ import psutil
 import pytest
 from conftest import wait_for
 from ipctop_child import ipctop, read_until
+from jsonl_lines import split_jsonl
 
 from ipctop.commands.check_runs import summarise
 from ipctop.engine.config import RunConfig
@@ -116,7 +117,9 @@ def test_run_says_no_rate_and_exits_1() -> None:
         out, err = proc.communicate(timeout=60)
     assert proc.returncode == 1, err
     assert "Traceback" not in err
-    samples = [json.loads(line) for line in out.splitlines()]  # stdout is JSON only
+    samples, summary = split_jsonl(out)  # stdout is JSON only
+    assert summary is not None, out
+    assert summary["total_ops_per_s"] is None and summary["no_rate"] and summary["exit"] == 1
     assert samples and any(s.get("gap") or s.get("stalled") for s in samples), samples
     assert "# total no rate (every window of its" in err, err
     assert "# total 0 ops/s" not in err and "ipctop: no rate: " in err, err

@@ -15,6 +15,7 @@ import time
 import pytest
 from conftest import posix_queues, run_cli
 from ipctop_child import ipctop, kill_reaper_then_engine, stop
+from jsonl_lines import split_jsonl
 
 from ipctop.engine.reaper import session_dir
 
@@ -103,7 +104,7 @@ def test_second_ipctop_on_the_same_cpu_warns_in_samples_and_record(tmp_path) -> 
             assert wait_for(lambda: first.pid in {pid for pid, _ in others_on([0])})
             r = run_cli("run", "--cpus", "0", "--seconds", "2", "--jsonl")
             assert r.returncode == 0, r.stderr
-            events = [e for line in r.stdout.splitlines() for e in json.loads(line)["events"]]
+            events = [e for s in split_jsonl(r.stdout)[0] for e in s["events"]]
             want = f"contention: another ipctop (pid {first.pid}) runs pairs on CPU(s) 0 too"
             assert any(e.startswith(want) for e in events), events
             out = tmp_path / "sweep.json"

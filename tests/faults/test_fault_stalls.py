@@ -18,6 +18,7 @@ import psutil
 import pytest
 from conftest import two_cpus, wait_for
 from ipctop_child import ipctop, read_until
+from jsonl_lines import split_jsonl
 
 from ipctop.engine.config import RunConfig
 from ipctop.engine.engine import Engine, resolve_engine
@@ -129,7 +130,8 @@ def test_an_end_stopped_and_continued_is_left_out_and_exit_0() -> None:
         time.sleep(3.5)  # the stop itself (not an assert): past the 2 s threshold
         victim.resume()
         out, err = _finish(proc, head)
-    samples = [json.loads(ln) for ln in out.splitlines()]
+    samples, summary = split_jsonl(out)
+    assert summary is not None and summary["stalled_at_end"] == [] and summary["exit"] == 0
     assert all("stalled" not in s or s["stalled"] == [0] for s in samples)
     assert any(s.get("stalled") == [0] for s in samples), (
         err,
