@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..analysis.noise import noise_words, pair_cpus, window_noise
 from ..analysis.noise import summary_line as noise_summary
-from ..analysis.stats import summarize
+from ..analysis.stats import Summary, summarize
 from ..engine.engine import Engine
 from ..engine.profile.window import Profile
 from ..engine.sample import Sample
@@ -106,11 +106,12 @@ def _run(
         file=notes,
         flush=True,
     )
-    if len(result.windows) >= 2:
-        s = summarize(result.windows)
+    windows = summarize(result.windows) if len(result.windows) >= 2 else None
+    if windows is not None:
+        w = windows
         print(
-            f"# windows: geometric mean {s.figure:,.0f} ops/s, 95 % interval "
-            f"[{s.low:,.0f}, {s.high:,.0f}], {s.basis} x {args.interval:g} s ({s.method}; "
+            f"# windows: geometric mean {w.figure:,.0f} ops/s, 95 % interval "
+            f"[{w.low:,.0f}, {w.high:,.0f}], {w.basis} x {args.interval:g} s ({w.method}; "
             "within this run only: another run differs more)",
             file=notes,
             flush=True,
@@ -138,13 +139,15 @@ def _run(
         print("ipctop: no rate: no window of the run was measured (exit 1)", file=sys.stderr)
     code = 1 if failed or stuck or result.no_rate is not None else 0
     if args.jsonl:
-        print(json.dumps({"summary": _summary(result, engine, config, code)}), flush=True)
+        summary = _summary(result, windows, engine, config, code)
+        print(json.dumps({"summary": summary}), flush=True)
     return code
 
 
-def _summary(result: RunResult, engine: Engine, config: RunConfig, code: int) -> dict[str, Any]:
+def _summary(
+    result: RunResult, windows: Summary | None, engine: Engine, config: RunConfig, code: int
+) -> dict[str, Any]:
     """The run's figures as the last line of --jsonl: what the "#" lines on stderr say."""
-    windows = summarize(result.windows).to_dict() if len(result.windows) >= 2 else None
     return {
         "engine": engine.kind,
         "workload": config.workload,
@@ -155,7 +158,7 @@ def _summary(result: RunResult, engine: Engine, config: RunConfig, code: int) ->
         "total_ops_per_s": result.rate,
         "no_rate": result.no_rate,
         # Within this run only: another run differs more (the verdicts use runs).
-        "windows": windows,
+        "windows": windows.to_dict() if windows is not None else None,
         "latency_all": result.latency_all.to_dict() if result.latency_all else None,
         "stalled_at_end": list(result.stalls.stalled_at_end) if result.stalls else [],
         "exit": code,

@@ -126,9 +126,8 @@ class IpctopApp(
         self._dirty = False
         self._redraw_pending = False
         self._last_redraw = 0.0
-        self._table_pace = (
-            TablePace()
-        )  # above 64 threads the screen steps every 1 s, above 256 every 2 s
+        # Above 64 threads the screen steps every 1 s, above 256 every 2 s.
+        self._table_pace = TablePace()
         self._message = ""
         self.run_header: RunHeader | None = None
         self._contrast_floor: ContrastFloor | None = None
