@@ -1,23 +1,31 @@
 """One tmux server of a test's own, with one command in its only pane.
 
-CI once lost two tests here (stop 42): on a loaded box a `capture-pane` took over
-10 s, the test ran out of its 120 s, and its `kill-server` timed out too, which
-would leave the app and its pairs spinning under every later test. So each call
-gets a longer budget, and `kill` does not trust the server: it kills the server
-and every process of its pane by pid, and waits until they are gone.
+CI lost tests here twice (stops 42 and 43): on its box one `capture-pane` did not
+answer in 10 s, then in 30 s, and the test failed; on this box no call took 0.5 s
+in a whole run of tests/tui, loaded or not (worst 3.5 s beside `stress-ng --cpu 4`).
+So the server runs without a config file or a status line (no timer reading the
+pane's process for its name), a call's stdin is /dev/null, and a read that does
+not answer is asked again (reading twice changes nothing), with what the server and
+the client were blocked in kept for the failure or the warning. `kill` does not
+trust the server: it kills the server and every process of its pane by pid, and
+waits until they are gone.
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
 import time
 import uuid
+import warnings
 
 import psutil
 
 #: seconds for one tmux call; a quiet box answers in milliseconds.
-CALL = 30.0
+CALL = 20.0
+#: tries of a read (capture-pane, display-message) before the test fails.
+READ_TRIES = 3
 #: seconds for a text to show, or the app to quit.
 WAIT = 40.0
 #: pytest-timeout for a test that drives a pane (the ini default is 120 s).
@@ -37,28 +45,85 @@ class Pane:
             if not k.startswith("TMUX") and k not in ("COLUMNS", "LINES")
         }
         self.env.setdefault("TERM", term)  # tmux refuses to start without one
-        self.tmux("new-session", "-d", "-s", "t", "-x", str(size[0]), "-y", str(size[1]), cmd)
-        self.server = psutil.Process(int(self.tmux("display-message", "-p", "#{pid}")))
+        self.server: psutil.Process | None = None
+        # No config file, status line or automatic rename: the server's only
+        # timer-driven work then is the pane itself.
+        quiet = (
+            "set-option",
+            "-g",
+            "status",
+            "off",
+            ";",
+            "set-option",
+            "-g",
+            "automatic-rename",
+            "off",
+        )
+        self.tmux("-f", "/dev/null", *quiet, ";", "new-session", "-d", "-s", "t",
+                  "-x", str(size[0]), "-y", str(size[1]), cmd)  # fmt: skip
+        self.server = psutil.Process(int(self.read("display-message", "-p", "#{pid}")))
 
     def tmux(self, *args: str) -> str:
-        return subprocess.run(
-            ["tmux", "-L", self.sock, *args],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=CALL,
-            env=self.env,
-        ).stdout
+        """One call; a call that does not answer in CALL seconds fails the test."""
+        out, stuck = self._call(args)
+        if stuck is not None:
+            raise AssertionError(
+                f"tmux {' '.join(args[:2])} did not answer in {CALL:.0f} s\n{stuck}"
+            )
+        return out
+
+    def read(self, *args: str) -> str:
+        """A call that changes nothing, asked again while it does not answer."""
+        stuck = []
+        for _ in range(READ_TRIES):
+            out, why = self._call(args)
+            if why is None:
+                if stuck:
+                    warnings.warn(f"tmux {args[0]} answered at try {len(stuck) + 1}:\n{stuck[0]}",
+                                  stacklevel=2)  # fmt: skip
+                return out
+            stuck.append(why)
+        raise AssertionError(
+            f"tmux {args[0]} did not answer in {READ_TRIES} tries of {CALL:.0f} s\n" + stuck[0]
+        )
+
+    def _call(self, args: tuple[str, ...]) -> tuple[str, str | None]:
+        """(stdout, None), or ("", what the client and the server were blocked in).
+
+        The client hands its stdout to the server, so a pipe's end would stay open
+        in the server after the client exits: the output goes to a file, and the
+        client's exit is what is waited for."""
+        with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+            client = subprocess.Popen(
+                ["tmux", "-L", self.sock, *args],
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                env=self.env,
+            )
+            try:
+                client.wait(timeout=CALL)
+            except subprocess.TimeoutExpired:
+                server = self.server.pid if self.server else None
+                why = _blocked(client.pid, "client") + _blocked(server, "server")
+                client.kill()
+                client.wait()
+                return "", why
+            out.seek(0)
+            err.seek(0)
+            if client.returncode:
+                raise subprocess.CalledProcessError(client.returncode, args, out.read(), err.read())
+            return out.read(), None
 
     def text(self, ansi: bool = False) -> str:
-        return self.tmux("capture-pane", "-p", *(["-e"] if ansi else []), "-t", "t")
+        return self.read("capture-pane", "-p", *(["-e"] if ansi else []), "-t", "t")
 
     def keys(self, *keys: str) -> None:
         self.tmux("send-keys", "-t", "t", *keys)
 
     def shell(self) -> psutil.Process:
         """The pane's shell: the process `cmd` runs in."""
-        return psutil.Process(int(self.tmux("display-message", "-p", "-t", "t", "#{pane_pid}")))
+        return psutil.Process(int(self.read("display-message", "-p", "-t", "t", "#{pane_pid}")))
 
     def wait_for(self, text: str, timeout: float = WAIT) -> str:
         deadline = time.monotonic() + timeout
@@ -77,6 +142,8 @@ class Pane:
 
         kill-server first: the app gets its SIGHUP and cleans up as a closed
         terminal makes it. Whatever is left a few seconds later is killed."""
+        if self.server is None:
+            return  # new-session failed: its own error says why
         tree = [self.server, *self._children()]
         try:
             subprocess.run(
@@ -95,6 +162,27 @@ class Pane:
 
     def _children(self) -> list[psutil.Process]:
         try:
-            return self.server.children(recursive=True)
+            return self.server.children(recursive=True) if self.server else []
         except psutil.NoSuchProcess:
             return []
+
+
+def _blocked(pid: int | None, who: str) -> str:
+    """What a process was doing: its state, wait channel and kernel stack (root reads it)."""
+    if pid is None:
+        return f"{who}: not started\n"
+    lines = [f"{who} {pid}:"]
+    for name in ("status", "wchan", "stack", "syscall"):
+        try:
+            with open(f"/proc/{pid}/{name}") as f:
+                text = f.read()
+        except OSError as e:
+            text = f"({e.strerror})"
+        if name == "status":
+            text = "".join(
+                x for x in text.splitlines(True) if x.startswith(("State", "voluntary", "nonvol"))
+            )
+        lines.append(f"  {name}: {text.strip()}")
+    with open("/proc/loadavg") as f:
+        lines.append(f"  load: {f.read().strip()}")
+    return "\n".join(lines) + "\n"
