@@ -12,6 +12,7 @@ from ..analysis.noise import noise_words, pair_cpus, window_noise
 from ..analysis.noise import summary_line as noise_summary
 from ..analysis.stats import Summary, summarize
 from ..engine.engine import Engine
+from ..engine.latency_pace import span_note
 from ..engine.profile.window import Profile
 from ..engine.sample import Sample
 from ..engine.stalls import STALL_S
@@ -89,6 +90,9 @@ def _run(
             flush=True,
         )
         print(f"# {engine.latency_note}", file=notes, flush=True)
+        pace = span_note(len(engine.ends())) if engine.timing else ""
+        if pace:
+            print(f"# {pace}", file=notes, flush=True)
         printer = each(
             _jsonl if args.jsonl else _line, publisher(metrics, config, engine.kind, engine)
         )

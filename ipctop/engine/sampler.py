@@ -27,7 +27,8 @@ from .counters import request_word
 from .end_launch import End
 from .end_pass import end_pass as make_end_pass
 from .engine import Engine
-from .latency import Tracker
+from .latency import PairLatency, Tracker
+from .latency_pace import latency_due
 from .opstats import OpStats, op_stats
 from .placement import oversubscribed
 from .procfs import TaskStat
@@ -70,6 +71,7 @@ class Sampler:
         self._costs: CostTracker | None = None
         self._ask = 0  # the last stats request posted to the ends
         self._latency = Tracker(engine.counters.latency) if engine.timing else None
+        self._latency_at: float | None = None  # when latency was last read (latency_pace.py)
         self._stalls = StallWatch(interval)
         self._task_files = TaskFiles(proc)  # each thread's /proc files, open across ticks
         self._ends = make_end_pass(end_pass, self._read_tasks, self._read_task)
@@ -133,6 +135,12 @@ class Sampler:
             costs = self._costs.update(
                 ends, tuple(threads), step.tasks, ipis, dt, over, self._siblings
             )
+        latency: tuple[PairLatency, ...] = ()
+        if self._latency is not None and latency_due(
+            now, self._latency_at, len(ends), self.interval
+        ):
+            latency = self._latency.readings(self.engine.pairs)
+            self._latency_at = now
         sample = Sample(
             t=now - self._t0,
             dt=dt,
@@ -145,7 +153,7 @@ class Sampler:
             events=tuple(events),
             oversubscribed=over,
             ops=per_op,
-            latency=self._latency.readings(self.engine.pairs) if self._latency else (),
+            latency=latency,
             costs=costs,
             stalled=stalled,
             gap=gap is not None,

@@ -17,7 +17,7 @@ from typing import NamedTuple, TypeVar
 
 from ..analysis.scaling import ScalingCurve, ScalingPoint, above_linear, scalability_pct
 from ..analysis.settle import SETTLED, Settler
-from ..engine.latency import whole
+from ..engine.latency import PairLatency, whole
 from ..engine.sample import Sample, ThreadSample
 from ..engine.workloads import load_unit
 from .columns import Columns, HistoryMap
@@ -93,6 +93,10 @@ class Session:
         self.latency_p99: HistoryMap[int] = HistoryMap(self._p99)
         #: per pair count: all pairs' round-trip p99 per sample (ns), the p99 curve
         self.p99_by_pairs: dict[int, deque[float]] = {}
+        #: the last readings of latency and their sample's t: above 256 ends the
+        #: sampler reads it every 2 s (engine/latency_pace.py), not every sample
+        self.latency: tuple[PairLatency, ...] = ()
+        self.latency_t: float | None = None
 
     # -- input -----------------------------------------------------------------
     def feed(self, sample: Sample) -> None:
@@ -116,6 +120,9 @@ class Session:
 
     def _feed_latency(self, sample: Sample) -> None:
         readings = sample.latency
+        if not readings:
+            return  # no reading in this sample: the histories hold one entry per reading
+        self.latency, self.latency_t = readings, sample.t
         pairs = tuple(map(_PAIR, readings))
         if pairs and min(pairs) < 0:  # the all-pairs reading has no history of its own
             readings = tuple(compress(readings, map((0).__le__, pairs)))  # pair >= 0

@@ -55,6 +55,27 @@ def test_l_shows_each_pairs_percentiles_and_h_its_histogram() -> None:
 
 
 @native
+def test_above_256_ends_the_panel_keeps_the_last_reading_and_says_its_step() -> None:
+    source = live(129)  # 258 ends: latency is read every 2 s (engine/latency_pace.py)
+
+    async def go() -> None:
+        app = IpctopApp(source)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.press("l")
+            panel = app.query_one(LatencyPanel)
+            await wait_for(pilot, lambda: len(panel._rows) == 130, "129 pairs and all")
+            assert "read every 2 s" in str(panel.border_subtitle)
+            # A sample between readings carries none; the panel still shows the last.
+            await wait_for(pilot, lambda: app.session.latest is not None
+                           and not app.session.latest.latency, "a sample between readings")  # fmt: skip
+            panel.update_from(app.session)
+            assert len(panel._rows) == 130 and panel._rows == list(app.session.latency)
+
+    run(go())
+    assert source.engine._closed
+
+
+@native
 def test_python_engine_panel_says_there_is_no_latency() -> None:
     source = live(1, engine="python")
 

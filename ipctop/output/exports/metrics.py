@@ -94,6 +94,9 @@ class MetricsBoard:
         self._sample: Sample | None = None
         self._points: dict[RunLabels, tuple[ScalingPoint, ...]] = {}
         self._hists: dict[int, tuple[bytearray, bytearray]] = {}
+        # The last readings of latency: above 256 ends a sample has them every 2 s
+        # (engine/latency_pace.py), and a scrape between them still sees them.
+        self._latency: tuple[PairLatency, ...] = ()
 
     def publish(
         self,
@@ -105,6 +108,8 @@ class MetricsBoard:
         """Called by the measuring thread once per sample; points replace that run's,
         hists (pair -> running round-trip and one-way histograms) the last ones."""
         with self._lock:
+            if sample.latency or labels != self._labels:
+                self._latency = sample.latency
             self._labels, self._sample = labels, sample
             if points is not None:
                 self._points[labels] = tuple(points)
@@ -119,6 +124,10 @@ class MetricsBoard:
     ) -> tuple[RunLabels | None, Sample | None, dict[RunLabels, tuple[ScalingPoint, ...]]]:
         with self._lock:
             return self._labels, self._sample, dict(self._points)
+
+    def latency(self) -> tuple[PairLatency, ...]:
+        with self._lock:
+            return self._latency
 
     def histograms(self) -> dict[int, tuple[bytearray, bytearray]]:
         with self._lock:
@@ -161,7 +170,7 @@ class SampleCollector:
         if labels is None or sample is None:
             return
         yield from _sample_families(labels.values(host), sample)
-        yield from latency_families(labels.values(host), sample)
+        yield from latency_families(labels.values(host), self.board.latency())
         hists = self.board.histograms()
         if hists:
             yield from histogram_families(labels.values(host), RUN_LABELS, hists)
@@ -249,16 +258,17 @@ def _scaling_families(
     yield from (total, scal)
 
 
-def latency_families(run: list[str], s: Sample) -> Iterable[Metric]:
+def latency_families(run: list[str], readings: Sequence[PairLatency]) -> Iterable[Metric]:
     """Round-trip and wake-up latency, when the engine timed rounds.
 
     The native ends time their rounds (engine/latency.py) and the sampler puts
     each pair's interval summary in Sample.latency (PairLatency, in ns). They
     are exposed as gauges per quantile, in seconds, over the sampler's last
-    interval. Engines without round timing carry none and expose nothing.
+    reading of them: its last interval, or the last 2 s above 256 ends. Engines
+    without round timing carry none and expose nothing.
     """
-    if s.latency:
-        yield from _latency_quantiles(run, s.latency)
+    if readings:
+        yield from _latency_quantiles(run, readings)
 
 
 _QUANTILES = (("0.5", "p50"), ("0.99", "p99"), ("0.999", "p999"), ("1", "max"))
@@ -267,15 +277,17 @@ _QUANTILES = (("0.5", "p50"), ("0.99", "p99"), ("0.999", "p999"), ("1", "max"))
 def _latency_quantiles(run: list[str], pairs: Iterable[PairLatency]) -> Iterable[Metric]:
     rtt = _family(
         "ipctop_round_trip_seconds",
-        "A's post to its next wake-up, over the last interval",
+        "A's post to its next wake-up, over the last reading (2 s above 256 ends)",
         ("pair", "quantile"),
     )
     wake = _family(
         "ipctop_wakeup_seconds",
-        "one end's post to its peer's wake-up, both directions, over the last interval",
+        "one end's post to its peer's wake-up, both directions, over the last reading",
         ("pair", "quantile"),
     )
-    timed = _family("ipctop_timed_rounds", "rounds timed in the last interval", ("pair", "what"))
+    timed = _family(
+        "ipctop_timed_rounds", "rounds timed since the reading before", ("pair", "what")
+    )
     for p in pairs:
         pair = str(p.pair)
         for fam, key in ((rtt, "rtt"), (wake, "oneway")):

@@ -1,6 +1,7 @@
-"""Latency (key l): per pair, the last interval's round trip and one-way percentiles.
+"""Latency (key l): per pair, the last reading's round trip and one-way percentiles.
 
-The figures come with each sample (Sample.latency, see engine/latency.py);
+The figures come with each sample (Sample.latency, see engine/latency.py), or
+every 2 s above 256 ends (engine/latency_pace.py: the subtitle says so);
 a sample without them says why (the Python engine, an untimed workload, a
 record made without timing). Up and down choose the pair whose histogram
 key h shows.
@@ -13,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from textual.binding import Binding
 
 from ...engine.latency import PairLatency, format_ns
+from ...engine.latency_pace import latency_span_s
 from ...live.session import Session
 from .rows_view import Row, RowsView
 from .spark import spark
@@ -52,6 +54,7 @@ class LatencyPanel(RowsView):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self._rows: list[PairLatency] = []
+        self._every = ""  # " · read every 2 s" above 256 ends
         self._sparks: Mapping[int, Sequence[float]] = {}
         self._top = 0.0
         self._note = "waiting for the first timed sample"
@@ -59,7 +62,11 @@ class LatencyPanel(RowsView):
 
     def update_from(self, session: Session, why_not: str = "") -> None:
         s = session.latest
-        readings = s.latency if s is not None else ()
+        # The last reading, not the latest sample's: above 256 ends latency is
+        # read every 2 s and the samples between carry none (engine/latency_pace.py).
+        readings = session.latency if s is not None else ()
+        span = latency_span_s(len(s.threads)) if s is not None else 0.0
+        self._every = f" · read every {span:g} s" if span else ""
         if not readings:
             self._rows = []
             self._note = why_not or "these samples carry no latency"
@@ -75,7 +82,7 @@ class LatencyPanel(RowsView):
         pairs = session.latency_p99
         if pairs and self.selected not in pairs:
             self.selected = next(iter(pairs))
-        self.border_subtitle = f"h: histogram of pair {self.selected}" if pairs else ""
+        self.border_subtitle = f"h: histogram of pair {self.selected}{self._every}" if pairs else ""
         self.changed()
 
     def action_move(self, step: int) -> None:
@@ -84,7 +91,7 @@ class LatencyPanel(RowsView):
             return
         i = pairs.index(self.selected) if self.selected in pairs else 0
         self.selected = pairs[(i + step) % len(pairs)]
-        self.border_subtitle = f"h: histogram of pair {self.selected}"
+        self.border_subtitle = f"h: histogram of pair {self.selected}{self._every}"
         self.changed()
 
     def row_count(self) -> int:
