@@ -10,7 +10,6 @@ import pytest
 from conftest import sysv_objects
 from test_tui_layout import comparison_settled
 
-from ipctop.analysis.scaling import ScalingPoint
 from ipctop.engine.config import RunConfig
 from ipctop.engine.sample import Sample, ThreadSample
 from ipctop.live.fixed_run import INFO, fixed_comparison
@@ -85,8 +84,11 @@ def test_next_mechanism_skips_refusals_and_non_pairs_with_reasons() -> None:
     assert not comparable(INFO, INFO.changed(workload="futex", placement="cross"))
 
 
-# Two readings must settle (CV < 5 % over 3 s) and the pairs restart between them: on a
-# box another program keeps busy, each wait may take most of its TIMEOUT.
+# The real engine's part of W: the restart on the next mechanism and the old run's
+# curve kept whole. Settled points are not waited for: on the 12-07 host one pair's
+# rate jumps between 0.5M and 0.8M rounds/s as the other vCPU idles or not (the C
+# reference loop does too), so this test skipped on every run when it waited for a
+# CV under 5 %. Which points compare (settled ones) is the fake tests' part above.
 @pytest.mark.timeout(4 * TIMEOUT)
 def test_W_switches_mechanism_and_keeps_the_old_curve_on_the_real_engine() -> None:
     before = sysv_objects()
@@ -94,25 +96,17 @@ def test_W_switches_mechanism_and_keeps_the_old_curve_on_the_real_engine() -> No
     source.open(1)
     old_engine = source.engine
 
-    async def wait_for(pilot, what, why: str, settling: bool = False) -> None:
+    async def wait_for(pilot, what, why: str) -> None:
         start = time.monotonic()
         while not what():
-            if time.monotonic() > start + TIMEOUT:
-                if settling:  # the box's noise, not ipctop: the test cannot be made here
-                    pytest.skip(f"waited {TIMEOUT:.0f} s for {why} (CV < 5 % over 3 s): "
-                                "the box is too busy for a reading to settle")  # fmt: skip
-                raise AssertionError(f"waited {TIMEOUT:.0f} s for {why}: it did not come")
+            assert time.monotonic() < start + TIMEOUT, f"waited {TIMEOUT:.0f} s for {why}"
             await pilot.pause(0.05)
 
     async def go() -> None:
         async with app.run_test(size=(120, 40)) as pilot:
-            await wait_for(
-                pilot,
-                lambda: any(p.settled for p in app.session.points()),
-                "a settled point",
-                settling=True,
-            )
-            old: list[ScalingPoint] = [p for p in app.session.points() if p.settled]
+            await wait_for(pilot, lambda: len(app.session.points()) > 0, "a sysv-msg point")
+            curve = app.session.curve
+            assert [p.pairs for p in curve.points()] == [1]
             await pilot.press("W")
             await wait_for(
                 pilot,
@@ -125,19 +119,14 @@ def test_W_switches_mechanism_and_keeps_the_old_curve_on_the_real_engine() -> No
             # session changes with the first sample of the new run.
             await wait_for(pilot, lambda: app.session.workload == "sysv-sem", "sysv-sem samples")
             assert app.info.config.workload == "sysv-sem"
-            kept = app.session.compared()["sysv-msg"]
-            assert [(p.pairs, p.repeats) for p in kept][: len(old)] == [
-                (p.pairs, p.repeats) for p in old
-            ]
-            await wait_for(
-                pilot,
-                lambda: any(p.settled for p in app.session.points()),
-                "sysv-sem to settle",
-                settling=True,
-            )
-            assert "sysv-msg" in app.session.compared()  # both curves now
+            assert app.session.others["sysv-msg"] is curve, "the old run's curve, kept whole"
+            assert [p.pairs for p in curve.points()] == [1]
+            assert app.session.curve is not curve
+            await wait_for(pilot, lambda: len(app.session.points()) > 0, "a sysv-sem point")
             await pilot.press("r")
-            assert app.session.compared() == {}
+            # Every mechanism's curve is gone (the running one starts again with the
+            # next sample, so its own points are not checked here: the fake test does).
+            assert app.session.compared() == {} and app.session.others == {}
 
     app = IpctopApp(source)
     asyncio.run(go())
