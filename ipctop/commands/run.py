@@ -112,10 +112,10 @@ def _run(
     )
     windows = summarize(result.windows) if len(result.windows) >= 2 else None
     if windows is not None:
-        w = windows
         print(
-            f"# windows: geometric mean {w.figure:,.0f} ops/s, 95 % interval "
-            f"[{w.low:,.0f}, {w.high:,.0f}], {w.basis} x {args.interval:g} s ({w.method}; "
+            f"# windows: geometric mean {windows.figure:,.0f} ops/s, 95 % interval "
+            f"[{windows.low:,.0f}, {windows.high:,.0f}], {windows.basis} x {args.interval:g} s "
+            f"({windows.method}; "
             "within this run only: another run differs more)",
             file=notes,
             flush=True,

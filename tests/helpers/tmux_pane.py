@@ -48,17 +48,7 @@ class Pane:
         self.server: psutil.Process | None = None
         # No config file, status line or automatic rename: the server's only
         # timer-driven work then is the pane itself.
-        quiet = (
-            "set-option",
-            "-g",
-            "status",
-            "off",
-            ";",
-            "set-option",
-            "-g",
-            "automatic-rename",
-            "off",
-        )
+        quiet = "set-option -g status off ; set-option -g automatic-rename off".split()
         self.tmux("-f", "/dev/null", *quiet, ";", "new-session", "-d", "-s", "t",
                   "-x", str(size[0]), "-y", str(size[1]), cmd)  # fmt: skip
         self.server = psutil.Process(int(self.read("display-message", "-p", "#{pid}")))

@@ -64,7 +64,7 @@ class LatencyPanel(RowsView):
         s = session.latest
         # The last reading, not the latest sample's: above 256 ends latency is
         # read every 2 s and the samples between carry none (engine/latency_pace.py).
-        readings = session.latency if s is not None else ()
+        readings = session.latency
         span = latency_span_s(len(s.threads)) if s is not None else 0.0
         self._every = f" · read every {span:g} s" if span else ""
         if not readings:

@@ -27,12 +27,15 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ...engine.latency_pace import EVERY_SAMPLE_ENDS, LONG_SPAN_S
 from ...live.session import Session
 
 PACED_ROWS = 64  # a table of more threads than this steps once a second
-LONG_ROWS = 256  # and of more than this, every LONG_STEP_S
+# and of more than this, every LONG_STEP_S: where the sampler reads latency every
+# 2 s too (engine/latency_pace.py), so one rule says what the screen and the panel show
+LONG_ROWS = EVERY_SAMPLE_ENDS
 PACED_STEP_S = 1.0  # seconds between a paced table's steps (whole samples of it)
-LONG_STEP_S = 2.0
+LONG_STEP_S = LONG_SPAN_S
 
 
 class Pace(NamedTuple):
