@@ -171,7 +171,7 @@ class Sampler:
         return procfs.read_task(pid, tid, self.proc)
 
     def latency_last(self, pair: int) -> tuple[bytearray, bytearray, bytearray] | None:
-        """(rtt of A, one-way A to B, B to A) raw histograms of one pair's last interval."""
+        """(rtt of A, one-way A to B, B to A) raw histograms of one pair's last reading."""
         return self._latency.last_of(pair) if self._latency is not None else None
 
     def ask(self, ends: list[End] | None = None) -> None:

@@ -175,7 +175,7 @@ class IpctopApp(
             "switches": "Context switches",
             "detail": "Where the time goes",
             "profile": "Profile (perf)",
-            "latency": "Latency, last interval (l; up/down: pair)",
+            "latency": "Latency, last reading (l; up/down: pair)",
         }
         for wid, title in titles.items():
             self.query_one(f"#{wid}").border_title = title

@@ -40,7 +40,7 @@ class ViewActions:
         if not series:
             self._say(f"no histogram of pair {pair}: {self.source.histogram_missing}", "warning")
             return
-        note = "the ends' buckets (0.8 % wide), last interval, grouped on a log axis"
+        note = "the ends' buckets (0.8 % wide), last reading, grouped on a log axis"
         self.push_screen(HistogramScreen(f"pair {pair}", series, note))
 
     def action_toggle_curve_metric(self: AppHost) -> None:

@@ -1,4 +1,4 @@
-"""One pair's latency histogram over the last interval (key h), drawn with plotext.
+"""One pair's latency histogram over the last reading (key h), drawn with plotext.
 
 The buckets are the ends' own (0.8 % wide, see engine/latency.py), grouped
 onto a log axis for the terminal. Read live from the ends: a replayed record
