@@ -33,7 +33,7 @@ from .control_actions import ControlActions
 from .crash_report import CrashReport
 from .host import AppHost
 from .keys import MONITOR_KEYS, bindings, key_commands
-from .own_cpu import OwnCpu
+from .own_cpu import OwnCpu, PairTids
 from .profile_actions import ProfileActions
 from .record_actions import RecordActions
 from .screens.help import HelpScreen
@@ -106,7 +106,7 @@ class IpctopApp(
         sweep_step: float = 5.0,
         theme: str | None = None,
         screenshot_dir: str = ".",
-        own_cpu: Callable[[set[int]], float | None] | None = None,
+        own_cpu: Callable[[PairTids], float | None] | None = None,
         record: str | None = None,
         baseline: Baseline | None = None,
         metrics: Callable[[Sample, Any, Session], None] | None = None,
@@ -121,7 +121,7 @@ class IpctopApp(
         self.sweep_step = sweep_step
         self.screenshot_dir = screenshot_dir
         self._initial_theme = theme
-        self._own_cpu = OwnCpu(own_cpu if own_cpu is not None else MonitorCpuMeter().read)
+        self._own_cpu = OwnCpu(own_cpu if own_cpu is not None else MonitorCpuMeter().read_lazy)
         self._generation = 0
         self._dirty = False
         self._redraw_pending = False
@@ -192,7 +192,7 @@ class IpctopApp(
         self.latency_panel = self.query_one(LatencyPanel)
         self.baseline_bar = self.query_one(BaselineBar)
         self.theme_changed_signal.subscribe(self, lambda _theme: self._theme_changed())
-        self._own_cpu.prime(self.source.pair_tids(), time.monotonic())
+        self._own_cpu.prime(self.source.pair_tids, time.monotonic())
         self._catch_signals()
         self._records_mounted()
         self.source.start(self._deliver)
@@ -278,8 +278,7 @@ class IpctopApp(
             return  # _dirty stays: the next sample after the answer draws
         self._last_redraw = time.monotonic()
         self._dirty = False
-        if self._own_cpu.due(self._last_redraw, read_cpu):
-            self._own_cpu.update(self.source.pair_tids(), self._last_redraw, read_cpu)
+        self._own_cpu.update(self.source.pair_tids, self._last_redraw, read_cpu)
         notes = []
         if self._paused:
             notes.append("PAUSED (space)")

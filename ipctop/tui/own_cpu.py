@@ -72,10 +72,14 @@ def span_figure(readings: list[tuple[float, float]]) -> OwnCpuFigure | None:
     return OwnCpuFigure(summarize(blocks), sum(dt for dt, _ in kept))
 
 
-class OwnCpu:
-    """read(tids) gives the % since its last call; the first call only primes it."""
+#: the pair threads, asked for only when the meter lists the threads again
+PairTids = Callable[[], set[int]]
 
-    def __init__(self, read: Callable[[set[int]], float | None]) -> None:
+
+class OwnCpu:
+    """read(pair_tids) gives the % since its last call; the first call only primes it."""
+
+    def __init__(self, read: Callable[[PairTids], float | None]) -> None:
         self._read = read
         self.value: float | None = None  # None: "measuring" until a first reading
         self._at = 0.0
@@ -86,19 +90,18 @@ class OwnCpu:
         self._figure: OwnCpuFigure | None = None
         self._figure_stale = True
 
-    def prime(self, tids: set[int], now: float) -> None:
+    def prime(self, tids: PairTids, now: float) -> None:
         self._read(tids)
         self._at = now
 
     def due(self, now: float, asked: bool = False) -> bool:
-        """Whether update() would read now: the caller's list of pair threads (512
-        at 256 pairs) need only be made when it is."""
+        """Whether update() would read now."""
         since = now - self._at
         return since >= OWN_CPU_EVERY or (
             asked and (self.value is None or since >= OWN_CPU_MIN_WINDOW)
         )
 
-    def update(self, tids: set[int], now: float, asked: bool = False) -> float | None:
+    def update(self, tids: PairTids, now: float, asked: bool = False) -> float | None:
         """A new reading when one is due (or asked for and its window long enough)."""
         since = now - self._at
         if self.due(now, asked):

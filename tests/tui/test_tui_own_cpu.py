@@ -59,9 +59,9 @@ def _fed(values: list[float], every: float = 1.0) -> OwnCpu:
     """An OwnCpu fed `values` one reading per `every` seconds of a planted clock."""
     it = iter([None, *values])  # prime() reads once, as the meter's first read primes it
     meter = OwnCpu(lambda _tids: next(it))
-    meter.prime(set(), 0.0)
+    meter.prime(set, 0.0)
     for i in range(len(values)):
-        meter.update(set(), (i + 1) * every)
+        meter.update(set, (i + 1) * every)
     return meter
 
 
@@ -117,7 +117,7 @@ def test_live_footer_states_the_span_once_it_has_one() -> None:
             await settle(pilot)
             t0 = a._own_cpu._at
             for i in range(OWN_CPU_BLOCK * OWN_CPU_MIN_BLOCKS):
-                a._own_cpu.update(set(), t0 + (i + 1) * OWN_CPU_EVERY)
+                a._own_cpu.update(set, t0 + (i + 1) * OWN_CPU_EVERY)
             a._own_cpu._at = time.monotonic()  # the app's next reading is a second away
             a.redraw_now()
             await pilot.pause(0.1)
@@ -158,10 +158,10 @@ def test_the_footer_figure_lies_inside_its_interval_and_says_its_span() -> None:
 
 def test_the_footer_figure_is_worked_out_once_per_reading_not_per_redraw() -> None:
     meter = OwnCpu(lambda _tids: 3.0)
-    meter.prime(set(), 0.0)
+    meter.prime(set, 0.0)
     for i in range(OWN_CPU_BLOCK * OWN_CPU_MIN_BLOCKS):
-        meter.update(set(), (i + 1) * OWN_CPU_EVERY)
+        meter.update(set, (i + 1) * OWN_CPU_EVERY)
     first = meter.figure()
     assert first is not None and meter.figure() is first  # no reading between: the same
-    meter.update(set(), meter._at + OWN_CPU_EVERY)  # a new reading: worked out again
+    meter.update(set, meter._at + OWN_CPU_EVERY)  # a new reading: worked out again
     assert meter.figure() is not first

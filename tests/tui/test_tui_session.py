@@ -8,6 +8,7 @@ import time
 import pytest
 
 from ipctop.engine.sample import Sample, ThreadSample
+from ipctop.live import monitor
 from ipctop.live.auto_sweep import AutoSweep
 from ipctop.live.fixed_run import fixed_samples
 from ipctop.live.monitor import MonitorCpuMeter, choose_monitor_cpu
@@ -184,3 +185,50 @@ def test_monitor_meter_leaves_out_the_excluded_threads() -> None:
     t.join()
     assert all_pct is not None and rest_pct is not None
     assert all_pct > rest_pct
+
+
+def test_monitor_meter_lists_threads_only_when_their_count_changes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Listing /proc/self/task costs milliseconds at 2,048 threads: the meter
+    # lists again only when the count changes, and then counts a new thread.
+    listed: list[int] = []
+    real_listing = monitor.own_tids
+
+    def counted_listing() -> list[int]:
+        listed.append(1)
+        return real_listing()
+
+    monkeypatch.setattr(monitor, "own_tids", counted_listing)
+    asked: list[int] = []
+
+    def no_pairs() -> set[int]:
+        asked.append(1)
+        return set()
+
+    meter = MonitorCpuMeter()
+    assert meter.read_lazy(no_pairs) is None  # priming lists
+    meter.read_lazy(no_pairs)
+    assert (len(listed), len(asked)) == (1, 1)  # the same threads: no listing, no pairs asked
+
+    burned, read = threading.Event(), threading.Event()
+
+    def burn() -> None:
+        start = time.thread_time()
+        while time.thread_time() - start < 0.3:  # CPU time, not wall time
+            pass
+        burned.set()
+        read.wait()  # stay alive: a finished thread's time leaves /proc/self/task
+
+    t = threading.Thread(target=burn)
+    begun = time.monotonic()
+    meter.read_lazy(no_pairs)
+    t.start()
+    burned.wait()
+    pct = meter.read_lazy(no_pairs)
+    elapsed = time.monotonic() - begun
+    read.set()
+    t.join()
+    assert (len(listed), len(asked)) == (2, 2)  # one thread more: listed again
+    # The new thread's 0.3 s of CPU (less a tick of /proc's rounding) is in the reading.
+    assert pct is not None and pct >= 100.0 * 0.29 / elapsed
