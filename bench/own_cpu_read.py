@@ -21,6 +21,7 @@ import argparse
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,7 +51,7 @@ def main() -> int:
     try:
         priority.apply(pair_tids())
         listing, cached = MonitorCpuMeter(), MonitorCpuMeter()
-        ways = {
+        ways: dict[str, Callable[[], float | None]] = {
             "listing": lambda: listing.read(pair_tids()),
             "cached": lambda: cached.read_lazy(pair_tids),
         }
