@@ -4,14 +4,22 @@ scraped over real HTTP while real pairs run, parsed by prometheus_client."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 
 import pytest
 from conftest import two_cpus
+from prometheus_client.core import Metric
 from test_metrics import TIMEOUT, native, scrape, start
 
 from ipctop.engine.latency import HIST_BYTES, bucket_of
 from ipctop.engine.objects import _native
-from ipctop.output.exports.metrics_histograms import EDGES_NS, _buckets
+from ipctop.output.exports.metrics_histograms import (
+    ALL_PAIRS,
+    EDGES_NS,
+    PER_PAIR_MAX,
+    _buckets,
+    histogram_families,
+)
 
 RTT = "ipctop_round_trip_latency_seconds"
 WAKE = "ipctop_wakeup_latency_seconds"
@@ -97,3 +105,39 @@ def test_run_exports_histograms_that_grow_while_two_real_pairs_run() -> None:
     for p in ("0", "1"):
         assert 50e-9 < wake_mean[p] < rtt_mean[p] < 1.0, (wake_mean, rtt_mean)
     assert om[RTT][0].name == f"{RTT}_bucket"  # the OpenMetrics flavour parses them too
+
+
+def _exported(pairs: int) -> dict[str, dict[str, float]]:
+    """The RTT histogram's _count per pair label, and its +Inf bucket, as a scraper parses them."""
+    from prometheus_client import generate_latest
+    from prometheus_client.parser import text_string_to_metric_families
+    from prometheus_client.registry import CollectorRegistry
+
+    # Planted: pair p timed p + 1 rounds of 1.1 us (pair 0 one, pair 1 two, ...).
+    hists = {p: (planted([1_100] * (p + 1)), planted([500] * (p + 1))) for p in range(pairs)}
+
+    class Histograms:
+        def collect(self) -> Iterable[Metric]:
+            yield from histogram_families(["h", "w"], ["host", "workload"], hists)
+
+    registry = CollectorRegistry()
+    registry.register(Histograms())
+    (rtt, _wake) = text_string_to_metric_families(generate_latest(registry).decode())
+    out: dict[str, dict[str, float]] = {"count": {}, "inf": {}}
+    for s in rtt.samples:
+        if s.name == f"{RTT}_count":
+            out["count"][s.labels["pair"]] = s.value
+        elif s.name == f"{RTT}_bucket" and s.labels["le"] == "+Inf":
+            out["inf"][s.labels["pair"]] = s.value
+    return out
+
+
+def test_histograms_are_per_pair_up_to_the_cap_then_one_of_every_pair() -> None:
+    # 112 series a pair and direction: above PER_PAIR_MAX pairs the page would
+    # grow past what a scraper should keep, so every pair's rounds go in one.
+    few = _exported(PER_PAIR_MAX)
+    assert few["count"] == {str(p): p + 1.0 for p in range(PER_PAIR_MAX)}
+    many = _exported(PER_PAIR_MAX + 1)
+    every_round = sum(p + 1.0 for p in range(PER_PAIR_MAX + 1))
+    assert many["count"] == {ALL_PAIRS: every_round}
+    assert many["inf"] == {ALL_PAIRS: every_round}
