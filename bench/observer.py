@@ -330,7 +330,12 @@ def judge(values: list[float], goal: float, above: bool) -> str:
     s = summarize(xs) if xs and min(xs) > 0 else None
     if s is None or s.low is None or s.high is None:
         return "not shown (no interval)"
-    good, bad = (s.low >= goal, s.high < goal) if above else (s.high <= goal, s.low > goal)
+    return verdict(s.low, s.high, goal, above)
+
+
+def verdict(low: float, high: float, goal: float, above: bool) -> str:
+    """An interval against a goal: 'met', 'MISSED', or 'not shown either way'."""
+    good, bad = (low >= goal, high < goal) if above else (high <= goal, low > goal)
     return "met" if good else "MISSED" if bad else "not shown either way"
 
 
@@ -378,7 +383,7 @@ def windows_verdict(windows: list, cap: float) -> tuple[str, str]:
         ratio_v = "not shown (fewer than 2 window pairs)"
     else:
         d = paired_difference(blocks)
-        ratio_v = "met" if d.low >= 0.98 else "MISSED" if d.high < 0.98 else "not shown either way"
+        ratio_v = verdict(d.low, d.high, 0.98, above=True)
     tc = [w["monitor_cpu_pct"] or 0.0 for w in windows if w["drawing"]]
     return ratio_v, judge(tc, cap, above=False)
 

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from observer import cap_pct, window_blocks  # noqa: E402
+from observer import cap_pct, verdict, window_blocks  # noqa: E402
 
 from ipctop.analysis.stats import RUNS, Summary, geomean, paired_difference, summarize  # noqa: E402
 
@@ -46,11 +46,10 @@ def run_figures(path: Path, threads: int) -> dict[str, float] | None:
     return None
 
 
-def verdict(s: Summary, goal: float, above: bool) -> str:
+def run_verdict(s: Summary, goal: float, above: bool) -> str:
     if s.low is None or s.high is None:
         return "not shown (one run)"
-    good, bad = (s.low >= goal, s.high < goal) if above else (s.high <= goal, s.low > goal)
-    return "met" if good else "MISSED" if bad else "not shown either way"
+    return verdict(s.low, s.high, goal, above)
 
 
 def main() -> int:
@@ -79,7 +78,9 @@ def main() -> int:
         s = summarize([r[name] for r in rows], unit=RUNS)
         ci = f" [{s.low:.3f}, {s.high:.3f}]" if s.low is not None and s.high is not None else ""
         judged = (
-            f"  goal {'>=' if above else '<='} {goal:g}: {verdict(s, goal, above)}" if goal else ""
+            f"  goal {'>=' if above else '<='} {goal:g}: {run_verdict(s, goal, above)}"
+            if goal
+            else ""
         )
         print(f"{name:8} {s.figure:.3f}{unit}{ci} n={s.n}{judged}")
     return 0

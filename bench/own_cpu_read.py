@@ -26,6 +26,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import observer  # noqa: E402
 
 from ipctop.analysis.stats import summarize  # noqa: E402
 from ipctop.cpus import choose_cpus, read_topology  # noqa: E402
@@ -45,7 +48,7 @@ def main() -> int:
     priority = MonitorPriority()
 
     def pair_tids() -> set[int]:
-        return {e.tid for e in engine.ends() if e.tid}
+        return observer.pair_tids(engine)
 
     engine.start(args.pairs)
     try:
