@@ -9,12 +9,20 @@ not answer is asked again (reading twice changes nothing), with what the server 
 the client were blocked in kept for the failure or the warning. `kill` does not
 trust the server: it kills the server and every process of its pane by pid, and
 waits until they are gone.
+
+Stop 44 lost a test a third way: a client that did not answer was sent SIGKILL
+and then not reaped for the 280 s left to the test, so no wait here is unbounded.
+A client that outlives its SIGKILL is left to be reaped by a later call, each
+stall is written to stderr at once (pytest shows it with the failure), and its
+account says how much of the call the box's CPUs spent stolen by the host or
+waiting on I/O: a stall of the whole box reads differently from one of tmux.
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -25,7 +33,9 @@ import psutil
 #: seconds for one tmux call; a quiet box answers in milliseconds.
 CALL = 20.0
 #: tries of a read (capture-pane, display-message) before the test fails.
-READ_TRIES = 3
+READ_TRIES = 4
+#: seconds a killed client is waited for before it is left to a later call.
+KILL_WAIT = 5.0
 #: seconds for a text to show, or the app to quit.
 WAIT = 40.0
 #: pytest-timeout for a test that drives a pane (the ini default is 120 s).
@@ -83,7 +93,9 @@ class Pane:
         The client hands its stdout to the server, so a pipe's end would stay open
         in the server after the client exits: the output goes to a file, and the
         client's exit is what is waited for."""
+        _reap_left()
         with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+            before = _cpu_times()
             client = subprocess.Popen(
                 ["tmux", "-L", self.sock, *args],
                 stdin=subprocess.DEVNULL,
@@ -95,9 +107,15 @@ class Pane:
                 client.wait(timeout=CALL)
             except subprocess.TimeoutExpired:
                 server = self.server.pid if self.server else None
-                why = _blocked(client.pid, "client") + _blocked(server, "server")
+                why = _box_during(before) + _blocked(client.pid, "client")
+                why += _blocked(server, "server")
                 client.kill()
-                client.wait()
+                try:
+                    client.wait(timeout=KILL_WAIT)
+                except subprocess.TimeoutExpired:
+                    why += _blocked(client.pid, f"client {KILL_WAIT:.0f} s after SIGKILL")
+                    _LEFT.append(client)
+                sys.stderr.write(f"tmux {' '.join(args[:2])} stalled:\n{why}")
                 return "", why
             out.seek(0)
             err.seek(0)
@@ -135,12 +153,18 @@ class Pane:
         if self.server is None:
             return  # new-session failed: its own error says why
         tree = [self.server, *self._children()]
+        # Not subprocess.run: on its timeout it waits for the killed client unbounded.
+        client = subprocess.Popen(
+            ["tmux", "-L", self.sock, "kill-server"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
-            subprocess.run(
-                ["tmux", "-L", self.sock, "kill-server"], capture_output=True, timeout=10
-            )
+            client.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            pass  # a stuck server: killed by pid below
+            client.kill()  # a stuck server: killed by pid below, the client reaped later
+            _LEFT.append(client)
         _, alive = psutil.wait_procs(tree, timeout=10)
         for p in alive:
             try:
@@ -155,6 +179,52 @@ class Pane:
             return self.server.children(recursive=True) if self.server else []
         except psutil.NoSuchProcess:
             return []
+
+
+#: killed clients not yet reaped: polled by each later call so none stays a zombie.
+_LEFT: list[subprocess.Popen[bytes]] = []
+
+
+def _reap_left() -> None:
+    _LEFT[:] = [c for c in _LEFT if c.poll() is None]
+
+
+def _cpu_times() -> list[int]:
+    """The box's CPU time in ticks: user nice system idle iowait irq softirq steal."""
+    with open("/proc/stat") as f:
+        return [int(x) for x in f.readline().split()[1:9]]
+
+
+def _box_during(before: list[int]) -> str:
+    """Where the box's CPU time went while the call waited, and its pressure now."""
+    spent = [b - a for a, b in zip(before, _cpu_times())]
+    total = sum(spent) or 1
+    names = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+    lines = ["box during the call: " + ", ".join(
+        f"{n} {100 * x / total:.0f} %" for n, x in zip(names, spent)
+    )]  # fmt: skip
+    for what in ("cpu", "io", "memory"):
+        try:
+            with open(f"/proc/pressure/{what}") as f:
+                lines.append(f"  pressure {what}: " + " | ".join(f.read().split("\n")[:2]))
+        except OSError as e:
+            lines.append(f"  pressure {what}: ({e.strerror})")
+    lines.append(f"  uninterruptible (D) now: {_in_d_state() or 'none'}")
+    return "\n".join(lines) + "\n"
+
+
+def _in_d_state(most: int = 10) -> str:
+    """Up to `most` processes in uninterruptible sleep, as pid (name) at wait channel."""
+    found = []
+    for p in psutil.process_iter(["pid", "name", "status"]):
+        if p.info["status"] == psutil.STATUS_DISK_SLEEP:
+            try:
+                with open(f"/proc/{p.info['pid']}/wchan") as f:
+                    wchan = f.read()
+            except OSError:
+                wchan = "?"
+            found.append(f"{p.info['pid']} ({p.info['name']}) at {wchan}")
+    return ", ".join(found[:most])
 
 
 def _blocked(pid: int | None, who: str) -> str:
