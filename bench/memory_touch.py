@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Does memory touched every 2 s cost oversubscribed pairs more than its CPU?
 
-At 2,048 threads the TUI costs the pairs about 3 % of their rate in most
-runs while its CPU beyond the idle app is 0.8 % of the 2-CPU box
-(BENCHMARKS.md). One candidate is the caches: a frame touches megabytes the
+At 2,048 threads the TUI costs the pairs 1.6 % [0.5, 2.7] of their rate over
+8 runs (3 % in the first three) while its CPU beyond the idle app is about
+0.9 % of the 2-CPU box (BENCHMARKS.md). One candidate is the caches: a frame touches megabytes the
 pairs then miss. This starts --pairs sysv-msg pairs on CPUs 0-1 with the
 sampler raised above them as the monitor is, and a raised thread that copies
 MB megabytes every 2 s in the "touched" windows and does nothing in the

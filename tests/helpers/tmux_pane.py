@@ -218,13 +218,17 @@ def _in_d_state(most: int = 10) -> str:
     found = []
     for p in psutil.process_iter(["pid", "name", "status"]):
         if p.info["status"] == psutil.STATUS_DISK_SLEEP:
-            try:
-                with open(f"/proc/{p.info['pid']}/wchan") as f:
-                    wchan = f.read()
-            except OSError:
-                wchan = "?"
-            found.append(f"{p.info['pid']} ({p.info['name']}) at {wchan}")
+            found.append(f"{p.info['pid']} ({p.info['name']}) at {_proc(p.info['pid'], 'wchan')}")
     return ", ".join(found[:most])
+
+
+def _proc(pid: int, name: str) -> str:
+    """/proc/PID/NAME, or why it could not be read (the process may be gone)."""
+    try:
+        with open(f"/proc/{pid}/{name}") as f:
+            return f.read()
+    except OSError as e:
+        return f"({e.strerror})"
 
 
 def _blocked(pid: int | None, who: str) -> str:
@@ -233,11 +237,7 @@ def _blocked(pid: int | None, who: str) -> str:
         return f"{who}: not started\n"
     lines = [f"{who} {pid}:"]
     for name in ("status", "wchan", "stack", "syscall"):
-        try:
-            with open(f"/proc/{pid}/{name}") as f:
-                text = f.read()
-        except OSError as e:
-            text = f"({e.strerror})"
+        text = _proc(pid, name)
         if name == "status":
             text = "".join(
                 x for x in text.splitlines(True) if x.startswith(("State", "voluntary", "nonvol"))
